@@ -1,0 +1,29 @@
+// Layering is enforced here: the JSON-RPC core does no I/O; only the AMQP
+// transport imports amqplib; only the in-flight store imports ioredis; only the
+// logger factory imports pino.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const io = (except) => ['amqplib', 'ioredis', 'pino', 'node:net', 'node:http', 'node:fs', 'net', 'http', 'fs'].filter((m) => !except.includes(m));
+const restrict = (names, message) => ({
+  'no-restricted-imports': ['error', { paths: names.map((name) => ({ name, message })) }],
+});
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'error',
+    },
+  },
+  { files: ['libs/jsonrpc/src/**/*.ts'], rules: restrict(io([]), 'The JSON-RPC core knows no transport and does no I/O.') },
+  { files: ['libs/amqp/src/**/*.ts'], rules: restrict(io(['amqplib']), 'The AMQP library only speaks AMQP; pass a logger in, keep Redis behind the CallTracker port.') },
+  { files: ['libs/logger/src/**/*.ts'], rules: restrict(io(['pino']), 'The logger factory only wraps pino.') },
+  { files: ['libs/inflight/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The in-flight store only speaks Redis.') },
+  { files: ['services/**/*.ts', 'broker/**/*.ts'], rules: restrict(['amqplib', 'ioredis'], 'Services and the broker use the Warren libraries, not the drivers.') },
+  { files: ['**/test/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', '**/main.ts', '**/bin/**/*.ts'], rules: { 'no-console': 'off', 'no-restricted-imports': 'off' } },
+);

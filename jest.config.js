@@ -1,0 +1,13 @@
+// Two projects: `unit` needs nothing running; `integration` talks to the real
+// RabbitMQ and Redis named by AMQP_URL / REDIS_URL.
+const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] };
+const moduleNameMapper = { '^@warren/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts' };
+const common = { transform, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services,broker}/**/test/**/*.test.ts', '<rootDir>/test/unit/**/*.test.ts'], testPathIgnorePatterns: ['\\.int\\.test\\.ts$', '/node_modules/'] },
+    { ...common, displayName: 'integration', testMatch: ['<rootDir>/{libs,services,broker}/**/test/**/*.int.test.ts', '<rootDir>/test/integration/**/*.int.test.ts'], testTimeout: 30000 },
+  ],
+};

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { Dispatcher, ErrorCode, decode, encode, encodeResponse, type Decoded, type JsonValue } from '@warren/jsonrpc';
+import { Dispatcher, ErrorCode, decode, encode, encodeResponse, type Decoded, type JsonValue, type Params } from '@warren/jsonrpc';
 
 const errorCodes = new Set<number>([ErrorCode.ParseError, ErrorCode.InvalidRequest]);
 
@@ -15,7 +15,7 @@ function wellFormed(d: Decoded): boolean {
 }
 
 const id = fc.oneof(fc.string(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constant(null));
-const params = fc.oneof(fc.array(fc.jsonValue()), fc.dictionary(fc.string(), fc.jsonValue()));
+const params = fc.oneof(fc.array(fc.jsonValue()), fc.dictionary(fc.string(), fc.jsonValue())) as fc.Arbitrary<Params>;
 const request = fc.record({ jsonrpc: fc.constant('2.0' as const), method: fc.string(), params, id });
 
 describe('decoding properties', () => {

@@ -1,0 +1,104 @@
+/**
+ * RPC benchmark entry point:  npm run bench -- [--calls N] [--concurrency 1,64] [--targets a,b] [--warmup N]
+ *
+ * Prints a table (one row per target × concurrency), then `--- json ---` and the JSON results,
+ * which are also written to bench/results/latest.json.
+ */
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { AMQP_URL, amqpBaseline } from './amqp-baseline';
+import { benchTarget, formatTable, writeJson, type BenchResult, type BenchTarget } from './harness';
+
+/** Registry of benchmark targets. Add one line per new target (e.g. 'warren', 'warren+tracking'). */
+export const targets: Record<string, () => BenchTarget> = {
+  'amqp-direct': () => amqpBaseline({ reply: 'direct' }),
+  'amqp-named': () => amqpBaseline({ reply: 'named' }),
+};
+
+export interface BenchArgs {
+  /** Measured calls per run; undefined = default per concurrency. */
+  calls: number | undefined;
+  warmup: number | undefined;
+  concurrency: number[];
+  targets: string[];
+}
+
+const USAGE = 'usage: rpc-bench [--calls N] [--warmup N] [--concurrency 1,64] [--targets ' + Object.keys(targets).join(',') + ']';
+
+function positiveInt(flag: string, v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${flag}: expected a positive integer, got "${v}"\n${USAGE}`);
+  return n;
+}
+
+export function parseArgs(argv: readonly string[]): BenchArgs {
+  const args: BenchArgs = { calls: undefined, warmup: undefined, concurrency: [1, 64], targets: Object.keys(targets) };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const eq = arg.indexOf('=');
+    const flag = eq >= 0 ? arg.slice(0, eq) : arg;
+    const value = (): string => {
+      const v = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
+      if (v === undefined || v === '') throw new Error(`${flag} needs a value\n${USAGE}`);
+      return v;
+    };
+    const list = (): string[] => value().split(',').map((s) => s.trim()).filter(Boolean);
+    switch (flag) {
+      case '--calls': args.calls = positiveInt(flag, value()); break;
+      case '--warmup': args.warmup = Number.parseInt(value(), 10) || 0; break;
+      case '--concurrency': args.concurrency = list().map((c) => positiveInt(flag, c)); break;
+      case '--targets': args.targets = list(); break;
+      case '--help': case '-h': console.log(USAGE); process.exit(0); break;
+      default: throw new Error(`unknown argument "${arg}"\n${USAGE}`);
+    }
+  }
+  const unknown = args.targets.filter((t) => !(t in targets));
+  if (unknown.length > 0) throw new Error(`unknown target(s): ${unknown.join(', ')}\n${USAGE}`);
+  return args;
+}
+
+const defaultCalls = (c: number): number => (c === 1 ? 2_000 : 20_000);
+// JIT warm-up matters a lot here (c=1 roughly doubles in throughput after a few thousand calls).
+const defaultWarmup = (calls: number): number => Math.min(5_000, Math.max(1_000, Math.floor(calls / 5)));
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const callsFor = (c: number): number => args.calls ?? defaultCalls(c);
+  const warmupFor = (c: number): number => args.warmup ?? defaultWarmup(callsFor(c));
+  console.error(`# broker ${redact(AMQP_URL)}, ${cpus().length} CPUs, node ${process.version}`);
+
+  const results: BenchResult[] = [];
+  for (const name of args.targets) {
+    const factory = targets[name];
+    if (!factory) continue;
+    console.error(`# ${name}: c=${args.concurrency.join(',')}`);
+    const rows = await benchTarget(factory(), {
+      concurrencies: args.concurrency,
+      callsFor,
+      warmupFor,
+      onResult: (r) => console.error(`#   c=${r.concurrency}: ${r.callsPerSec.toFixed(0)} calls/s, p50 ${r.p50Ms.toFixed(3)} ms, p99 ${r.p99Ms.toFixed(3)} ms, errors ${r.errors}`),
+    });
+    results.push(...rows);
+  }
+
+  const report = {
+    meta: { date: new Date().toISOString(), node: process.version, cpus: cpus().length, broker: redact(AMQP_URL), args },
+    results,
+  };
+  console.log(formatTable(results));
+  console.log('--- json ---');
+  console.log(JSON.stringify(report, null, 2));
+  await writeJson(join(__dirname, 'results', 'latest.json'), report);
+  if (results.some((r) => r.errors > 0)) process.exitCode = 2;
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,329 @@
+import type { ChannelModel, ConfirmChannel, Options } from 'amqplib';
+import {
+  CancelledError, ConnectionLostError, DeadlineExceededError, JsonRpcError, MethodNotFoundError, PendingCalls,
+  ServiceUnavailableError, ShuttingDownError, InvalidRequestError, failureResponse, isErrorResponse,
+  notificationMessage, requestMessage, toJsonRpcError, type Id, type JsonValue, type Params, type RequestMessage,
+  type ResponseMessage,
+} from '@warren/jsonrpc';
+import type { Logger } from '@warren/logger';
+import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
+import type { AmqpConnection } from './connection';
+import { Header } from './headers';
+import { assertMethodName, names, type Names } from './names';
+import { OfflineBuffer } from './offline-buffer';
+import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
+import { applyTopology, coreTopology } from './topology';
+import { childTraceparent, parseTraceparent } from './trace';
+
+export interface CallOptions {
+  /** Time allowed for this call. @default the client's defaultTimeoutMs */
+  readonly timeoutMs?: number;
+  /** An absolute deadline (ms since epoch) the call may not outlive, e.g. inherited from a parent call. */
+  readonly deadline?: number;
+  /** Aborting settles the call with CancelledError (and tells `onCancel`, which may cancel it remotely). */
+  readonly signal?: AbortSignal;
+  /** The JSON-RPC id to put in the body. @default a per-client counter */
+  readonly id?: Exclude<Id, null>;
+  /** Parent trace context (W3C traceparent) the call continues. @default a new trace */
+  readonly traceparent?: string;
+  /** Persist this message to disk. @default the client's `persistent` */
+  readonly persistent?: boolean;
+}
+
+export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'persistent'>;
+
+export type BatchEntry = { readonly method: string; readonly params?: Params; readonly notification?: boolean };
+/** One entry per batch item, in request order; notifications are fulfilled with `undefined`. */
+export type BatchResult = PromiseSettledResult<JsonValue | undefined>;
+
+/** Turns an interface of async methods into one whose calls go over RabbitMQ. */
+export type RpcProxy<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+};
+
+export interface ClientStats {
+  readonly pending: number;
+  readonly buffered: number;
+  readonly onWire: number;
+  readonly lateReplies: number;
+  readonly returned: number;
+}
+
+/** Told when a caller gives up on a call (abort), so it can be cancelled where it runs. */
+export type CancelListener = (callId: string) => void;
+
+/**
+ * A JSON-RPC client over RabbitMQ: requests go to the request exchange with
+ * the method as routing key, replies come back on this client's reply queue
+ * matched by correlation id.
+ */
+export class RpcClient {
+  private readonly o: ResolvedClientOptions;
+  private readonly n: Names;
+  private readonly log: Logger;
+  private readonly pending: PendingCalls<string, ResponseMessage>;
+  private readonly buffer: OfflineBuffer;
+  /** Calls published and not yet answered; the ones a lost reply path takes with it. */
+  private readonly onWire = new Set<string>();
+  private channel: ConfirmChannel | undefined;
+  private seq = 0;
+  private closing: Promise<void> | undefined;
+  private unregister: (() => void) | undefined;
+  private lateReplies = 0;
+  private returned = 0;
+  private readonly cancelListeners: CancelListener[] = [];
+
+  private constructor(private readonly connection: AmqpConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
+    this.o = resolveClientOptions(options);
+    this.n = names(this.o.namespace);
+    this.log = this.o.logger.child({ component: 'rpc-client', clientId: this.o.clientId });
+    this.buffer = new OfflineBuffer(this.o.maxBuffered);
+    this.pending = new PendingCalls<string, ResponseMessage>({
+      maxPending: this.o.maxPending,
+      timeoutError: () => new DeadlineExceededError(),
+      abortError: (_id, reason) => new CancelledError(undefined, reason === undefined ? undefined : { reason: String(reason instanceof Error ? reason.message : reason) }),
+    });
+  }
+
+  /** Creates a client on a connection; `ownsConnection` makes `close()` close the connection too. */
+  static async create(connection: AmqpConnection, options: ClientOptions = {}, ownsConnection = false): Promise<RpcClient> {
+    const client = new RpcClient(connection, options, ownsConnection);
+    connection.on('lost', client.onConnectionLost);
+    client.unregister = await connection.onOpen((model) => client.setup(model));
+    return client;
+  }
+
+  get id(): string {
+    return this.o.clientId;
+  }
+
+  get replyQueue(): string {
+    return this.o.replyMode === 'direct' ? directReplyQueue : this.n.replyQueue(this.o.clientId);
+  }
+
+  stats(): ClientStats {
+    return { pending: this.pending.size, buffered: this.buffer.size, onWire: this.onWire.size, lateReplies: this.lateReplies, returned: this.returned };
+  }
+
+  /** Registers a listener for calls the caller aborted (used to cancel them across workers). */
+  onCancel(listener: CancelListener): void {
+    this.cancelListeners.push(listener);
+  }
+
+  /**
+   * Calls a method and returns its result; a JSON-RPC error answer is thrown
+   * as the matching JsonRpcError subclass.
+   *
+   * @example await client.call('add', [4, 5]) // 9
+   */
+  async call<R = JsonValue>(method: string, params?: Params, opts: CallOptions = {}): Promise<R> {
+    const response = await this.send(requestMessage(method, params, opts.id ?? ++this.seq), opts);
+    if (isErrorResponse(response)) throw JsonRpcError.fromErrorObject(response.error);
+    return response.result as R;
+  }
+
+  /**
+   * Sends a request message as given (its id untouched) and resolves with the
+   * response, errors included: local failures (deadline, no route, lost
+   * connection) become error responses carrying the request's id. For
+   * gateways that relay other people's requests. Never rejects.
+   */
+  async request(message: RequestMessage, opts: Omit<CallOptions, 'id'> = {}): Promise<ResponseMessage> {
+    try {
+      return await this.send(message, opts);
+    } catch (error) {
+      return failureResponse(message.id, toJsonRpcError(error).toErrorObject());
+    }
+  }
+
+  /** The call id (correlation id) the next call will use; lets a caller cancel or look it up by id. */
+  nextCallId(): string {
+    return `${this.o.clientId}.${(this.seq + 1).toString(36)}`;
+  }
+
+  /**
+   * Publishes a notification: resolves once RabbitMQ has confirmed it. Nobody
+   * answers; a method nobody subscribes to is dropped silently.
+   */
+  async notify(method: string, params?: Params, opts: NotifyOptions = {}): Promise<void> {
+    this.assertOpen();
+    assertMethodName(method);
+    const body = this.encode(notificationMessage(method, params));
+    const headers = { [Header.traceparent]: childTraceparent(parseTraceparent(opts.traceparent)) };
+    const timeoutMs = opts.timeoutMs ?? this.o.defaultTimeoutMs;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new ServiceUnavailableError(undefined, { reason: 'not_confirmed_in_time' })), timeoutMs);
+      const settle = (err?: unknown): void => {
+        clearTimeout(timer);
+        if (err) reject(new ServiceUnavailableError(undefined, { reason: 'not_confirmed' }, { cause: err }));
+        else resolve();
+      };
+      const publish = (): void => {
+        const ch = this.channel;
+        if (!ch) return this.holdOrFail(publish, settle);
+        try {
+          ch.publish(this.n.eventExchange, method, body, { contentType: 'application/json', persistent: opts.persistent ?? this.o.persistent, headers }, (err) => settle(err ?? undefined));
+        } catch (err) {
+          settle(err);
+        }
+      };
+      publish();
+    });
+  }
+
+  /** Sends every entry concurrently (each to its own service); results come back in request order. */
+  async batch(entries: readonly BatchEntry[], opts: Omit<CallOptions, 'id'> = {}): Promise<BatchResult[]> {
+    return Promise.allSettled(entries.map((e) => (e.notification ? this.notify(e.method, e.params, opts).then(() => undefined) : this.call(e.method, e.params, opts))));
+  }
+
+  /**
+   * A typed stand-in for a remote API: `proxy<MathApi>('math').add(1, 2)`
+   * calls `math.add` with params `[1, 2]`.
+   */
+  proxy<T extends object>(prefix?: string, opts: Omit<CallOptions, 'id'> = {}): RpcProxy<T> {
+    return new Proxy({} as RpcProxy<T>, {
+      get: (_target, property) => {
+        if (typeof property !== 'string' || property === 'then') return undefined;
+        const method = prefix ? `${prefix}.${property}` : property;
+        return (...args: JsonValue[]) => this.call(method, args, opts);
+      },
+    });
+  }
+
+  /** Stops taking calls, waits up to `closeTimeoutMs` for pending ones, fails the rest, and releases the reply queue. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const until = Date.now() + this.o.closeTimeoutMs;
+      while (this.pending.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      this.pending.rejectAll(new ShuttingDownError());
+      this.buffer.flush();
+      this.connection.off('lost', this.onConnectionLost);
+      this.unregister?.();
+      const ch = this.channel;
+      this.channel = undefined;
+      if (ch) {
+        if (this.o.replyMode === 'named') await ch.deleteQueue(this.replyQueue).catch(() => undefined);
+        await ch.close().catch(() => undefined);
+      }
+      if (this.ownsConnection) await this.connection.close();
+    })();
+    return this.closing;
+  }
+
+  private async send(message: RequestMessage, opts: Omit<CallOptions, 'id'>): Promise<ResponseMessage> {
+    this.assertOpen();
+    assertMethodName(message.method);
+    const now = Date.now();
+    const deadline = Math.min(now + (opts.timeoutMs ?? this.o.defaultTimeoutMs), opts.deadline ?? Number.POSITIVE_INFINITY);
+    if (deadline <= now) throw new DeadlineExceededError(undefined, { reason: 'no_time_left' });
+    const callId = `${this.o.clientId}.${(++this.seq).toString(36)}`;
+    const body = this.encode(message);
+    const traceparent = childTraceparent(parseTraceparent(opts.traceparent));
+    const answer = this.pending.add(callId, {
+      timeoutMs: deadline - now,
+      signal: opts.signal,
+      onSettle: (outcome) => {
+        this.onWire.delete(callId);
+        if (outcome === 'aborted') for (const listener of this.cancelListeners) listener(callId);
+      },
+    });
+    const publish = (): void => {
+      if (!this.pending.has(callId)) return; // timed out or aborted while held
+      const ch = this.channel;
+      if (!ch) return this.holdOrFail(publish, (err) => this.pending.reject(callId, toJsonRpcError(err)));
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return void this.pending.reject(callId, new DeadlineExceededError());
+      const props: Options.Publish = {
+        mandatory: true,
+        contentType: 'application/json',
+        correlationId: callId,
+        messageId: callId,
+        replyTo: this.replyQueue,
+        // The queue drops a request nobody took before its deadline.
+        expiration: String(remaining),
+        timestamp: Math.floor(Date.now() / 1000),
+        persistent: opts.persistent ?? this.o.persistent,
+        headers: { [Header.deadline]: deadline, [Header.traceparent]: traceparent, [Header.method]: message.method },
+      };
+      this.onWire.add(callId);
+      try {
+        ch.publish(this.n.requestExchange, message.method, body, props, (err) => {
+          // Confirms are handled as they come: no call waits for its confirm before the next publish.
+          if (!err) return;
+          // A nack on a live channel means the broker refused it (it never ran); an unconfirmed
+          // publish on a channel that died may or may not have arrived.
+          const failure = this.channel === ch
+            ? new ServiceUnavailableError(undefined, { reason: 'not_confirmed' }, { cause: err })
+            : new ConnectionLostError(undefined, { reason: 'unconfirmed_at_disconnect' }, { cause: err });
+          if (this.pending.reject(callId, failure)) this.onWire.delete(callId);
+        });
+      } catch (err) {
+        this.pending.reject(callId, new ServiceUnavailableError(undefined, { reason: 'publish_failed' }, { cause: err }));
+      }
+    };
+    publish();
+    return answer;
+  }
+
+  private holdOrFail(publish: () => void, fail: (err: unknown) => void): void {
+    if (this.closing) return fail(new ShuttingDownError());
+    try {
+      this.buffer.hold(publish);
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  private encode(message: object): Buffer {
+    const body = Buffer.from(JSON.stringify(message));
+    if (body.length > this.o.maxMessageBytes) throw new InvalidRequestError('Request too large', { reason: 'too_large', limit: this.o.maxMessageBytes });
+    return body;
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new ShuttingDownError();
+  }
+
+  private async setup(model: ChannelModel): Promise<void> {
+    if (this.o.replyMode === 'named' && this.onWire.size > 0 && !(await replyQueueExists(model, this.replyQueue))) {
+      // The reply queue expired while we were away: answers to what was on the wire are gone.
+      this.failOnWire(new ConnectionLostError(undefined, { reason: 'reply_queue_lost' }));
+    }
+    const ch = await model.createConfirmChannel();
+    ch.on('error', (err: Error) => this.log.warn({ err }, 'client channel error'));
+    ch.on('return', (msg) => {
+      const callId = msg.properties.correlationId as string | undefined;
+      this.returned++;
+      // No queue is bound for this method: nobody serves it. Answer now instead of at the deadline.
+      if (callId && this.pending.reject(callId, new MethodNotFoundError())) this.onWire.delete(callId);
+    });
+    ch.on('close', () => {
+      if (this.channel !== ch) return;
+      this.channel = undefined;
+      if (this.o.replyMode === 'direct') this.failOnWire(new ConnectionLostError(undefined, { reason: 'reply_channel_closed' }));
+      // A channel closed under a live connection (not a connection loss) is rebuilt at once.
+      const current = this.connection.model;
+      if (current && !this.closing) this.setup(current).catch((err: unknown) => this.log.error({ err }, 'client channel rebuild failed'));
+    });
+    await applyTopology(ch, coreTopology(this.n));
+    if (this.o.replyMode === 'named') {
+      await ch.assertQueue(this.replyQueue, { durable: false, exclusive: false, autoDelete: false, arguments: { 'x-expires': this.o.replyQueueExpiresMs } });
+    }
+    await consumeReplies(ch, this.replyQueue, (callId, response) => {
+      if (callId === undefined || response === undefined || !this.pending.resolve(callId, response)) this.lateReplies++;
+    });
+    this.channel = ch;
+    this.buffer.flush();
+  }
+
+  private readonly onConnectionLost = (): void => {
+    this.channel = undefined;
+    // Direct reply-to replies die with the connection; named-queue replies wait for us.
+    if (this.o.replyMode === 'direct') this.failOnWire(new ConnectionLostError(undefined, { reason: 'connection_lost' }));
+  };
+
+  private failOnWire(error: JsonRpcError): void {
+    for (const callId of [...this.onWire]) this.pending.reject(callId, error);
+    this.onWire.clear();
+  }
+}

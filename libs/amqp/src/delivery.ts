@@ -1,0 +1,29 @@
+import type { ConsumeMessage } from 'amqplib';
+import { Header, numberHeader, stringHeader } from './headers';
+
+/** What the runtime reads off an AMQP delivery, in Warren's terms. */
+export interface DeliveryInfo {
+  readonly callId: string;
+  readonly replyTo: string | undefined;
+  readonly deadline: number;
+  readonly hasDeadlineHeader: boolean;
+  readonly traceparent: string | undefined;
+  /** 1 on first delivery. Quorum queues count exactly; classic ones only say "redelivered". */
+  readonly attempt: number;
+}
+
+export function readDelivery(msg: ConsumeMessage, defaultTimeoutMs: number, now = Date.now()): DeliveryInfo {
+  const p = msg.properties;
+  const headers = p.headers as Record<string, unknown> | undefined;
+  const deadlineHeader = numberHeader(headers, Header.deadline);
+  const deliveryCount = numberHeader(headers, Header.deliveryCount);
+  const callId = typeof p.correlationId === 'string' && p.correlationId.length > 0 ? p.correlationId : typeof p.messageId === 'string' && p.messageId.length > 0 ? p.messageId : `anon.${msg.fields.deliveryTag}.${now}`;
+  return {
+    callId,
+    replyTo: typeof p.replyTo === 'string' && p.replyTo.length > 0 ? p.replyTo : undefined,
+    deadline: deadlineHeader ?? now + defaultTimeoutMs,
+    hasDeadlineHeader: deadlineHeader !== undefined,
+    traceparent: stringHeader(headers, Header.traceparent),
+    attempt: deliveryCount !== undefined ? deliveryCount + 1 : msg.fields.redelivered ? 2 : 1,
+  };
+}

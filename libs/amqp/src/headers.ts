@@ -1,0 +1,30 @@
+/** AMQP header names Warren reads and writes; see docs/protocol.md. */
+export const Header = {
+  /** Absolute deadline, milliseconds since the Unix epoch, as a number. */
+  deadline: 'x-warren-deadline',
+  /** W3C trace context. */
+  traceparent: 'traceparent',
+  /** The JSON-RPC method, repeated so tooling can route without parsing bodies. */
+  method: 'x-warren-method',
+  /** Set on error replies Warren produced itself (not from a handler). */
+  origin: 'x-warren-origin',
+  /** RabbitMQ quorum queues count deliveries here. */
+  deliveryCount: 'x-delivery-count',
+} as const;
+
+/** Reads a numeric header; AMQP tables may carry numbers as strings or typed values depending on the publisher. */
+export function numberHeader(headers: Record<string, unknown> | undefined, name: string): number | undefined {
+  const value = headers?.[name];
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+  if (typeof value === 'bigint') return Number(value);
+  if (value && typeof value === 'object' && 'value' in value) return numberHeader({ v: (value as { value: unknown }).value }, 'v');
+  return undefined;
+}
+
+export function stringHeader(headers: Record<string, unknown> | undefined, name: string): string | undefined {
+  const value = headers?.[name];
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  return undefined;
+}

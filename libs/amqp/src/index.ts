@@ -1,0 +1,68 @@
+import { AmqpConnection, type ConnectionOptions } from './connection';
+import { RpcClient } from './client';
+import type { ClientOptions } from './client-options';
+import { WarrenService } from './service';
+import type { ServiceOptions } from './service-options';
+
+/** Where to connect: an existing connection to share, or the options to open one of its own. */
+export type ConnectTo = { readonly connection: AmqpConnection } | ConnectionOptions;
+
+async function open(to: ConnectTo, logger: ClientOptions['logger']): Promise<{ connection: AmqpConnection; owned: boolean }> {
+  if ('connection' in to) return { connection: to.connection, owned: false };
+  const connection = new AmqpConnection({ ...to, ...(to.logger || !logger ? {} : { logger }) });
+  await connection.start();
+  return { connection, owned: true };
+}
+
+/**
+ * Connects a client. Pass `urls` (and connection options) to open a
+ * connection it owns, or `connection` to share one.
+ *
+ * @example
+ * const client = await connectClient({ urls: 'amqp://guest:guest@127.0.0.1:5672' });
+ * await client.call('add', [4, 5]); // 9
+ * await client.close();
+ */
+export async function connectClient(options: ConnectTo & ClientOptions): Promise<RpcClient> {
+  const { connection, owned } = await open(options, options.logger);
+  try {
+    return await RpcClient.create(connection, options, owned);
+  } catch (err) {
+    if (owned) await connection.close();
+    throw err;
+  }
+}
+
+/**
+ * Starts a service instance.
+ *
+ * @example
+ * const service = await startService({ urls, name: 'calculator',
+ *   methods: { add: { handler: ([a, b]: number[]) => a + b } } });
+ * await service.close();
+ */
+export async function startService(options: ConnectTo & ServiceOptions): Promise<WarrenService> {
+  const { connection, owned } = await open(options, options.logger);
+  try {
+    return await WarrenService.start(connection, options, owned);
+  } catch (err) {
+    if (owned) await connection.close();
+    throw err;
+  }
+}
+
+export { AmqpConnection, type ConnectionOptions, type ConnectionState, type TlsOptions, type OnOpen } from './connection';
+export { type BackoffOptions, backoffDelay, defaultBackoff } from './backoff';
+export { RpcClient, type CallOptions, type NotifyOptions, type BatchEntry, type BatchResult, type RpcProxy, type ClientStats, type CancelListener } from './client';
+export { type ClientOptions, resolveClientOptions } from './client-options';
+export { WarrenService } from './service';
+export { type ServiceOptions, type ServiceMethod, type ServiceNotification, type ToolSpec, resolveServiceOptions } from './service-options';
+export type { ServiceStats } from './service-stats';
+export type { HandlerContext, NestedClient } from './context';
+export type { CallTracker, TrackedCall, TrackDecision } from './tracker';
+export { names, assertMethodName, isValidMethodName, type Names } from './names';
+export { coreTopology, serviceTopology, applyTopology, type Topology, type QueueType } from './topology';
+export { Header } from './headers';
+export { directReplyQueue, type ReplyMode } from './reply-consumer';
+export { parseTraceparent, childTraceparent, type TraceContext } from './trace';
+export { relayPayload, type RelayOptions } from './relay';

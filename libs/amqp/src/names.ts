@@ -1,0 +1,70 @@
+import { InvalidRequestError } from '@warren/jsonrpc';
+
+/**
+ * Every AMQP resource name Warren uses, built in this one place from a
+ * namespace. Method names only ever become routing keys on these fixed
+ * exchanges, so no user-chosen name can create an exchange or a queue.
+ */
+export interface Names {
+  readonly namespace: string;
+  /** Direct exchange requests are published to, routing key = method name. */
+  readonly requestExchange: string;
+  /** Direct exchange notifications are published to; every queue bound for a method gets a copy. */
+  readonly eventExchange: string;
+  /** Dead-letter exchange, routing key = service name. */
+  readonly deadLetterExchange: string;
+  /** Fanout exchange for service announcements (discovery). */
+  readonly controlExchange: string;
+  serviceQueue(service: string): string;
+  deadLetterQueue(service: string): string;
+  serviceEventQueue(service: string): string;
+  instanceEventQueue(service: string, instanceId: string): string;
+  replyQueue(clientId: string): string;
+}
+
+const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+
+/** Checks a namespace or service name; they end up in queue names, so they are kept to a safe alphabet. */
+export function assertResourceName(kind: string, value: string): void {
+  if (!namePattern.test(value)) throw new TypeError(`${kind} must match ${namePattern.source}, got ${JSON.stringify(value)}`);
+}
+
+export function names(namespace = 'warren'): Names {
+  assertResourceName('namespace', namespace);
+  const ns = namespace;
+  return {
+    namespace: ns,
+    requestExchange: `${ns}.rpc`,
+    eventExchange: `${ns}.events`,
+    deadLetterExchange: `${ns}.dlx`,
+    controlExchange: `${ns}.control`,
+    serviceQueue: (service) => `${ns}.svc.${service}`,
+    deadLetterQueue: (service) => `${ns}.svc.${service}.dead`,
+    serviceEventQueue: (service) => `${ns}.evt.${service}`,
+    instanceEventQueue: (service, instanceId) => `${ns}.evt.${service}.${instanceId}`,
+    replyQueue: (clientId) => `${ns}.reply.${clientId}`,
+  };
+}
+
+/** AMQP short strings (routing keys) hold at most 255 bytes. */
+const maxRoutingKeyBytes = 255;
+
+/**
+ * A method name usable as a routing key. Longer names, or ones with control
+ * characters, cannot be served by anyone, so they fail locally and at once.
+ */
+export function assertMethodName(method: string): void {
+  // eslint-disable-next-line no-control-regex
+  if (method.length === 0 || Buffer.byteLength(method) > maxRoutingKeyBytes || /[\u0000-\u001f\u007f]/.test(method)) {
+    throw new InvalidRequestError(undefined, { reason: 'invalid_method_name' });
+  }
+}
+
+export function isValidMethodName(method: string): boolean {
+  try {
+    assertMethodName(method);
+    return true;
+  } catch {
+    return false;
+  }
+}

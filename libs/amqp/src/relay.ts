@@ -1,0 +1,47 @@
+import { ErrorCode, decode, errorResponse, type DecodeLimits, type DecodedItem, type ResponseMessage } from '@warren/jsonrpc';
+import type { CallOptions, RpcClient } from './client';
+
+export interface RelayOptions {
+  readonly decodeLimits?: DecodeLimits;
+  readonly call?: Omit<CallOptions, 'id'>;
+  /** Decides per method whether it may be relayed; refused ones answer `refusal`. @default all allowed */
+  readonly allow?: (method: string) => boolean;
+}
+
+/**
+ * Relays a raw JSON-RPC payload (one message or a batch) from outside
+ * RabbitMQ: decodes it at the edge, routes every request and notification
+ * to its service, and assembles the answer exactly as a JSON-RPC server
+ * would (`null`: answer nothing). Gateways are built on this.
+ */
+export async function relayPayload(client: RpcClient, payload: string | Uint8Array, options: RelayOptions = {}): Promise<ResponseMessage | ResponseMessage[] | null> {
+  const decoded = decode(payload, options.decodeLimits);
+  switch (decoded.kind) {
+    case 'rejected':
+      return decoded.response;
+    case 'single':
+      return relayItem(client, decoded.item, options);
+    case 'batch': {
+      const answers = await Promise.all(decoded.items.map((item) => relayItem(client, item, options)));
+      const responses = answers.filter((a): a is ResponseMessage => a !== null);
+      return responses.length === 0 ? null : responses;
+    }
+  }
+}
+
+async function relayItem(client: RpcClient, item: DecodedItem, options: RelayOptions): Promise<ResponseMessage | null> {
+  switch (item.kind) {
+    case 'invalid':
+      return item.response;
+    case 'response':
+      return errorResponse(item.message.id, ErrorCode.InvalidRequest);
+    case 'request':
+      if (options.allow && !options.allow(item.message.method)) return errorResponse(item.message.id, ErrorCode.MethodNotFound);
+      return client.request(item.message, options.call);
+    case 'notification':
+      if (options.allow && !options.allow(item.message.method)) return null;
+      // A notification is never answered, not even when publishing it failed.
+      await client.notify(item.message.method, item.message.params, options.call ?? {}).catch(() => undefined);
+      return null;
+  }
+}

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import type { DecodeLimits, JsonSchema, Middleware, MethodDefinition, NotificationDefinition } from '@warren/jsonrpc';
+import { silentLogger, type Logger } from '@warren/logger';
+import type { ClientOptions } from './client-options';
+import type { HandlerContext } from './context';
+import { assertResourceName } from './names';
+import type { QueueType } from './topology';
+import type { CallTracker } from './tracker';
+
+/** How a method presents itself as an MCP tool. */
+export interface ToolSpec {
+  /** Tool name. @default the method name */
+  readonly name?: string;
+  readonly description: string;
+  /** JSON Schema of the tool's arguments object. @default the method's params schema */
+  readonly inputSchema?: JsonSchema;
+}
+
+export interface ServiceMethod<P = unknown, R = unknown> extends MethodDefinition<P, R, HandlerContext> {
+  /** Declares the method as an MCP tool, listed by the gateway's tools/list. */
+  readonly tool?: ToolSpec;
+}
+
+export type ServiceNotification<P = unknown> = NotificationDefinition<P, HandlerContext>;
+
+export interface ServiceOptions {
+  /** Service name: names its queues; every instance of one service shares them. */
+  readonly name: string;
+  /** @default 'warren' */
+  readonly namespace?: string;
+  readonly methods?: Readonly<Record<string, ServiceMethod>>;
+  /** Notifications this service handles once per service (instances share the work). */
+  readonly notifications?: Readonly<Record<string, ServiceNotification>>;
+  /** Notifications every instance receives (e.g. cache invalidation). */
+  readonly instanceNotifications?: Readonly<Record<string, ServiceNotification>>;
+  /** Requests one instance runs at once. @default 32 */
+  readonly prefetch?: number;
+  /** @default 'classic' */
+  readonly queueType?: QueueType;
+  /** Durable queues, surviving a broker restart (with persistent messages). @default true */
+  readonly durable?: boolean;
+  /** Time running handlers get to finish on close before they are aborted and requeued. @default 10000 */
+  readonly shutdownGraceMs?: number;
+  /** Deadline given to requests that carry none (e.g. from a non-Warren client). @default 30000 */
+  readonly defaultTimeoutMs?: number;
+  /** Most messages kept in the service's dead-letter queue. @default 10000 */
+  readonly deadLetterMax?: number;
+  readonly middleware?: readonly Middleware<HandlerContext>[];
+  /** Put stacks of unexpected handler errors in error.data. Debugging only. @default false */
+  readonly exposeErrorStack?: boolean;
+  readonly decodeLimits?: DecodeLimits;
+  /** In-flight tracking (see @warren/inflight). @default none */
+  readonly tracker?: CallTracker;
+  /** Options of the client handlers use for nested calls. */
+  readonly client?: Omit<ClientOptions, 'namespace' | 'logger'>;
+  /** @default random */
+  readonly instanceId?: string;
+  /** Free-form metadata announced for discovery (version, description). */
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** @default a silent logger */
+  readonly logger?: Logger;
+}
+
+export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'client' | 'decodeLimits'>> & Pick<ServiceOptions, 'tracker' | 'client' | 'decodeLimits'>;
+
+export function resolveServiceOptions(options: ServiceOptions): ResolvedServiceOptions {
+  assertResourceName('ServiceOptions.name', options.name);
+  const resolved: ResolvedServiceOptions = {
+    ...options,
+    namespace: options.namespace ?? 'warren',
+    methods: options.methods ?? {},
+    notifications: options.notifications ?? {},
+    instanceNotifications: options.instanceNotifications ?? {},
+    prefetch: options.prefetch ?? 32,
+    queueType: options.queueType ?? 'classic',
+    durable: options.durable ?? true,
+    shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
+    defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
+    deadLetterMax: options.deadLetterMax ?? 10_000,
+    middleware: options.middleware ?? [],
+    exposeErrorStack: options.exposeErrorStack ?? false,
+    instanceId: options.instanceId ?? randomBytes(6).toString('hex'),
+    metadata: options.metadata ?? {},
+    logger: options.logger ?? silentLogger(),
+  };
+  for (const field of ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax'] as const) {
+    if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`ServiceOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
+  }
+  if (resolved.queueType !== 'classic' && resolved.queueType !== 'quorum') throw new RangeError(`ServiceOptions.queueType must be 'classic' or 'quorum'`);
+  assertResourceName('ServiceOptions.instanceId', resolved.instanceId);
+  const overlap = Object.keys(resolved.notifications).filter((n) => n in resolved.instanceNotifications);
+  if (overlap.length > 0) throw new TypeError(`notifications and instanceNotifications both name: ${overlap.join(', ')}`);
+  return resolved;
+}

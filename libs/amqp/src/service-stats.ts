@@ -1,0 +1,19 @@
+/** Counters a service keeps for metrics and tests. */
+export interface ServiceStats {
+  /** Handlers running now. */
+  running: number;
+  /** Requests answered (success or error). */
+  answered: number;
+  /** Requests dropped unrun because their deadline had passed when dequeued. */
+  expired: number;
+  /** Messages dead-lettered (invalid bodies, attempts exhausted). */
+  deadLettered: number;
+  /** Notifications handled. */
+  notified: number;
+  /** Replies answered from the tracker's store instead of running the handler. */
+  answeredFromStore: number;
+}
+
+export function emptyStats(): ServiceStats {
+  return { running: 0, answered: 0, expired: 0, deadLettered: 0, notified: 0, answeredFromStore: 0 };
+}

@@ -1,0 +1,98 @@
+import type { Channel, Options } from 'amqplib';
+import type { Names } from './names';
+
+export interface ExchangeDecl {
+  readonly name: string;
+  readonly type: 'direct' | 'fanout' | 'topic';
+  readonly options: Options.AssertExchange;
+}
+export interface QueueDecl {
+  readonly name: string;
+  readonly options: Options.AssertQueue;
+}
+export interface BindingDecl {
+  readonly queue: string;
+  readonly exchange: string;
+  readonly routingKey: string;
+}
+
+/** Exchanges, queues and bindings as data: declared from here, and declared again after every reconnect. */
+export interface Topology {
+  readonly exchanges: readonly ExchangeDecl[];
+  readonly queues: readonly QueueDecl[];
+  readonly bindings: readonly BindingDecl[];
+}
+
+export type QueueType = 'classic' | 'quorum';
+
+/** The exchanges every Warren participant relies on. Durable, so they outlive everyone who declared them. */
+export function coreTopology(n: Names): Topology {
+  return {
+    exchanges: [
+      { name: n.requestExchange, type: 'direct', options: { durable: true } },
+      { name: n.eventExchange, type: 'direct', options: { durable: true } },
+      { name: n.deadLetterExchange, type: 'direct', options: { durable: true } },
+      { name: n.controlExchange, type: 'fanout', options: { durable: true } },
+    ],
+    queues: [],
+    bindings: [],
+  };
+}
+
+export interface ServiceTopologyInput {
+  readonly service: string;
+  readonly instanceId: string;
+  readonly methods: readonly string[];
+  readonly notifications: readonly string[];
+  readonly instanceNotifications: readonly string[];
+  readonly queueType: QueueType;
+  /** Durable queue (survives a broker restart); quorum queues are always durable. */
+  readonly durable: boolean;
+  /** Most messages kept in the dead-letter queue; older ones are dropped first. */
+  readonly deadLetterMax: number;
+}
+
+/**
+ * A service's queues: one shared request queue (competing consumers), one
+ * shared event queue (one copy per service), an optional per-instance event
+ * queue (one copy per instance), and a bounded dead-letter queue.
+ */
+export function serviceTopology(n: Names, s: ServiceTopologyInput): Topology {
+  const requestQueue = n.serviceQueue(s.service);
+  const deadQueue = n.deadLetterQueue(s.service);
+  const durable = s.queueType === 'quorum' || s.durable;
+  const typeArgs = { 'x-queue-type': s.queueType };
+  const queues: QueueDecl[] = [
+    {
+      name: requestQueue,
+      options: {
+        durable,
+        arguments: { ...typeArgs, 'x-dead-letter-exchange': n.deadLetterExchange, 'x-dead-letter-routing-key': s.service },
+      },
+    },
+    { name: deadQueue, options: { durable, arguments: { ...typeArgs, 'x-max-length': s.deadLetterMax } } },
+  ];
+  const bindings: BindingDecl[] = [
+    ...s.methods.map((m) => ({ queue: requestQueue, exchange: n.requestExchange, routingKey: m })),
+    { queue: deadQueue, exchange: n.deadLetterExchange, routingKey: s.service },
+  ];
+  if (s.notifications.length > 0) {
+    const q = n.serviceEventQueue(s.service);
+    queues.push({ name: q, options: { durable, arguments: typeArgs } });
+    bindings.push(...s.notifications.map((m) => ({ queue: q, exchange: n.eventExchange, routingKey: m })));
+  }
+  if (s.instanceNotifications.length > 0) {
+    const q = n.instanceEventQueue(s.service, s.instanceId);
+    // Exclusive and auto-deleted: an instance's private copy goes away with the instance.
+    queues.push({ name: q, options: { exclusive: true, autoDelete: true, durable: false } });
+    bindings.push(...s.instanceNotifications.map((m) => ({ queue: q, exchange: n.eventExchange, routingKey: m })));
+  }
+  return { exchanges: [], queues, bindings };
+}
+
+/** Declares a topology on a channel. Re-declaring an identical object is a no-op for RabbitMQ. */
+export async function applyTopology(channel: Channel, topology: Topology): Promise<void> {
+  for (const e of topology.exchanges) await channel.assertExchange(e.name, e.type, e.options);
+  for (const q of topology.queues) await channel.assertQueue(q.name, q.options);
+  for (const b of topology.bindings) await channel.bindQueue(b.queue, b.exchange, b.routingKey);
+}

@@ -1,0 +1,36 @@
+import type { ResponseMessage } from '@warren/jsonrpc';
+
+/** What the service runtime tells a tracker about a delivered request. */
+export interface TrackedCall {
+  readonly callId: string;
+  readonly method: string;
+  readonly service: string;
+  readonly instanceId: string;
+  readonly attempt: number;
+  readonly deadline: number;
+  readonly startedAt: number;
+}
+
+/** What to do with a delivered request, decided before its handler runs. */
+export type TrackDecision =
+  /** Run the handler; `release` is called once whatever happens. */
+  | { readonly action: 'run'; readonly attempt: number; readonly release: () => void }
+  /** Do not run: answer with this stored response (a redelivery of a finished call, or a cancelled one). */
+  | { readonly action: 'answer'; readonly response: ResponseMessage }
+  /** Do not run and do not answer; dead-letter it with this answer to the caller (attempts exhausted). */
+  | { readonly action: 'dead-letter'; readonly response: ResponseMessage };
+
+/**
+ * The port through which the service runtime reports calls to an in-flight
+ * store (Redis, in @warren/inflight). The runtime works without one, and keeps
+ * working when one fails: every method may reject, and a rejection means
+ * "untracked", never "fail the call" unless the tracker itself answers so.
+ */
+export interface CallTracker {
+  begin(call: TrackedCall, signal: AbortController): Promise<TrackDecision>;
+  /** Records the outcome; runs before the reply is published, so a redelivery finds it. */
+  finish(call: TrackedCall, response: ResponseMessage): Promise<void>;
+  /** Tells the tracker the instance is up (heartbeats) and which calls it runs; closed on shutdown. */
+  start?(info: { service: string; instanceId: string; running: () => number }): Promise<void>;
+  stop?(): Promise<void>;
+}

@@ -1,0 +1,64 @@
+import amqp from 'amqplib';
+import { names } from '@warren/amqp';
+import { amqpUrl, uniqueName } from '@warren/testkit';
+
+/**
+ * A namespace of its own for one test file, so files never see each other's
+ * exchanges or queues, and a way to delete what was declared in it.
+ */
+export class TestNamespace {
+  readonly namespace = uniqueName('t').replace(/[^A-Za-z0-9_.-]/g, '');
+  readonly names = names(this.namespace);
+  private readonly services = new Set<string>();
+  private readonly instances: [string, string][] = [];
+
+  /** Remembers a service whose queues must be deleted at the end. */
+  service(name: string): string {
+    this.services.add(name);
+    return name;
+  }
+
+  async destroy(): Promise<void> {
+    const model = await amqp.connect(amqpUrl());
+    try {
+      const ch = await model.createChannel();
+      for (const s of this.services) {
+        for (const q of [this.names.serviceQueue(s), this.names.deadLetterQueue(s), this.names.serviceEventQueue(s)]) await ch.deleteQueue(q);
+      }
+      for (const [s, i] of this.instances) await ch.deleteQueue(this.names.instanceEventQueue(s, i));
+      for (const e of [this.names.requestExchange, this.names.eventExchange, this.names.deadLetterExchange, this.names.controlExchange]) await ch.deleteExchange(e);
+      await ch.close();
+    } finally {
+      await model.close();
+    }
+  }
+}
+
+/** Messages waiting in a queue (0 when it does not exist). */
+export async function queueDepth(queue: string): Promise<number> {
+  const model = await amqp.connect(amqpUrl());
+  try {
+    const ch = await model.createChannel();
+    ch.on('error', () => undefined);
+    try {
+      return (await ch.checkQueue(queue)).messageCount;
+    } catch {
+      return 0;
+    }
+  } finally {
+    await model.close().catch(() => undefined);
+  }
+}
+
+/** Publishes raw bytes with raw properties, as a non-Warren client (or an attacker) would. */
+export async function publishRaw(exchange: string, routingKey: string, body: Buffer, props: amqp.Options.Publish = {}): Promise<void> {
+  const model = await amqp.connect(amqpUrl());
+  try {
+    const ch = await model.createConfirmChannel();
+    ch.publish(exchange, routingKey, body, props);
+    await ch.waitForConfirms();
+    await ch.close();
+  } finally {
+    await model.close();
+  }
+}

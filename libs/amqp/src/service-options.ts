@@ -55,6 +55,8 @@ export interface ServiceOptions {
   readonly client?: Omit<ClientOptions, 'namespace' | 'logger'>;
   /** @default random */
   readonly instanceId?: string;
+  /** How often the instance announces itself on the control exchange for discovery. @default 10000 */
+  readonly announceIntervalMs?: number;
   /** Free-form metadata announced for discovery (version, description). */
   readonly metadata?: Readonly<Record<string, string>>;
   /** @default a silent logger */
@@ -81,9 +83,10 @@ export function resolveServiceOptions(options: ServiceOptions): ResolvedServiceO
     exposeErrorStack: options.exposeErrorStack ?? false,
     instanceId: options.instanceId ?? randomBytes(6).toString('hex'),
     metadata: options.metadata ?? {},
+    announceIntervalMs: options.announceIntervalMs ?? 10_000,
     logger: options.logger ?? silentLogger(),
   };
-  for (const field of ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax'] as const) {
+  for (const field of ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax', 'announceIntervalMs'] as const) {
     if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`ServiceOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
   }
   if (resolved.queueType !== 'classic' && resolved.queueType !== 'quorum') throw new RangeError(`ServiceOptions.queueType must be 'classic' or 'quorum'`);

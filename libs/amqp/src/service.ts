@@ -16,6 +16,7 @@ import { emptyStats, type ServiceStats } from './service-stats';
 import { applyTopology, coreTopology, serviceTopology } from './topology';
 import { childTraceparent, parseTraceparent } from './trace';
 import type { TrackDecision, TrackedCall } from './tracker';
+import type { Announcement } from './announcement';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
@@ -45,6 +46,8 @@ export class WarrenService {
   private closing: Promise<void> | undefined;
   private unregister: (() => void) | undefined;
   private readonly counters: ServiceStats = emptyStats();
+  private announceTimer: NodeJS.Timeout | undefined;
+  private readonly startedAt = Date.now();
   /** The client handlers use for nested calls (shares this service's connection). */
   client!: RpcClient;
 
@@ -69,6 +72,8 @@ export class WarrenService {
     await service.o.tracker?.start?.({ service: service.o.name, instanceId: service.o.instanceId, running: () => service.running.size });
     service.unregister = await connection.onOpen((model) => service.setup(model));
     service.state = 'running';
+    service.announceTimer = setInterval(() => service.announce(), service.o.announceIntervalMs);
+    service.announceTimer.unref();
     service.log.info({ methods: service.dispatcher.methodNames, prefetch: service.o.prefetch }, 'service started');
     return service;
   }
@@ -97,6 +102,8 @@ export class WarrenService {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.state = 'draining';
+      clearInterval(this.announceTimer);
+      this.publishControl({ type: 'withdraw', service: this.o.name, instanceId: this.o.instanceId });
       const ch = this.channel;
       for (const tag of this.consumerTags.splice(0)) await ch?.cancel(tag).catch(() => undefined);
       await this.waitForRunning(this.o.shutdownGraceMs);
@@ -152,6 +159,41 @@ export class WarrenService {
       tags.push((await ch.consume(this.n.instanceEventQueue(this.o.name, this.o.instanceId), (msg) => this.onDelivery(ch, msg, 'event'))).consumerTag);
     }
     this.consumerTags = tags;
+    this.announce();
+  }
+
+  /** What this instance announces for discovery. */
+  describe(): Extract<Announcement, { type: 'announce' }> {
+    return {
+      type: 'announce',
+      service: this.o.name,
+      instanceId: this.o.instanceId,
+      startedAt: this.startedAt,
+      intervalMs: this.o.announceIntervalMs,
+      methods: Object.entries(this.o.methods).map(([name, m]) => ({
+        name,
+        ...(m.description === undefined ? {} : { description: m.description }),
+        ...(m.params === undefined ? {} : { params: m.params }),
+        ...(m.result === undefined ? {} : { result: m.result }),
+        ...(m.tool === undefined ? {} : { tool: m.tool }),
+      })),
+      notifications: Object.keys(this.o.notifications),
+      instanceNotifications: Object.keys(this.o.instanceNotifications),
+      metadata: this.o.metadata,
+      running: this.running.size,
+    };
+  }
+
+  private announce(): void {
+    if (this.state === 'running' || this.state === 'starting') this.publishControl(this.describe());
+  }
+
+  private publishControl(message: Announcement): void {
+    try {
+      this.channel?.publish(this.n.controlExchange, '', Buffer.from(JSON.stringify(message)), { contentType: 'application/json', expiration: String(this.o.announceIntervalMs * 3) });
+    } catch (err) {
+      this.log.debug({ err }, 'announcement not published');
+    }
   }
 
   private onDelivery(ch: Channel, msg: ConsumeMessage | null, kind: 'request' | 'event'): void {

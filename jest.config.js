@@ -6,8 +6,10 @@ const common = { transform, moduleNameMapper, testEnvironment: 'node', rootDir: 
 
 /** @type {import('jest').Config} */
 module.exports = {
+  // Integration tests wait on real brokers; per-project testTimeout is ignored by jest, so it is set here.
+  testTimeout: 30000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services,broker}/**/test/**/*.test.ts', '<rootDir>/test/unit/**/*.test.ts'], testPathIgnorePatterns: ['\\.int\\.test\\.ts$', '/node_modules/'] },
-    { ...common, displayName: 'integration', testMatch: ['<rootDir>/{libs,services,broker}/**/test/**/*.int.test.ts', '<rootDir>/test/integration/**/*.int.test.ts'], testTimeout: 30000 },
+    { ...common, displayName: 'integration', testMatch: ['<rootDir>/{libs,services,broker}/**/test/**/*.int.test.ts', '<rootDir>/test/integration/**/*.int.test.ts'] },
   ],
 };

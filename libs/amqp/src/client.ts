@@ -250,12 +250,15 @@ export class RpcClient {
         ch.publish(this.n.requestExchange, message.method, body, props, (err) => {
           // Confirms are handled as they come: no call waits for its confirm before the next publish.
           if (!err) return;
-          // A nack on a live channel means the broker refused it (it never ran); an unconfirmed
-          // publish on a channel that died may or may not have arrived.
-          const failure = this.channel === ch
-            ? new ServiceUnavailableError(undefined, { reason: 'not_confirmed' }, { cause: err })
-            : new ConnectionLostError(undefined, { reason: 'unconfirmed_at_disconnect' }, { cause: err });
-          if (this.pending.reject(callId, failure)) this.onWire.delete(callId);
+          // amqplib fails unconfirmed publishes before our own 'close' listener runs; by the next
+          // microtask we know whether the channel died. A nack on a live channel means the broker
+          // refused it (it never ran); a publish lost with its channel may or may not have arrived.
+          queueMicrotask(() => {
+            const failure = this.channel === ch
+              ? new ServiceUnavailableError(undefined, { reason: 'not_confirmed' }, { cause: err })
+              : new ConnectionLostError(undefined, { reason: 'unconfirmed_at_disconnect' }, { cause: err });
+            if (this.pending.reject(callId, failure)) this.onWire.delete(callId);
+          });
         });
       } catch (err) {
         this.pending.reject(callId, new ServiceUnavailableError(undefined, { reason: 'publish_failed' }, { cause: err }));

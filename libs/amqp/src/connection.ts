@@ -146,8 +146,11 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> {
 
   /** Cuts the connection as if the network had, to exercise recovery. */
   async simulateLoss(): Promise<void> {
-    const model = this.current as (ChannelModel & { connection: { stream?: { destroy(): void } } }) | undefined;
-    model?.connection.stream?.destroy();
+    const model = this.current as (ChannelModel & { connection: { stream?: { destroy(error?: Error): void } } }) | undefined;
+    if (!model) return;
+    const lost = new Promise<void>((resolve) => this.once('lost', () => resolve()));
+    model.connection.stream?.destroy(new Error('simulated connection loss'));
+    await lost;
   }
 
   private async connectOnce(): Promise<void> {

@@ -8,11 +8,15 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { AMQP_URL, amqpBaseline } from './amqp-baseline';
 import { benchTarget, formatTable, writeJson, type BenchResult, type BenchTarget } from './harness';
+import { warrenTarget } from './warren-target';
 
 /** Registry of benchmark targets. Add one line per new target (e.g. 'warren', 'warren+tracking'). */
 export const targets: Record<string, () => BenchTarget> = {
   'amqp-direct': () => amqpBaseline({ reply: 'direct' }),
   'amqp-named': () => amqpBaseline({ reply: 'named' }),
+  warren: () => warrenTarget({ tracking: false }),
+  'warren-direct': () => warrenTarget({ tracking: false, replyMode: 'direct' }),
+  'warren+tracking': () => warrenTarget({ tracking: true }),
 };
 
 export interface BenchArgs {

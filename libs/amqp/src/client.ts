@@ -237,13 +237,12 @@ export class RpcClient {
         mandatory: true,
         contentType: 'application/json',
         correlationId: callId,
-        messageId: callId,
         replyTo: this.replyQueue,
         // The queue drops a request nobody took before its deadline.
         expiration: String(remaining),
         timestamp: Math.floor(Date.now() / 1000),
         persistent: opts.persistent ?? this.o.persistent,
-        headers: { [Header.deadline]: deadline, [Header.traceparent]: traceparent, [Header.method]: message.method },
+        headers: { [Header.deadline]: deadline, [Header.traceparent]: traceparent },
       };
       this.onWire.add(callId);
       try {

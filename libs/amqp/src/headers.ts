@@ -4,8 +4,6 @@ export const Header = {
   deadline: 'x-warren-deadline',
   /** W3C trace context. */
   traceparent: 'traceparent',
-  /** The JSON-RPC method, repeated so tooling can route without parsing bodies. */
-  method: 'x-warren-method',
   /** Set on error replies Warren produced itself (not from a handler). */
   origin: 'x-warren-origin',
   /** RabbitMQ quorum queues count deliveries here. */

@@ -7,9 +7,8 @@ import {
 import type { Logger } from '@warren/logger';
 import { RpcClient } from './client';
 import type { AmqpConnection } from './connection';
-import { nestedClient, type HandlerContext } from './context';
+import { nestedClient, type HandlerContext, type NestedClient } from './context';
 import { readDelivery, type DeliveryInfo } from './delivery';
-import { Header } from './headers';
 import { names, type Names } from './names';
 import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceOptions } from './service-options';
 import { emptyStats, type ServiceStats } from './service-stats';
@@ -294,6 +293,12 @@ export class WarrenService {
   private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, signal: AbortSignal): HandlerContext {
     const traceparent = childTraceparent(parseTraceparent(info.traceparent));
     const id = 'id' in message ? message.id : undefined;
+    // The logger and the nested client are built on first use: most handlers need neither, and a
+    // pino child per call costs more than the rest of the call's bookkeeping together.
+    let log: Logger | undefined;
+    let client: NestedClient | undefined;
+    const parentLog = this.log;
+    const rpc = this.client;
     return {
       callId: info.callId,
       method: message.method,
@@ -304,8 +309,12 @@ export class WarrenService {
       traceparent,
       service: this.o.name,
       instanceId: this.o.instanceId,
-      log: this.log.child({ callId: info.callId, method: message.method }),
-      client: nestedClient(this.client, { deadline: info.deadline, traceparent, signal }),
+      get log(): Logger {
+        return (log ??= parentLog.child({ callId: info.callId, method: message.method }));
+      },
+      get client(): NestedClient {
+        return (client ??= nestedClient(rpc, { deadline: info.deadline, traceparent, signal }));
+      },
     };
   }
 
@@ -314,11 +323,7 @@ export class WarrenService {
     if (!ch || !info.replyTo) return;
     try {
       // The default exchange drops a reply to a vanished queue quietly; it never closes the channel.
-      ch.publish('', info.replyTo, Buffer.from(encodeResponse(response)), {
-        correlationId: info.callId,
-        contentType: 'application/json',
-        headers: { [Header.traceparent]: info.traceparent },
-      });
+      ch.publish('', info.replyTo, Buffer.from(encodeResponse(response)), { correlationId: info.callId, contentType: 'application/json' });
     } catch (err) {
       this.log.warn({ err, callId: info.callId }, 'reply publish failed');
     }

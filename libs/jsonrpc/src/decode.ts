@@ -1,5 +1,5 @@
 import { ErrorCode, errorMessages } from './codes';
-import { resolveDecodeLimits, type DecodeLimits, type ResolvedDecodeLimits } from './limits';
+import { defaultDecodeLimits, resolveDecodeLimits, type DecodeLimits, type ResolvedDecodeLimits } from './limits';
 import { safeParse } from './safe-parse';
 import type { Decoded, DecodedItem, ErrorObject, ErrorResponse, Id, JsonValue, Params } from './types';
 
@@ -12,7 +12,7 @@ import type { Decoded, DecodedItem, ErrorObject, ErrorResponse, Id, JsonValue, P
  * // d.kind === 'single' && d.item.kind === 'request'
  */
 export function decode(input: string | Uint8Array, limits?: DecodeLimits | ResolvedDecodeLimits): Decoded {
-  const resolved = isResolved(limits) ? limits : resolveDecodeLimits(limits);
+  const resolved = limits === undefined ? defaultDecodeLimits : isResolved(limits) ? limits : resolveDecodeLimits(limits);
   const parsed = safeParse(input, resolved);
   if (!parsed.ok) {
     const data = parsed.reason === 'invalid_json' ? undefined : { reason: parsed.reason };
@@ -22,7 +22,7 @@ export function decode(input: string | Uint8Array, limits?: DecodeLimits | Resol
 }
 
 /** Classifies an already-parsed value, e.g. a body a web framework parsed safely. Never throws. */
-export function classifyPayload(value: unknown, limits: ResolvedDecodeLimits = resolveDecodeLimits()): Decoded {
+export function classifyPayload(value: unknown, limits: ResolvedDecodeLimits = defaultDecodeLimits): Decoded {
   if (!Array.isArray(value)) return { kind: 'single', item: classifyItem(value) };
   if (value.length === 0) return { kind: 'rejected', response: errorResponse(null, ErrorCode.InvalidRequest) };
   if (value.length > limits.maxBatch) {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { AMQP_URL, amqpBaseline } from './amqp-baseline';
 import { benchTarget, formatTable, writeJson, type BenchResult, type BenchTarget } from './harness';
 import { warrenTarget } from './warren-target';
+import { formatVerdicts, verdicts } from './verdict';
 
 /** Registry of benchmark targets. Add one line per new target (e.g. 'warren', 'warren+tracking'). */
 export const targets: Record<string, () => BenchTarget> = {
@@ -89,11 +90,14 @@ async function main(): Promise<void> {
     results.push(...rows);
   }
 
+  const checks = verdicts(results);
   const report = {
     meta: { date: new Date().toISOString(), node: process.version, cpus: cpus().length, broker: redact(AMQP_URL), args },
     results,
+    verdicts: checks,
   };
   console.log(formatTable(results));
+  console.log(formatVerdicts(checks));
   console.log('--- json ---');
   console.log(JSON.stringify(report, null, 2));
   await writeJson(join(__dirname, 'results', 'latest.json'), report);

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { Writable } from 'node:stream';
 import amqp, { type ChannelModel } from 'amqplib';
 import { redactUrl, silentLogger, type Logger } from '@warren/logger';
 import { backoffDelay, defaultBackoff, type BackoffOptions, type ResolvedBackoff } from './backoff';
@@ -188,6 +189,7 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> {
 
   private attach(model: ChannelModel, url: string): void {
     this.current = model;
+    coalesceWrites(model);
     model.on('error', (err: Error) => this.log.warn({ err, url: redactUrl(url) }, 'amqp connection error'));
     model.on('blocked', (reason: string) => this.emit('blocked', reason));
     model.on('unblocked', () => this.emit('unblocked'));
@@ -233,6 +235,31 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> {
     this.status = state;
     this.emit('state', state);
   }
+}
+
+/**
+ * amqplib writes every frame to the socket separately, and with noDelay each
+ * write is its own syscall and packet. Corking the socket for the rest of the
+ * current tick sends everything written in that tick (a reply and its ack, the
+ * publishes of many concurrent calls) in one writev, without adding any delay.
+ */
+function coalesceWrites(model: ChannelModel): void {
+  const socket = (model as ChannelModel & { connection: { stream?: Writable } }).connection.stream;
+  if (!socket || typeof socket.cork !== 'function') return;
+  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    socket.uncork();
+  };
+  socket.write = ((...args: unknown[]): boolean => {
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(uncork);
+    }
+    return write(...args);
+  }) as Writable['write'];
 }
 
 function withHeartbeat(url: string, seconds: number): string {

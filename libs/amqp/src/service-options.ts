@@ -29,6 +29,12 @@ export interface ServiceOptions {
   /** @default 'warren' */
   readonly namespace?: string;
   readonly methods?: Readonly<Record<string, ServiceMethod>>;
+  /**
+   * Methods in the `rpc.` namespace the JSON-RPC specification reserves for
+   * system extensions (e.g. the broker's `rpc.discover`). Served like
+   * `methods` but never announced. Infrastructure only. @default {}
+   */
+  readonly reservedMethods?: Readonly<Record<string, ServiceMethod>>;
   /** Notifications this service handles once per service (instances share the work). */
   readonly notifications?: Readonly<Record<string, ServiceNotification>>;
   /** Notifications every instance receives (e.g. cache invalidation). */
@@ -71,6 +77,7 @@ export function resolveServiceOptions(options: ServiceOptions): ResolvedServiceO
     ...options,
     namespace: options.namespace ?? 'warren',
     methods: options.methods ?? {},
+    reservedMethods: options.reservedMethods ?? {},
     notifications: options.notifications ?? {},
     instanceNotifications: options.instanceNotifications ?? {},
     prefetch: options.prefetch ?? 32,
@@ -91,6 +98,8 @@ export function resolveServiceOptions(options: ServiceOptions): ResolvedServiceO
   }
   if (resolved.queueType !== 'classic' && resolved.queueType !== 'quorum') throw new RangeError(`ServiceOptions.queueType must be 'classic' or 'quorum'`);
   assertResourceName('ServiceOptions.instanceId', resolved.instanceId);
+  const unreserved = Object.keys(resolved.reservedMethods).filter((m) => !m.startsWith('rpc.'));
+  if (unreserved.length > 0) throw new TypeError(`reservedMethods must begin with "rpc.": ${unreserved.join(', ')}`);
   const overlap = Object.keys(resolved.notifications).filter((n) => n in resolved.instanceNotifications);
   if (overlap.length > 0) throw new TypeError(`notifications and instanceNotifications both name: ${overlap.join(', ')}`);
   return resolved;

@@ -61,6 +61,7 @@ export class WarrenService {
     });
     for (const mw of this.o.middleware) this.dispatcher.use(mw);
     for (const [name, def] of Object.entries(this.o.methods)) this.dispatcher.method(name, def);
+    for (const [name, def] of Object.entries(this.o.reservedMethods)) this.dispatcher.method(name, def, { reserved: true });
     for (const [name, def] of Object.entries({ ...this.o.notifications, ...this.o.instanceNotifications })) this.dispatcher.notification(name, def);
   }
 
@@ -232,7 +233,7 @@ export class WarrenService {
     const timer = setTimeout(() => controller.abort(new DeadlineExceededError()), Math.min(info.deadline - startedAt, 2 ** 31 - 1));
     try {
       const single = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message : undefined;
-      const tracked: TrackedCall | undefined = single && this.o.tracker ? { callId: info.callId, method: single.method, service: this.o.name, instanceId: this.o.instanceId, attempt: info.attempt, deadline: info.deadline, startedAt } : undefined;
+      const tracked: TrackedCall | undefined = single && this.o.tracker ? { callId: info.callId, id: single.id, method: single.method, service: this.o.name, instanceId: this.o.instanceId, attempt: info.attempt, deadline: info.deadline, startedAt } : undefined;
       const decision = tracked ? await this.begin(tracked, controller) : undefined;
       if (decision && decision.action !== 'run') {
         if (info.replyTo) this.reply(info, decision.response);
@@ -243,7 +244,8 @@ export class WarrenService {
       }
       const attempt = decision?.action === 'run' ? decision.attempt : info.attempt;
       try {
-        const outcome = await raceAbort(this.dispatcher.handle(decoded, (m) => this.context(m, info, attempt, controller.signal)), controller.signal);
+        // A signal that fired before the handler started (cancelled or timed out while the tracker decided) means it never starts.
+        const outcome = controller.signal.aborted ? aborted : await raceAbort(this.dispatcher.handle(decoded, (m) => this.context(m, info, attempt, controller.signal)), controller.signal);
         const response = outcome === aborted ? abortedResponse(controller.signal.reason, single) : outcome;
         if (response === 'requeue') {
           this.settle(ch, msg, 'requeue');

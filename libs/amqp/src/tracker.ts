@@ -1,8 +1,10 @@
-import type { ResponseMessage } from '@warren/jsonrpc';
+import type { Id, ResponseMessage } from '@warren/jsonrpc';
 
 /** What the service runtime tells a tracker about a delivered request. */
 export interface TrackedCall {
   readonly callId: string;
+  /** The request's JSON-RPC id: the tracker answers with it when it answers without running the handler. */
+  readonly id: Id;
   readonly method: string;
   readonly service: string;
   readonly instanceId: string;
@@ -13,7 +15,7 @@ export interface TrackedCall {
 
 /** What to do with a delivered request, decided before its handler runs. */
 export type TrackDecision =
-  /** Run the handler; `release` is called once whatever happens. */
+  /** Run the handler (unless the call's signal has fired meanwhile); `release` is called once whatever happens. */
   | { readonly action: 'run'; readonly attempt: number; readonly release: () => void }
   /** Do not run: answer with this stored response (a redelivery of a finished call, or a cancelled one). */
   | { readonly action: 'answer'; readonly response: ResponseMessage }

@@ -275,7 +275,7 @@ describe('killed worker', () => {
     const victim = spawnTs(fixture, [ns.namespace, name, 'victim'], { AMQP_URL: urls });
     td.add(() => victim.kill('SIGKILL'));
     await victim.waitForLine(/^ready$/, 20_000);
-    const call = client.call<string>('slow', [500], { timeoutMs: 15_000 });
+    const call = client.call<string>('slow', [60_000], { timeoutMs: 15_000 });
     await victim.waitForLine(/^started /);
     const survivor = spawnTs(fixture, [ns.namespace, name, 'survivor'], { AMQP_URL: urls });
     td.add(() => survivor.kill('SIGKILL'));

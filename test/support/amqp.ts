@@ -62,3 +62,20 @@ export async function publishRaw(exchange: string, routingKey: string, body: Buf
     await model.close();
   }
 }
+
+/** Whether a queue exists right now. */
+export async function queueExists(queue: string): Promise<boolean> {
+  const model = await amqp.connect(amqpUrl());
+  try {
+    const ch = await model.createChannel();
+    ch.on('error', () => undefined);
+    try {
+      await ch.checkQueue(queue);
+      return true;
+    } catch {
+      return false;
+    }
+  } finally {
+    await model.close().catch(() => undefined);
+  }
+}

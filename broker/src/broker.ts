@@ -1,0 +1,122 @@
+import { AmqpConnection, RpcClient, ServiceRegistry, startService, type ClientOptions, type ConnectTo, type WarrenService } from '@warren/amqp';
+import { silentLogger } from '@warren/logger';
+import { buildGateway, type Gateway } from './gateway';
+import { openRpcDocument, type OpenRpcInfo } from './openrpc';
+import type { GatewayOptions } from './options';
+
+export interface BrokerOptions extends GatewayOptions {
+  /** Namespace of the Warren cluster the broker fronts. @default 'warren' */
+  readonly namespace?: string;
+  /** Name of the broker's own Warren service, which answers `rpc.discover` over RabbitMQ. @default 'warren-broker' */
+  readonly serviceName?: string;
+  /** How often the broker's service announces itself. @default 10000 */
+  readonly announceIntervalMs?: number;
+  /** Options of the broker's RPC client (namespace, logger and timeouts come from here). */
+  readonly client?: Omit<ClientOptions, 'namespace' | 'logger' | 'defaultTimeoutMs'>;
+  /** Title and version in the OpenRPC document. */
+  readonly openrpc?: OpenRpcInfo;
+}
+
+/** A running broker: the gateway and what it stands on. */
+export interface Broker {
+  readonly gateway: Gateway;
+  readonly connection: AmqpConnection;
+  readonly client: RpcClient;
+  readonly registry: ServiceRegistry;
+  /** The broker's own Warren service (serves `rpc.discover` over RabbitMQ). */
+  readonly service: WarrenService;
+  /** Starts listening; resolves with the base URL. */
+  listen(): Promise<string>;
+  /**
+   * Graceful shutdown, in order: stop accepting HTTP and finish in-flight
+   * requests (MCP streams are closed), stop the discovery service, then the
+   * registry, the client and (if the broker opened it) the connection.
+   * Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the broker process's parts: one AMQP connection (or the one given),
+ * the RPC client, the service registry, the `rpc.discover` service and the
+ * HTTP gateway (not yet listening).
+ *
+ * @example
+ * const broker = await startBroker({ urls: 'amqp://guest:guest@127.0.0.1:5672', port: 0 });
+ * const url = await broker.listen();
+ * // ... later
+ * await broker.close();
+ */
+export async function startBroker(options: ConnectTo & BrokerOptions): Promise<Broker> {
+  const logger = options.logger ?? silentLogger();
+  const namespace = options.namespace ?? 'warren';
+  const owned = !('connection' in options);
+  const connection = 'connection' in options ? options.connection : new AmqpConnection({ ...connectionOptions(options), logger });
+  const cleanup: (() => Promise<void>)[] = [];
+  try {
+    if (owned) {
+      await connection.start();
+      cleanup.push(() => connection.close());
+    }
+    const client = await RpcClient.create(connection, { ...options.client, namespace, logger, defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000 });
+    cleanup.push(() => client.close());
+    const registry = await ServiceRegistry.start(connection, { namespace, logger });
+    cleanup.push(() => registry.close());
+    const gateway = await buildGateway({ client, connection, registry }, { ...options, logger });
+    cleanup.push(() => gateway.close());
+    const service = await startService({
+      connection,
+      namespace,
+      name: options.serviceName ?? 'warren-broker',
+      logger,
+      metadata: { role: 'broker' },
+      ...(options.announceIntervalMs === undefined ? {} : { announceIntervalMs: options.announceIntervalMs }),
+      // A short grace: rpc.discover answers from memory.
+      shutdownGraceMs: 2000,
+      reservedMethods: {
+        'rpc.discover': {
+          description: 'The OpenRPC document of every method served by the live Warren services.',
+          handler: () => openRpcDocument(gateway.catalogue.current(), options.openrpc),
+        },
+      },
+    });
+    cleanup.push(() => service.close());
+
+    let closing: Promise<void> | undefined;
+    return {
+      gateway,
+      connection,
+      client,
+      registry,
+      service,
+      listen: () => gateway.listen(),
+      close() {
+        closing ??= (async () => {
+          // HTTP first, so nothing new arrives while what it stands on goes away.
+          await gateway.close();
+          await service.close();
+          await registry.close();
+          await client.close();
+          if (owned) await connection.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    for (const step of cleanup.reverse()) await step().catch(() => undefined);
+    throw err;
+  }
+}
+
+function connectionOptions(options: Exclude<ConnectTo, { readonly connection: AmqpConnection }> & BrokerOptions): Exclude<ConnectTo, { readonly connection: AmqpConnection }> {
+  const { urls, heartbeatSeconds, startTimeoutMs, socketTimeoutMs, reconnect, tls } = options;
+  return {
+    urls,
+    connectionName: options.connectionName ?? 'warren-broker',
+    ...(heartbeatSeconds === undefined ? {} : { heartbeatSeconds }),
+    ...(startTimeoutMs === undefined ? {} : { startTimeoutMs }),
+    ...(socketTimeoutMs === undefined ? {} : { socketTimeoutMs }),
+    ...(reconnect === undefined ? {} : { reconnect }),
+    ...(tls === undefined ? {} : { tls }),
+  };
+}

@@ -1,0 +1,58 @@
+import type { BrokerOptions } from './broker';
+import { gatewayDefaults } from './options';
+
+/** The environment variables the broker reads, with their defaults; docs/gateway.md has the same table. */
+export const brokerEnv = {
+  AMQP_URL: 'RabbitMQ URL(s), comma-separated for a cluster. Default amqp://guest:guest@127.0.0.1:5672',
+  WARREN_NAMESPACE: 'Namespace of exchanges and queues. Default warren',
+  GATEWAY_HOST: `Interface to listen on. Default ${gatewayDefaults.host}`,
+  GATEWAY_PORT: `Port to listen on. Default ${gatewayDefaults.port}`,
+  GATEWAY_BODY_LIMIT_BYTES: `Largest request body. Default ${gatewayDefaults.bodyLimitBytes}`,
+  GATEWAY_DEFAULT_TIMEOUT_MS: `Deadline of calls without X-Timeout-Ms. Default ${gatewayDefaults.defaultTimeoutMs}`,
+  GATEWAY_MAX_TIMEOUT_MS: `Ceiling on X-Timeout-Ms. Default ${gatewayDefaults.maxTimeoutMs}`,
+  GATEWAY_MAX_CONCURRENT_CALLS: `Calls relayed at once before answering Overloaded. Default ${gatewayDefaults.maxConcurrentCalls}`,
+  GATEWAY_MAX_SESSIONS: `Open MCP sessions. Default ${gatewayDefaults.maxSessions}`,
+  GATEWAY_TOKENS: 'Accepted bearer tokens, comma-separated; unset or empty turns auth off',
+  GATEWAY_ALLOW_METHODS: 'Methods exposed, comma-separated (a trailing * matches a prefix); unset exposes all',
+  REDIS_URL: 'Redis whose state /readyz reports (not required for readiness); unset: not reported',
+  LOG_LEVEL: 'pino level. Default info',
+} as const;
+
+export type BrokerEnv = Readonly<Partial<Record<keyof typeof brokerEnv | string, string | undefined>>>;
+
+/**
+ * Reads broker options from an environment (main passes process.env; no
+ * other module reads it). Empty variables count as unset; a malformed number
+ * names its variable.
+ */
+export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: string[]; redisUrl?: string; logLevel: string } {
+  const int = (name: keyof typeof brokerEnv): number | undefined => {
+    const text = value(env, name);
+    if (text === undefined) return undefined;
+    if (!/^\d+$/.test(text)) throw new RangeError(`${name} must be a non-negative integer, got ${JSON.stringify(text)}`);
+    return Number(text);
+  };
+  const list = (name: keyof typeof brokerEnv): string[] | undefined => value(env, name)?.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const optional = <K extends string, V>(key: K, v: V | undefined): Partial<Record<K, V>> => (v === undefined ? {} : ({ [key]: v } as Record<K, V>));
+  const redisUrl = value(env, 'REDIS_URL');
+  return {
+    urls: list('AMQP_URL') ?? ['amqp://guest:guest@127.0.0.1:5672'],
+    logLevel: value(env, 'LOG_LEVEL') ?? 'info',
+    ...optional('namespace', value(env, 'WARREN_NAMESPACE')),
+    ...optional('host', value(env, 'GATEWAY_HOST')),
+    ...optional('port', int('GATEWAY_PORT')),
+    ...optional('bodyLimitBytes', int('GATEWAY_BODY_LIMIT_BYTES')),
+    ...optional('defaultTimeoutMs', int('GATEWAY_DEFAULT_TIMEOUT_MS')),
+    ...optional('maxTimeoutMs', int('GATEWAY_MAX_TIMEOUT_MS')),
+    ...optional('maxConcurrentCalls', int('GATEWAY_MAX_CONCURRENT_CALLS')),
+    ...optional('maxSessions', int('GATEWAY_MAX_SESSIONS')),
+    ...optional('tokens', list('GATEWAY_TOKENS')),
+    ...optional('allowMethods', list('GATEWAY_ALLOW_METHODS')),
+    ...optional('redisUrl', redisUrl),
+  };
+}
+
+function value(env: BrokerEnv, name: string): string | undefined {
+  const v = env[name]?.trim();
+  return v === undefined || v.length === 0 ? undefined : v;
+}

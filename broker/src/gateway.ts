@@ -1,0 +1,201 @@
+import type { AddressInfo } from 'node:net';
+import type { AmqpConnection, RpcClient, ServiceRegistry } from '@warren/amqp';
+import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { CallGate } from './calls';
+import { bearerChecker } from './http/auth';
+import { refusal, refusalForFastifyError } from './http/errors';
+import { registerOpsRoutes } from './http/ops-routes';
+import { registerRpcRoute } from './http/rpc-route';
+import { LiveCatalogue } from './live-catalogue';
+import { createMcpServer } from './mcp/server';
+import { McpSessions } from './mcp/sessions';
+import { BrokerMetrics } from './metrics';
+import { methodFilter, resolveGatewayOptions, type GatewayOptions, type ResolvedGatewayOptions } from './options';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Served without a bearer token even when auth is on (probes, metrics). */
+    public?: boolean;
+  }
+}
+
+/** What the gateway needs from the rest of the broker: one client, its connection, the live registry. */
+export interface GatewayDeps {
+  readonly client: RpcClient;
+  readonly connection: AmqpConnection;
+  readonly registry: ServiceRegistry;
+}
+
+/** Content types read as JSON-RPC; anything else answers 415. */
+export const jsonContentTypes = ['application/json', 'application/json-rpc', 'application/jsonrequest'];
+
+/** The HTTP side of the broker, built but not listening. */
+export interface Gateway {
+  /** The fastify app: `app.inject()` in tests, or `listen()`. */
+  readonly app: FastifyInstance;
+  readonly options: ResolvedGatewayOptions;
+  readonly catalogue: LiveCatalogue;
+  readonly metrics: BrokerMetrics;
+  readonly calls: CallGate;
+  readonly sessions: McpSessions;
+  /** Listens on the configured host and port; resolves with the base URL, e.g. `http://127.0.0.1:18001`. */
+  listen(): Promise<string>;
+  /** Stops accepting, ends MCP sessions, lets in-flight HTTP requests finish. Idempotent; leaves the deps open. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the gateway's fastify app on an RPC client and a registry someone
+ * else owns (startBroker, or a test). Nothing listens until `listen()`.
+ *
+ * @example
+ * const gateway = await buildGateway({ client, connection, registry }, { port: 0 });
+ * const url = await gateway.listen();
+ * await fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}' });
+ */
+export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = {}): Promise<Gateway> {
+  const o = resolveGatewayOptions(options);
+  const log = o.logger.child({ component: 'gateway' });
+  const allow = methodFilter(o.allowMethods);
+  const decodeLimits = { ...o.decodeLimits, maxBytes: o.bodyLimitBytes };
+  const catalogue = new LiveCatalogue(deps.registry);
+  const metrics: BrokerMetrics = new BrokerMetrics({
+    reconnects: () => deps.connection.reconnects,
+    lateReplies: () => deps.client.stats().lateReplies,
+    returned: () => deps.client.stats().returned,
+    pending: () => deps.client.stats().pending,
+    // Read at scrape time only, by when `sessions` below exists.
+    sessions: (): { sse: number; streamable: number } => sessions.counts(),
+    instances: () => deps.registry.list().length,
+  }, o.defaultMetrics);
+  const calls: CallGate = new CallGate({
+    client: deps.client,
+    maxConcurrent: o.maxConcurrentCalls,
+    metrics,
+    logger: o.logger,
+    // Method names come from callers: only ones some service announced become label values.
+    methodLabel: (method) => (method === 'rpc.discover' || catalogue.current().methods.has(method) ? method : '(unknown)'),
+  });
+  const sessions: McpSessions = new McpSessions({
+    createServer: () => createMcpServer({ catalogue, gate: calls, allow, timeoutMs: o.defaultTimeoutMs, info: { name: 'warren', version: '0.1.0' } }),
+    maxSessions: o.maxSessions,
+    sseKeepAliveMs: o.sseKeepAliveMs,
+    decodeLimits,
+    logger: o.logger,
+  });
+  catalogue.on('toolsChanged', () => {
+    for (const server of sessions.servers()) server.sendToolListChanged().catch(() => undefined);
+  });
+
+  const app = fastify({
+    // Typed as fastify's base logger so the app keeps the plain FastifyInstance type route modules take.
+    loggerInstance: o.logger.child({ component: 'http' }) as FastifyBaseLogger,
+    // One line per call is logged by the call gate, at debug; fastify's two lines per request at info would drown it.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: o.bodyLimitBytes,
+    forceCloseConnections: 'idle',
+  });
+  // Only JSON is read (fastify also reads text/plain by default); the rest answers 415.
+  app.removeAllContentTypeParsers();
+  // Bodies stay bytes: the JSON-RPC decoder parses them once, safely, with its own limits.
+  app.addContentTypeParser(jsonContentTypes, { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  if (o.tokens.length > 0) {
+    const authorized = bearerChecker(o.tokens);
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.routeOptions.config.public === true || authorized(request.headers.authorization)) return;
+      const { status, body } = refusal('WARREN_GW_UNAUTHORIZED');
+      return reply.code(status).header('www-authenticate', 'Bearer realm="warren"').send(body);
+    });
+  }
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const code = refusalForFastifyError(error);
+    const extra = code === 'WARREN_GW_BODY_TOO_LARGE' ? { limit: o.bodyLimitBytes } : {};
+    if (code === 'WARREN_GW_INTERNAL') request.log.error({ err: error, url: request.url }, 'request failed');
+    else request.log.debug({ err: error, url: request.url }, 'request refused');
+    const { status, body } = refusal(code, extra);
+    return reply.code(status).send(body);
+  });
+
+  registerRpcRoute(app, { gate: calls, allow, decodeLimits, defaultTimeoutMs: o.defaultTimeoutMs, maxTimeoutMs: o.maxTimeoutMs });
+  registerOpsRoutes(app, { connection: deps.connection, catalogue, metrics, gate: calls, probes: o.probes, inflight: o.inflight, startedAt: Date.now() });
+  sessions.register(app);
+  const openRequests = new OpenRequests(app.server);
+  // Event streams never end by themselves: close them before the server waits for its connections.
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+    await sessions.closeAll();
+  });
+  // A keep-alive connection whose request finishes during shutdown would hold close() until its
+  // keep-alive timeout: tell the client to hang up after this response.
+  app.addHook('onSend', async (_request, reply) => {
+    if (draining) void reply.header('connection', 'close');
+  });
+  await app.ready();
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    options: o,
+    catalogue,
+    metrics,
+    calls,
+    sessions,
+    async listen() {
+      await app.listen({ host: o.host, port: o.port });
+      const address = app.server.address() as AddressInfo;
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      log.info({ host: address.address, port: address.port }, 'gateway listening');
+      return `http://${host}:${address.port}`;
+    },
+    close() {
+      closing ??= (async () => {
+        const closed = app.close();
+        // Phase one: requests under way (relayed calls, tool calls) finish, within the timeout;
+        // MCP event streams were ended by preClose. Phase two: cut whatever is left, such as a
+        // connection whose client went away mid-request, which would otherwise hold close() open.
+        await openRequests.drained(o.shutdownTimeoutMs);
+        app.server.closeAllConnections();
+        try {
+          await closed;
+        } finally {
+          catalogue.close();
+        }
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Counts HTTP requests whose response has not closed yet, fastify-handled and hijacked alike. */
+class OpenRequests {
+  private open = 0;
+  private waiters: (() => void)[] = [];
+
+  constructor(server: FastifyInstance['server']) {
+    server.on('request', (_request, response) => {
+      this.open++;
+      response.once('close', () => {
+        if (--this.open === 0) for (const wake of this.waiters.splice(0)) wake();
+      });
+    });
+  }
+
+  /** Resolves when no request is open, or after `timeoutMs`. */
+  drained(timeoutMs: number): Promise<void> {
+    if (this.open === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      const waiters = this.waiters;
+      function done(): void {
+        clearTimeout(timer);
+        const i = waiters.indexOf(done);
+        if (i >= 0) waiters.splice(i, 1);
+        resolve();
+      }
+      waiters.push(done);
+    });
+  }
+}

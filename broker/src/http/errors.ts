@@ -1,0 +1,55 @@
+import { ErrorCode, errorResponse, type ErrorResponse, type JsonValue } from '@warren/jsonrpc';
+
+/**
+ * The gateway's HTTP-level refusals: a request turned away before any
+ * JSON-RPC message in it was looked at. Each answers its HTTP status with a
+ * JSON-RPC error body (id null), so JSON-RPC clients read it like any other
+ * error. docs/gateway.md has this table in prose; keep them in step.
+ */
+export const GatewayRefusal = {
+  /** Body over `bodyLimitBytes`. */
+  WARREN_GW_BODY_TOO_LARGE: { status: 413, code: ErrorCode.InvalidRequest, reason: 'too_large' },
+  /** Content-Type is not JSON (application/json, application/json-rpc, application/jsonrequest). */
+  WARREN_GW_UNSUPPORTED_MEDIA_TYPE: { status: 415, code: ErrorCode.InvalidRequest, reason: 'unsupported_media_type' },
+  /** No bearer token, or one the gateway does not accept. */
+  WARREN_GW_UNAUTHORIZED: { status: 401, code: ErrorCode.Unauthorized, reason: 'missing_or_invalid_token' },
+  /** `X-Timeout-Ms` is not a positive integer. */
+  WARREN_GW_BAD_TIMEOUT: { status: 400, code: ErrorCode.InvalidRequest, reason: 'invalid_timeout_header' },
+  /** A malformed HTTP request fastify refused (bad Content-Length, aborted upload). */
+  WARREN_GW_BAD_REQUEST: { status: 400, code: ErrorCode.InvalidRequest, reason: 'bad_http_request' },
+  /** An MCP post without a session id. */
+  WARREN_GW_SESSION_REQUIRED: { status: 400, code: ErrorCode.InvalidRequest, reason: 'session_id_required' },
+  /** An MCP post naming a session that does not exist (never did, or its stream closed). */
+  WARREN_GW_SESSION_NOT_FOUND: { status: 404, code: ErrorCode.InvalidRequest, reason: 'session_not_found' },
+  /** `maxSessions` MCP sessions are open already. */
+  WARREN_GW_TOO_MANY_SESSIONS: { status: 503, code: ErrorCode.Overloaded, reason: 'too_many_sessions' },
+  /** The gateway is shutting down. */
+  WARREN_GW_SHUTTING_DOWN: { status: 503, code: ErrorCode.ShuttingDown, reason: 'shutting_down' },
+  /** Anything unexpected; details go to the log, never to the caller. */
+  WARREN_GW_INTERNAL: { status: 500, code: ErrorCode.InternalError, reason: 'internal' },
+} as const satisfies Record<string, { status: number; code: number; reason: string }>;
+
+export type GatewayRefusalCode = keyof typeof GatewayRefusal;
+
+/** The status and body a refusal answers with. */
+export function refusal(code: GatewayRefusalCode, extra: Record<string, JsonValue> = {}): { status: number; body: ErrorResponse } {
+  const entry = GatewayRefusal[code];
+  return { status: entry.status, body: errorResponse(null, entry.code, { reason: entry.reason, ...extra }) };
+}
+
+/** Maps fastify's own errors (body limit, content type) onto the catalogue. */
+export function refusalForFastifyError(error: { code?: string; statusCode?: number }): GatewayRefusalCode {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'WARREN_GW_BODY_TOO_LARGE';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'WARREN_GW_UNSUPPORTED_MEDIA_TYPE';
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return 'WARREN_GW_BAD_REQUEST';
+    default:
+      if (error.statusCode === 413) return 'WARREN_GW_BODY_TOO_LARGE';
+      if (error.statusCode === 415) return 'WARREN_GW_UNSUPPORTED_MEDIA_TYPE';
+      if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return 'WARREN_GW_BAD_REQUEST';
+      return 'WARREN_GW_INTERNAL';
+  }
+}

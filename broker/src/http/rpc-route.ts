@@ -1,0 +1,55 @@
+import { relayPayload } from '@warren/amqp';
+import { encodeResponse, type DecodeLimits } from '@warren/jsonrpc';
+import type { FastifyInstance } from 'fastify';
+import type { CallGate } from '../calls';
+import { refusal } from './errors';
+
+export interface RpcRouteOptions {
+  readonly gate: CallGate;
+  readonly allow: (method: string) => boolean;
+  readonly decodeLimits: DecodeLimits;
+  readonly defaultTimeoutMs: number;
+  readonly maxTimeoutMs: number;
+}
+
+/**
+ * `POST /rpc`: one JSON-RPC message or a batch, each call routed over
+ * RabbitMQ by relayPayload. 200 with the response(s), errors included; 204
+ * when there is nothing to answer (notifications only).
+ */
+export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void {
+  const client = o.gate.clientFor('http');
+  app.post('/rpc', async (request, reply) => {
+    const timeoutMs = callTimeout(request.headers['x-timeout-ms'], o.defaultTimeoutMs, o.maxTimeoutMs);
+    if (timeoutMs === undefined) {
+      const { status, body } = refusal('WARREN_GW_BAD_TIMEOUT');
+      return reply.code(status).send(body);
+    }
+    // A caller that hangs up cancels what it was waiting for.
+    const hangUp = new AbortController();
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) hangUp.abort(new Error('client closed the connection'));
+    });
+    const traceparent = request.headers['traceparent'];
+    const answer = await relayPayload(client, Buffer.isBuffer(request.body) ? request.body : '', {
+      decodeLimits: o.decodeLimits,
+      allow: o.allow,
+      call: { timeoutMs, signal: hangUp.signal, ...(typeof traceparent === 'string' ? { traceparent } : {}) },
+    });
+    if (answer === null) return reply.code(204).send();
+    return reply.code(200).type('application/json').send(encodeResponse(answer));
+  });
+}
+
+/**
+ * The deadline a caller asked for in `X-Timeout-Ms`, cut to the gateway's
+ * maximum; the default when absent; undefined when it is not a positive
+ * integer (refused rather than guessed at).
+ */
+export function callTimeout(header: string | string[] | undefined, defaultMs: number, maxMs: number): number | undefined {
+  if (header === undefined) return Math.min(defaultMs, maxMs);
+  const text = Array.isArray(header) ? header[0] : header;
+  if (text === undefined || !/^\s*\d{1,10}\s*$/.test(text)) return undefined;
+  const value = Number(text);
+  return value < 1 ? undefined : Math.min(value, maxMs);
+}

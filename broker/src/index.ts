@@ -1,0 +1,20 @@
+/**
+ * @warren/broker — the broker process's parts: the HTTP gateway (JSON-RPC
+ * over HTTP, MCP over SSE and Streamable HTTP, operator endpoints) and the
+ * rpc.discover service. `main.ts` runs them; other code builds on
+ * `startBroker` (everything) or `buildGateway` (bring your own client).
+ */
+export { startBroker, type Broker, type BrokerOptions } from './broker';
+export { buildGateway, jsonContentTypes, type Gateway, type GatewayDeps } from './gateway';
+export { resolveGatewayOptions, methodFilter, gatewayDefaults, type GatewayOptions, type ResolvedGatewayOptions } from './options';
+export { brokerOptionsFromEnv, brokerEnv, type BrokerEnv } from './env';
+export type { InflightSource, InflightCall } from './inflight';
+export { runProbes, type ReadinessProbe, type ProbeResult, type ProbeReport } from './probes';
+export { redisPingProbe } from './redis-probe';
+export { buildCatalogue, objectSchema, type Catalogue, type CatalogueMethod, type CatalogueTool, type ServiceSummary } from './catalogue';
+export { LiveCatalogue } from './live-catalogue';
+export { openRpcDocument, contentDescriptors, openRpcVersion, type OpenRpcInfo } from './openrpc';
+export { toolResult, type ToolCallResult } from './mcp/tool-result';
+export { CallGate, type GatewayCall } from './calls';
+export { BrokerMetrics, outcomeLabel, type Via } from './metrics';
+export { GatewayRefusal, refusal, type GatewayRefusalCode } from './http/errors';

@@ -1,0 +1,51 @@
+// The broker process: reads the environment, starts the broker, listens, and
+// shuts down gracefully on SIGINT/SIGTERM. The only broker file that reads
+// process.env or exits.
+import { createLogger, redactUrl } from '@warren/logger';
+import { startBroker } from './broker';
+import { brokerOptionsFromEnv } from './env';
+import { redisPingProbe } from './redis-probe';
+
+/** A second signal, or a shutdown slower than this, exits at once. */
+const shutdownTimeoutMs = 15_000;
+
+async function main(): Promise<void> {
+  const { redisUrl, logLevel, ...options } = brokerOptionsFromEnv(process.env);
+  const logger = createLogger({ name: 'warren-broker', level: logLevel });
+  const broker = await startBroker({ ...options, logger, probes: redisUrl === undefined ? [] : [redisPingProbe(redisUrl)] });
+  const url = await broker.listen();
+  logger.info({ url, amqp: options.urls.map(redactUrl), namespace: options.namespace ?? 'warren', auth: (options.tokens?.length ?? 0) > 0 }, 'broker ready');
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal; exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error({ timeoutMs: shutdownTimeoutMs }, 'shutdown took too long; exiting');
+      process.exit(1);
+    }, shutdownTimeoutMs);
+    force.unref();
+    broker.close().then(
+      () => {
+        logger.info('broker stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((err: unknown) => {
+  // The logger may not exist yet (a bad variable); stderr always does.
+  console.error('broker failed to start:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,101 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ErrorCode } from '@warren/jsonrpc';
+
+/** Where a call came in. */
+export type Via = 'http' | 'mcp';
+
+/** What the metrics read from the rest of the broker at scrape time. */
+export interface MetricsSources {
+  reconnects(): number;
+  lateReplies(): number;
+  returned(): number;
+  pending(): number;
+  sessions(): { sse: number; streamable: number };
+  instances(): number;
+}
+
+/**
+ * The broker's Prometheus metrics, on a registry of its own (never prom-client's
+ * global one, so two brokers in one process, as in tests, do not collide).
+ */
+export class BrokerMetrics {
+  readonly registry = new Registry();
+  readonly calls: Counter<'method' | 'outcome' | 'via'>;
+  readonly duration: Histogram<'method' | 'via'>;
+  readonly inFlight: Gauge<'via'>;
+
+  constructor(sources: MetricsSources, defaultMetrics: boolean) {
+    const registers = [this.registry];
+    this.calls = new Counter({
+      name: 'warren_gateway_calls_total',
+      help: 'Calls relayed by the gateway, by method, outcome (ok or the error code name) and entry point.',
+      labelNames: ['method', 'outcome', 'via'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'warren_gateway_call_duration_seconds',
+      help: 'Time from the gateway publishing a call to its answer (queue wait plus handler time; the gateway cannot tell them apart).',
+      labelNames: ['method', 'via'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.inFlight = new Gauge({ name: 'warren_gateway_calls_in_flight', help: 'Calls the gateway is relaying now.', labelNames: ['via'], registers });
+    sampled(registers, 'warren_amqp_reconnects_total', 'Successful reconnects to RabbitMQ since start.', 'counter', sources.reconnects);
+    sampled(registers, 'warren_rpc_late_replies_total', 'Replies that arrived after their call had ended (timed out or cancelled) and were dropped.', 'counter', sources.lateReplies);
+    sampled(registers, 'warren_rpc_returned_total', 'Requests RabbitMQ returned unroutable (no service serves the method).', 'counter', sources.returned);
+    sampled(registers, 'warren_rpc_pending_calls', 'Calls waiting for a reply in the RPC client.', 'gauge', sources.pending);
+    sampled(registers, 'warren_registry_instances', 'Live service instances in the registry.', 'gauge', sources.instances);
+    new Gauge({
+      name: 'warren_mcp_sessions',
+      help: 'Open MCP sessions by transport.',
+      labelNames: ['transport'],
+      registers,
+      collect() {
+        const s = sources.sessions();
+        this.set({ transport: 'sse' }, s.sse);
+        this.set({ transport: 'streamable-http' }, s.streamable);
+      },
+    });
+    if (defaultMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+}
+
+/** A metric whose value lives elsewhere and is read when scraped. */
+function sampled(registers: Registry[], name: string, help: string, type: 'counter' | 'gauge', read: () => number): void {
+  if (type === 'counter') {
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  } else {
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+}
+
+const codeNames = new Map<number, string>(Object.entries(ErrorCode).map(([name, code]) => [code, snake(name)]));
+
+/**
+ * The outcome label of a call: `ok`, the snake_case name of a Warren error
+ * code, or `application_error` for codes a service chose itself (kept to one
+ * value so a service cannot blow up the label set).
+ */
+export function outcomeLabel(errorCode: number | undefined): string {
+  if (errorCode === undefined) return 'ok';
+  return codeNames.get(errorCode) ?? 'application_error';
+}
+
+function snake(name: string): string {
+  return name.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
+}

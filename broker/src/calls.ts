@@ -1,4 +1,4 @@
-import type { CallOptions, NotifyOptions, RpcClient } from '@warren/amqp';
+import type { CallOptions, NotifyOptions, RelayTarget, RpcClient } from '@warren/amqp';
 import { ErrorCode, OverloadedError, failureResponse, isErrorResponse, toJsonRpcError, type Id, type RequestMessage, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { outcomeLabel, type BrokerMetrics, type Via } from './metrics';
@@ -90,22 +90,12 @@ export class CallGate {
     }
   }
 
-  /**
-   * The RpcClient relayPayload is given: the real client, with `request` and
-   * `notify` passed through this gate. (relayPayload takes an RpcClient; if it
-   * took `Pick<RpcClient, 'request' | 'notify'>` this could be a plain object.)
-   */
-  clientFor(via: Via): RpcClient {
-    const request = (message: RequestMessage, opts: Omit<CallOptions, 'id'> = {}): Promise<ResponseMessage> => this.request(message, via, opts);
-    const notify = (method: string, params?: RequestMessage['params'], opts: NotifyOptions = {}): Promise<void> => this.notify(method, params, via, opts);
-    return new Proxy(this.o.client, {
-      get(target, property) {
-        if (property === 'request') return request;
-        if (property === 'notify') return notify;
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
-    });
+  /** What relayPayload is given: `request` and `notify` passed through this gate. */
+  clientFor(via: Via): RelayTarget {
+    return {
+      request: (message: RequestMessage, opts: Omit<CallOptions, 'id'> = {}): Promise<ResponseMessage> => this.request(message, via, opts),
+      notify: (method: string, params?: RequestMessage['params'], opts: NotifyOptions = {}): Promise<void> => this.notify(method, params, via, opts),
+    };
   }
 
   private full(): boolean {

@@ -65,6 +65,6 @@ export { coreTopology, serviceTopology, applyTopology, type Topology, type Queue
 export { Header } from './headers';
 export { directReplyQueue, type ReplyMode } from './reply-consumer';
 export { parseTraceparent, childTraceparent, type TraceContext } from './trace';
-export { relayPayload, type RelayOptions } from './relay';
+export { relayPayload, type RelayOptions, type RelayTarget } from './relay';
 export { type Announcement, type MethodDescription, parseAnnouncement } from './announcement';
 export { ServiceRegistry, type InstanceInfo, type RegistryOptions } from './registry';

@@ -1,6 +1,9 @@
 import { ErrorCode, decode, errorResponse, type DecodeLimits, type DecodedItem, type ResponseMessage } from '@warren/jsonrpc';
 import type { CallOptions, RpcClient } from './client';
 
+/** The two things a relay needs from a client; a gateway can pass its own gate around them. */
+export type RelayTarget = Pick<RpcClient, 'request' | 'notify'>;
+
 export interface RelayOptions {
   readonly decodeLimits?: DecodeLimits;
   readonly call?: Omit<CallOptions, 'id'>;
@@ -14,7 +17,7 @@ export interface RelayOptions {
  * to its service, and assembles the answer exactly as a JSON-RPC server
  * would (`null`: answer nothing). Gateways are built on this.
  */
-export async function relayPayload(client: RpcClient, payload: string | Uint8Array, options: RelayOptions = {}): Promise<ResponseMessage | ResponseMessage[] | null> {
+export async function relayPayload(client: RelayTarget, payload: string | Uint8Array, options: RelayOptions = {}): Promise<ResponseMessage | ResponseMessage[] | null> {
   const decoded = decode(payload, options.decodeLimits);
   switch (decoded.kind) {
     case 'rejected':
@@ -29,7 +32,7 @@ export async function relayPayload(client: RpcClient, payload: string | Uint8Arr
   }
 }
 
-async function relayItem(client: RpcClient, item: DecodedItem, options: RelayOptions): Promise<ResponseMessage | null> {
+async function relayItem(client: RelayTarget, item: DecodedItem, options: RelayOptions): Promise<ResponseMessage | null> {
   switch (item.kind) {
     case 'invalid':
       return item.response;

@@ -66,7 +66,10 @@ export class RpcClient {
   /** Calls published and not yet answered; the ones a lost reply path takes with it. */
   private readonly onWire = new Set<string>();
   private channel: ConfirmChannel | undefined;
+  /** Counts call ids (correlation ids) and notification message ids. */
   private seq = 0;
+  /** Counts default JSON-RPC ids, apart from `seq` so `nextCallId()` stays exact. */
+  private idSeq = 0;
   private closing: Promise<void> | undefined;
   private unregister: (() => void) | undefined;
   private lateReplies = 0;
@@ -117,7 +120,7 @@ export class RpcClient {
    * @example await client.call('add', [4, 5]) // 9
    */
   async call<R = JsonValue>(method: string, params?: Params, opts: CallOptions = {}): Promise<R> {
-    const response = await this.send(requestMessage(method, params, opts.id ?? ++this.seq), opts);
+    const response = await this.send(requestMessage(method, params, opts.id ?? ++this.idSeq), opts);
     if (isErrorResponse(response)) throw JsonRpcError.fromErrorObject(response.error);
     return response.result as R;
   }
@@ -150,6 +153,7 @@ export class RpcClient {
     assertMethodName(method);
     const body = this.encode(notificationMessage(method, params));
     const headers = { [Header.traceparent]: childTraceparent(parseTraceparent(opts.traceparent)) };
+    const messageId = `${this.o.clientId}.${(++this.seq).toString(36)}`;
     const timeoutMs = opts.timeoutMs ?? this.o.defaultTimeoutMs;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new ServiceUnavailableError(undefined, { reason: 'not_confirmed_in_time' })), timeoutMs);
@@ -162,7 +166,7 @@ export class RpcClient {
         const ch = this.channel;
         if (!ch) return this.holdOrFail(publish, settle);
         try {
-          ch.publish(this.n.eventExchange, method, body, { contentType: 'application/json', persistent: opts.persistent ?? this.o.persistent, headers }, (err) => settle(err ?? undefined));
+          ch.publish(this.n.eventExchange, method, body, { contentType: 'application/json', messageId, persistent: opts.persistent ?? this.o.persistent, headers }, (err) => settle(err ?? undefined));
         } catch (err) {
           settle(err);
         }

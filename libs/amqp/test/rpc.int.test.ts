@@ -82,6 +82,12 @@ describe('calls', () => {
     expect(ctx?.signal.aborted).toBe(false);
   });
 
+  it('tells the call id of the next call in advance, so a caller can cancel or look it up', async () => {
+    const expected = client.nextCallId();
+    await client.call('math.ctx', []);
+    expect(seen.at(-1)?.callId).toBe(expected);
+  });
+
   it('lets nested calls inherit the deadline and the trace', async () => {
     const traceparent = '00-11111111111111111111111111111111-2222222222222222-01';
     const before = seen.length;

@@ -24,6 +24,7 @@ export default tseslint.config(
   { files: ['libs/amqp/src/**/*.ts'], rules: restrict(io(['amqplib']), 'The AMQP library only speaks AMQP; pass a logger in, keep Redis behind the CallTracker port.') },
   { files: ['libs/logger/src/**/*.ts'], rules: restrict(io(['pino']), 'The logger factory only wraps pino.') },
   { files: ['libs/inflight/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The in-flight store only speaks Redis.') },
+  { files: ['libs/eventlog/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The event log only speaks Redis.') },
   { files: ['services/**/*.ts', 'broker/**/*.ts'], rules: restrict(['amqplib', 'ioredis'], 'Services and the broker use the Warren libraries, not the drivers.') },
   { files: ['**/test/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', '**/main.ts', '**/bin/**/*.ts'], rules: { 'no-console': 'off', 'no-restricted-imports': 'off' } },
 );

@@ -10,6 +10,12 @@ module.exports = {
   testTimeout: 30000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services,broker}/**/test/**/*.test.ts', '<rootDir>/test/unit/**/*.test.ts'], testPathIgnorePatterns: ['\\.int\\.test\\.ts$', '/node_modules/'] },
-    { ...common, displayName: 'integration', testMatch: ['<rootDir>/{libs,services,broker}/**/test/**/*.int.test.ts', '<rootDir>/test/integration/**/*.int.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/{libs,services,broker}/**/test/**/*.int.test.ts', '<rootDir>/test/integration/**/*.int.test.ts'],
+      // RabbitMQ and Redis from AMQP_URL/REDIS_URL, the default ports, or testcontainers (see the file).
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+    },
   ],
 };

@@ -1,0 +1,142 @@
+import { readFile } from 'node:fs/promises';
+import { JsonRpcError, InvalidRequestError, errorResponse, ErrorCode, type Id, type JsonValue, type Params, type ResponseMessage } from '@warren/jsonrpc';
+import { ExitCode, UsageError, showError, type ExitCodeValue } from '../errors';
+import { prettyJson, table } from '../format';
+import { parseId, parseParams } from '../params';
+import type { Session } from '../session';
+
+export interface CallFlags {
+  readonly timeout?: number;
+  readonly id?: string;
+  readonly persistent?: boolean;
+  readonly showId?: boolean;
+}
+
+/** Prints an error: to stdout as a JSON-RPC error object with --json, else `error <code>: <message>` on stderr. */
+export function reportError(s: Session, err: unknown, id: Id = null): ExitCodeValue {
+  const shown = showError(err);
+  if (s.settings.json) {
+    s.out(JSON.stringify({ jsonrpc: '2.0', error: { code: shown.code, message: shown.message, ...(shown.data === undefined ? {} : { data: shown.data }) }, id }));
+  } else {
+    s.err(`${s.c.red(`error ${shown.code}`)}: ${shown.message}`);
+    if (shown.data !== undefined) s.err(prettyJson(shown.data, s.c));
+  }
+  return shown.exitCode;
+}
+
+/** `warren call <method> [params...]`: prints the result as JSON; exits 1 with the error code on an error answer. */
+export async function callCommand(s: Session, method: string, words: readonly string[], flags: CallFlags): Promise<ExitCodeValue> {
+  const params = parseParams(words);
+  // Always an explicit id: the client then takes the call id nextCallId() predicts (it does not
+  // when it also has to number the JSON-RPC id), which --show-id prints.
+  const id = flags.id === undefined ? 1 : parseId(flags.id);
+  const client = await s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) });
+  if (flags.showId) s.err(`call id: ${client.nextCallId()}`);
+  try {
+    const result = await client.call(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), id });
+    if (s.settings.json) s.out(JSON.stringify({ jsonrpc: '2.0', result, id }));
+    else s.out(prettyJson(result, s.c));
+    return ExitCode.ok;
+  } catch (err) {
+    if (!(err instanceof JsonRpcError)) throw err;
+    return reportError(s, err, id);
+  }
+}
+
+/** `warren notify <method> [params...]`: publishes a notification (confirmed by RabbitMQ; nobody answers). */
+export async function notifyCommand(s: Session, method: string, words: readonly string[], flags: Pick<CallFlags, 'timeout' | 'persistent'>): Promise<ExitCodeValue> {
+  const params = parseParams(words);
+  const client = await s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) });
+  try {
+    await client.notify(method, params, flags.timeout === undefined ? {} : { timeoutMs: flags.timeout });
+  } catch (err) {
+    if (!(err instanceof JsonRpcError)) throw err;
+    return reportError(s, err);
+  }
+  if (s.settings.json) s.out(JSON.stringify({ sent: true, method }));
+  else s.out(`${s.c.green('sent')} ${method}`);
+  return ExitCode.ok;
+}
+
+/** One entry of a batch file: a JSON-RPC request (with `id`) or notification (without). */
+interface Entry {
+  readonly method: string;
+  readonly params?: Params;
+  readonly id?: Id;
+}
+
+type Parsed = { readonly ok: true; readonly entry: Entry } | { readonly ok: false; readonly response: ResponseMessage };
+
+function parseEntry(raw: unknown): Parsed {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, response: errorResponse(null, ErrorCode.InvalidRequest) };
+  const e = raw as Record<string, unknown>;
+  const id = e['id'];
+  const validId = id === undefined || id === null || typeof id === 'string' || typeof id === 'number';
+  if (typeof e['method'] !== 'string' || e['method'] === '' || !validId || (e['params'] !== undefined && (typeof e['params'] !== 'object' || e['params'] === null))) {
+    return { ok: false, response: errorResponse(validId && id !== undefined ? (id as Id) : null, ErrorCode.InvalidRequest) };
+  }
+  return { ok: true, entry: { method: e['method'], ...(e['params'] === undefined ? {} : { params: e['params'] as Params }), ...(id === undefined ? {} : { id: id as Id }) } };
+}
+
+async function readSource(s: Session, source: string): Promise<string> {
+  if (source !== '-') {
+    try {
+      return await readFile(source, 'utf8');
+    } catch (err) {
+      throw new UsageError(`cannot read ${source}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of s.io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * `warren batch <file|->`: sends every entry of a JSON-RPC batch concurrently
+ * and prints the responses in request order (notifications have none, as in
+ * JSON-RPC). Exits 1 when any entry failed.
+ */
+export async function batchCommand(s: Session, source: string, flags: Pick<CallFlags, 'timeout' | 'persistent'>): Promise<ExitCodeValue> {
+  const text = await readSource(s, source);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${source === '-' ? 'stdin' : source} is not JSON`);
+  }
+  const items = Array.isArray(value) ? value : [value];
+  if (items.length === 0) throw new UsageError('the batch is empty');
+  const client = await s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) });
+  const timeout = flags.timeout === undefined ? {} : { timeoutMs: flags.timeout };
+  const outcomes = await Promise.all(
+    items.map(async (raw, index): Promise<{ index: number; method: string; response: ResponseMessage | undefined }> => {
+      const parsed = parseEntry(raw);
+      if (!parsed.ok) return { index, method: '', response: parsed.response };
+      const { method, params, id } = parsed.entry;
+      try {
+        if (id === undefined) {
+          await client.notify(method, params, timeout);
+          return { index, method, response: undefined };
+        }
+        const result = await client.call(method, params, { ...timeout, ...(id === null ? {} : { id }) });
+        return { index, method, response: { jsonrpc: '2.0', result, id } };
+      } catch (err) {
+        const e = err instanceof JsonRpcError ? err : new InvalidRequestError(err instanceof Error ? err.message : String(err));
+        return { index, method, response: { jsonrpc: '2.0', error: e.toErrorObject(), id: id ?? null } };
+      }
+    }),
+  );
+  const responses = outcomes.flatMap((o) => (o.response ? [o.response] : []));
+  const failed = responses.some((r) => 'error' in r);
+  if (s.settings.json) {
+    s.out(JSON.stringify(responses));
+  } else {
+    const rows = outcomes.map((o) => {
+      const r = o.response;
+      const outcome = r === undefined ? s.c.dim('(notification sent)') : 'error' in r ? s.c.red(`error ${r.error.code}: ${r.error.message}`) : JSON.stringify(r.result as JsonValue);
+      return [String(o.index + 1), r === undefined ? '-' : JSON.stringify(r.id), o.method || s.c.red('(invalid)'), outcome];
+    });
+    s.out(table(['#', 'id', 'method', 'outcome'], rows, s.c));
+  }
+  return failed ? ExitCode.error : ExitCode.ok;
+}

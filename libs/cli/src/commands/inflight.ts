@@ -1,0 +1,114 @@
+import { InflightError, type InflightCall } from '@warren/inflight';
+import { ExitCode, UnreachableError, type ExitCodeValue } from '../errors';
+import { duration, prettyJson, table } from '../format';
+import type { Session } from '../session';
+
+/** Runs a view operation; Redis failures become "unreachable" (exit 3). */
+async function viewOp<T>(s: Session, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof InflightError) throw new UnreachableError(s.redisLabel, err.cause ?? err);
+    throw err;
+  }
+}
+
+function render(s: Session, calls: readonly InflightCall[], now: number): string {
+  if (calls.length === 0) return s.c.dim('no calls in flight');
+  const rows = calls.map((c) => [
+    c.callId,
+    c.service,
+    c.method,
+    c.worker,
+    String(c.attempt),
+    duration(c.ageMs),
+    c.deadline > 0 ? duration(c.deadline - now) : '-',
+    c.cancelRequested ? s.c.yellow('cancelling') : s.c.green('running'),
+  ]);
+  return table(['call id', 'service', 'method', 'worker', 'attempt', 'age', 'deadline in', 'state'], rows, s.c, new Set([4, 5, 6]));
+}
+
+export interface InflightFlags {
+  readonly watch?: boolean;
+  readonly interval: number;
+  readonly count?: number;
+  readonly service?: string;
+}
+
+/**
+ * `warren inflight [--watch]`: the calls running now across the cluster,
+ * from the in-flight store in Redis (@warren/inflight). With --watch the
+ * table is redrawn every --interval ms until Ctrl-C (or --count refreshes);
+ * with --json each refresh is one JSON line.
+ */
+export async function inflightCommand(s: Session, flags: InflightFlags, stop: AbortSignal): Promise<ExitCodeValue> {
+  const view = s.view();
+  const filter = flags.service === undefined ? {} : { service: flags.service };
+  const redraw = flags.watch === true && s.io.stdout.isTTY === true && !s.settings.json;
+  for (let round = 1; ; round++) {
+    const calls = await viewOp(s, () => view.list(filter));
+    const now = Date.now();
+    if (s.settings.json) {
+      s.out(JSON.stringify({ at: now, calls }));
+    } else {
+      // On a terminal, clear and draw again in place; elsewhere (pipes, tests) append each table.
+      if (redraw) s.io.stdout.write('\u001b[H\u001b[2J');
+      if (flags.watch) s.out(s.c.dim(`${new Date(now).toISOString()}  ${calls.length} in flight  (every ${flags.interval}ms, Ctrl-C to stop)`));
+      s.out(render(s, calls, now));
+      if (flags.watch && !redraw) s.out('');
+    }
+    if (!flags.watch || (flags.count !== undefined && round >= flags.count) || stop.aborted) return ExitCode.ok;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, flags.interval);
+      stop.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+    if (stop.aborted) return ExitCode.ok;
+  }
+}
+
+/** `warren status <call-id>`: one call's state (queued/running/done/failed/cancelled/expired/unknown) and stored outcome. */
+export async function statusCommand(s: Session, callId: string): Promise<ExitCodeValue> {
+  const status = await viewOp(s, () => s.view().status(callId));
+  if (s.settings.json) {
+    s.out(JSON.stringify(status));
+    return ExitCode.ok;
+  }
+  const paint = { done: s.c.green, running: s.c.cyan, queued: s.c.cyan, failed: s.c.red, cancelled: s.c.yellow, expired: s.c.yellow, unknown: s.c.dim }[status.state];
+  s.out(`${s.c.bold(callId)}  ${paint(status.state)}`);
+  const now = Date.now();
+  const rows: [string, string][] = [];
+  if (status.service !== undefined) rows.push(['service', status.service]);
+  if (status.method !== undefined) rows.push(['method', status.method]);
+  if (status.worker !== undefined) rows.push(['worker', status.worker]);
+  if (status.attempt !== undefined) rows.push(['attempt', String(status.attempt)]);
+  if (status.startedAt !== undefined) rows.push(['started', `${duration(now - status.startedAt)} ago`]);
+  if (status.deadline !== undefined) rows.push(['deadline', status.deadline > now ? `in ${duration(status.deadline - now)}` : `${duration(now - status.deadline)} ago`]);
+  for (const [k, v] of rows) s.out(`  ${s.c.dim(k.padEnd(9))}${v}`);
+  if (status.response !== undefined) s.out(`  ${s.c.dim('outcome'.padEnd(9))}${prettyJson('error' in status.response ? { error: status.response.error } : { result: status.response.result }, s.c).replace(/\n/g, '\n           ')}`);
+  if (status.state === 'unknown') s.out(s.c.dim('  no record: not taken by a tracked worker yet, never sent, or forgotten'));
+  return ExitCode.ok;
+}
+
+/** `warren cancel <call-id>`: cancels a running or queued call; its caller gets -32003 Cancelled. */
+export async function cancelCommand(s: Session, callId: string): Promise<ExitCodeValue> {
+  const outcome = await viewOp(s, () => s.view().cancel(callId));
+  if (s.settings.json) {
+    s.out(JSON.stringify({ callId, ...outcome }));
+    return ExitCode.ok;
+  }
+  switch (outcome.outcome) {
+    case 'signalled':
+      s.out(`${s.c.green('cancelled')} ${callId}: its worker ${outcome.worker} was told to stop`);
+      break;
+    case 'marked':
+      s.out(`${s.c.green('cancelled')} ${callId}: not started; it will be answered Cancelled without running`);
+      break;
+    case 'already-cancelled':
+      s.out(`${s.c.yellow('already cancelled')} ${callId}`);
+      break;
+    case 'finished':
+      s.out(`${s.c.yellow('too late')}: ${callId} already finished (${outcome.state})`);
+      break;
+  }
+  return ExitCode.ok;
+}

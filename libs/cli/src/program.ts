@@ -1,0 +1,208 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { benchCommand } from './commands/bench';
+import { batchCommand, callCommand, notifyCommand, reportError } from './commands/call';
+import { cancelCommand, inflightCommand, statusCommand } from './commands/inflight';
+import { servicesCommand } from './commands/services';
+import { ExitCode, type ExitCodeValue } from './errors';
+import { wantColor } from './format';
+import { Session, type Io, type Settings } from './session';
+
+/** Defaults of everything the environment or a flag can set; docs/cli.md has the table. */
+export const cliDefaults = {
+  amqpUrl: 'amqp://guest:guest@127.0.0.1:5672',
+  redisUrl: 'redis://127.0.0.1:6379',
+  namespace: 'warren',
+  gateway: 'http://127.0.0.1:18001',
+  connectTimeoutMs: 5000,
+  servicesWaitMs: 11_000,
+} as const;
+
+interface GlobalFlags {
+  json?: boolean;
+  color?: boolean;
+  namespace?: string;
+  amqpUrl?: string;
+  redisUrl?: string;
+  gateway?: string;
+  keyPrefix?: string;
+  connectTimeout?: number;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+}
+
+const env = (io: Io, name: string): string | undefined => {
+  const v = io.env[name]?.trim();
+  return v === undefined || v === '' ? undefined : v;
+};
+
+/** Flags win over the environment, the environment over the defaults. */
+export function resolveSettings(io: Io, g: GlobalFlags): Settings {
+  const namespace = g.namespace ?? env(io, 'WARREN_NAMESPACE') ?? cliDefaults.namespace;
+  const gatewayNamed = g.gateway ?? env(io, 'WARREN_GATEWAY');
+  const gateway = gatewayNamed ?? cliDefaults.gateway;
+  const json = g.json === true;
+  return {
+    json,
+    color: g.color !== false && !json && wantColor(io.stdout.isTTY === true, io.env),
+    namespace,
+    amqpUrls: (g.amqpUrl ?? env(io, 'AMQP_URL') ?? cliDefaults.amqpUrl).split(',').map((u) => u.trim()).filter(Boolean),
+    redisUrl: g.redisUrl ?? env(io, 'REDIS_URL') ?? cliDefaults.redisUrl,
+    // The services' convention: in-flight keys are prefixed with the namespace unless told otherwise.
+    keyPrefix: g.keyPrefix ?? env(io, 'WARREN_KEY_PREFIX') ?? namespace,
+    gateway: gateway === 'off' || gateway === 'none' ? undefined : gateway,
+    gatewayExplicit: gatewayNamed !== undefined,
+    connectTimeoutMs: g.connectTimeout ?? cliDefaults.connectTimeoutMs,
+  };
+}
+
+/**
+ * Builds the `warren` program. Each action runs in a {@link Session} that is
+ * closed afterwards; its exit code is handed to `setCode`.
+ */
+export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, stop: AbortSignal): Command {
+  const program = new Command('warren');
+  program
+    .description('Call, watch and load-test Warren services over RabbitMQ.')
+    .version('0.1.0')
+    .option('--json', 'machine-readable JSON output (one JSON value or one per line)')
+    .option('--no-color', 'no colours, even on a terminal (NO_COLOR works too)')
+    .option('-n, --namespace <ns>', `namespace of exchanges and queues (env WARREN_NAMESPACE, default ${cliDefaults.namespace})`)
+    .option('--amqp-url <url>', 'RabbitMQ URL(s), comma-separated (env AMQP_URL)')
+    .option('--redis-url <url>', 'Redis of the in-flight store (env REDIS_URL)')
+    .option('--key-prefix <prefix>', 'in-flight key prefix (env WARREN_KEY_PREFIX, default: the namespace)')
+    .option('--gateway <url>', `broker HTTP gateway, or "off" (env WARREN_GATEWAY, default ${cliDefaults.gateway})`)
+    .addOption(new Option('--connect-timeout <ms>', 'give up connecting after this long').argParser(positiveInt).default(cliDefaults.connectTimeoutMs))
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: (t) => void io.stdout.write(t), writeErr: (t) => void io.stderr.write(t) });
+
+  /** Runs an action in a session: reports errors, records the exit code, closes connections. */
+  const act =
+    <A extends unknown[]>(work: (s: Session, ...args: A) => Promise<ExitCodeValue>) =>
+    async (...args: A): Promise<void> => {
+      const s = new Session(io, resolveSettings(io, program.opts<GlobalFlags>()));
+      try {
+        setCode(await work(s, ...args));
+      } catch (err) {
+        setCode(reportError(s, err));
+      } finally {
+        await s.close();
+      }
+    };
+
+  program
+    .command('call')
+    .description('call a method and print its result as JSON; exits 1 with the error code on an error answer')
+    .argument('<method>', 'method name, e.g. add')
+    .argument('[params...]', 'one JSON array/object, or positional words each parsed as JSON (else taken as a string)')
+    .addOption(new Option('-t, --timeout <ms>', 'deadline of the call').argParser(positiveInt))
+    .option('--id <id>', 'JSON-RPC id to send (a number when numeric)')
+    .option('--persistent', 'persist the request to disk (for durable job queues)')
+    .option('--show-id', 'print the call id (for status/cancel) on stderr first')
+    .addHelpText('after', '\nExamples:\n  warren call add 4 5\n  warren call subtract \'{"minuend":42,"subtrahend":23}\'\n  warren call calculate \'{"expression":"1+3+6"}\'\n  warren call add -- -5 3          (use -- before negative numbers)\n  warren call report.render \'{"size":5}\' --persistent --timeout 60000 --show-id')
+    .action(act((s, method: string, params: string[], flags: { timeout?: number; id?: string; persistent?: boolean; showId?: boolean }) => callCommand(s, method, params, flags)));
+
+  program
+    .command('notify')
+    .description('publish a notification (nobody answers; every subscribing service gets it)')
+    .argument('<method>', 'notification name, e.g. notify_hello')
+    .argument('[params...]', 'as for call')
+    .addOption(new Option('-t, --timeout <ms>', 'wait this long for RabbitMQ to confirm').argParser(positiveInt))
+    .option('--persistent', 'persist the message to disk')
+    .addHelpText('after', '\nExamples:\n  warren notify notify_hello 7\n  warren notify logMessage "User logged in"')
+    .action(act((s, method: string, params: string[], flags: { timeout?: number; persistent?: boolean }) => notifyCommand(s, method, params, flags)));
+
+  program
+    .command('batch')
+    .description('send a JSON-RPC batch from a file (or - for stdin); prints the responses in order; exits 1 if any failed')
+    .argument('<file>', 'JSON file: an array of {"method", "params"?, "id"?} (no id: a notification), or - for stdin')
+    .addOption(new Option('-t, --timeout <ms>', 'deadline of each call').argParser(positiveInt))
+    .option('--persistent', 'persist the messages to disk')
+    .addHelpText('after', '\nExample:\n  echo \'[{"method":"sum","params":[1,2,4],"id":1},{"method":"notify_hello","params":[7]}]\' | warren batch -')
+    .action(act((s, file: string, flags: { timeout?: number; persistent?: boolean }) => batchCommand(s, file, flags)));
+
+  program
+    .command('services')
+    .description("live services, their instances, methods and subscriptions (the gateway's GET /services, else RabbitMQ announcements)")
+    .addOption(new Option('-w, --wait <ms>', 'without a gateway, listen for announcements this long').argParser(positiveInt).default(cliDefaults.servicesWaitMs))
+    .action(act((s, flags: { wait: number }) => servicesCommand(s, flags)));
+
+  program
+    .command('inflight')
+    .description('calls in flight across the cluster (from the in-flight store in Redis)')
+    .option('-w, --watch', 'refresh until Ctrl-C')
+    .addOption(new Option('-i, --interval <ms>', 'refresh period with --watch').argParser(positiveInt).default(1000))
+    .addOption(new Option('-c, --count <n>', 'with --watch, stop after this many refreshes').argParser(positiveInt))
+    .option('-s, --service <name>', 'only calls of this service')
+    .action(act((s, flags: { watch?: boolean; interval: number; count?: number; service?: string }) => inflightCommand(s, flags, stop)));
+
+  program
+    .command('status')
+    .description("one call's state (queued, running, done, failed, cancelled, expired, unknown) and its stored outcome")
+    .argument('<call-id>', 'the call id (shown by inflight, or call --show-id)')
+    .action(act((s, callId: string) => statusCommand(s, callId)));
+
+  program
+    .command('cancel')
+    .description('cancel a running or queued call; its caller gets -32003 Cancelled')
+    .argument('<call-id>', 'the call id (shown by inflight, or call --show-id)')
+    .action(act((s, callId: string) => cancelCommand(s, callId)));
+
+  program
+    .command('bench')
+    .description('load-test a method: a progress bar, then calls/s and latency percentiles')
+    .addOption(new Option('-c, --concurrency <n>', 'calls in flight at once').argParser(positiveInt).default(16))
+    .addOption(new Option('-N, --calls <n>', 'calls in all').argParser(positiveInt).default(1000))
+    .option('-m, --method <method>', 'method to call', 'add')
+    .option('-p, --params <json>', 'params of every call (default [1,2] for add, none otherwise)')
+    .addOption(new Option('-t, --timeout <ms>', 'deadline of each call').argParser(positiveInt))
+    .option('--progress', 'draw the progress bar even when stderr is not a terminal')
+    .option('--no-progress', 'never draw the progress bar')
+    .action(act((s, flags: { concurrency: number; calls: number; method: string; params?: string; timeout?: number; progress?: boolean }) => benchCommand(s, flags)));
+
+  return program;
+}
+
+/**
+ * Runs the CLI on `argv` (without node and script) and resolves with the exit
+ * code; never calls `process.exit`. `stop` ends a `--watch`.
+ *
+ * @example await run(['call', 'add', '4', '5'], io) // prints 9, resolves 0
+ */
+export async function run(argv: readonly string[], io: Io, stop: AbortSignal = new AbortController().signal): Promise<ExitCodeValue> {
+  let code: ExitCodeValue = ExitCode.ok;
+  const program = buildProgram(io, (c) => (code = c), stop);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version "errors" are successes; the message of a real one is already on stderr.
+      return err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help' ? ExitCode.ok : ExitCode.usage;
+    }
+    throw err;
+  }
+  return code;
+}
+
+/** The bin's entry point: real stdio and environment, Ctrl-C ends a watch, exit code set on the process. */
+export async function main(argv: readonly string[]): Promise<void> {
+  const stop = new AbortController();
+  let interrupted = false;
+  const onSignal = (): void => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const code = await run(argv, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }, stop.signal);
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  process.exitCode = code;
+  // Everything is closed by now; should a stray handle remain, do not hang the shell on it.
+  setTimeout(() => process.exit(code), 1000).unref();
+}

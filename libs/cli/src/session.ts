@@ -1,0 +1,91 @@
+import { connectClient, type RpcClient } from '@warren/amqp';
+import { InflightView } from '@warren/inflight';
+import { redactUrl } from '@warren/logger';
+import { UnreachableError } from './errors';
+import { colors, type Colors } from './format';
+
+/** Where the CLI reads and writes; `process` in the bin, fakes in tests. */
+export interface Io {
+  readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean; columns?: number };
+  readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean };
+  readonly stdin: NodeJS.ReadableStream;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** Settings every command shares: global flags first, then the environment, then defaults (docs/cli.md). */
+export interface Settings {
+  readonly json: boolean;
+  readonly color: boolean;
+  readonly namespace: string;
+  readonly amqpUrls: readonly string[];
+  readonly redisUrl: string;
+  readonly keyPrefix: string;
+  /** Base URL of the broker's HTTP gateway; undefined when turned off. */
+  readonly gateway: string | undefined;
+  /** The gateway was named on purpose (flag or WARREN_GATEWAY), not the default. */
+  readonly gatewayExplicit: boolean;
+  readonly connectTimeoutMs: number;
+}
+
+/**
+ * One run of a command: its settings, its output, and the connections it
+ * opened (lazily, each at most once), all closed by `close()`.
+ */
+export class Session {
+  readonly c: Colors;
+  private rpc: Promise<RpcClient> | undefined;
+  private inflight: InflightView | undefined;
+
+  constructor(
+    readonly io: Io,
+    readonly settings: Settings,
+  ) {
+    this.c = colors(settings.color);
+  }
+
+  /** Writes a line to stdout. */
+  out(text: string): void {
+    this.io.stdout.write(`${text}\n`);
+  }
+
+  /** Writes a line to stderr (diagnostics, progress). */
+  err(text: string): void {
+    this.io.stderr.write(`${text}\n`);
+  }
+
+  /** A connected RPC client (one per session). Fails with exit code 3 when RabbitMQ does not answer in time. */
+  client(options: { readonly persistent?: boolean; readonly defaultTimeoutMs?: number } = {}): Promise<RpcClient> {
+    this.rpc ??= connectClient({
+      urls: [...this.settings.amqpUrls],
+      namespace: this.settings.namespace,
+      startTimeoutMs: this.settings.connectTimeoutMs,
+      socketTimeoutMs: Math.min(5000, this.settings.connectTimeoutMs),
+      reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
+      connectionName: 'warren-cli',
+      ...(options.persistent === undefined ? {} : { persistent: options.persistent }),
+      ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
+    }).catch((err: unknown) => {
+      throw new UnreachableError(`RabbitMQ at ${this.settings.amqpUrls.map(redactUrl).join(', ')}`, err);
+    });
+    return this.rpc;
+  }
+
+  /** The cluster-wide in-flight view in Redis (@warren/inflight). */
+  view(): InflightView {
+    this.inflight ??= new InflightView({ redis: this.settings.redisUrl, keyPrefix: this.settings.keyPrefix, commandTimeoutMs: Math.min(this.settings.connectTimeoutMs, 3000) });
+    return this.inflight;
+  }
+
+  get redisLabel(): string {
+    return `Redis at ${redactUrl(this.settings.redisUrl)} (key prefix ${this.settings.keyPrefix})`;
+  }
+
+  /** Closes whatever the command opened. Idempotent; never throws. */
+  async close(): Promise<void> {
+    const rpc = this.rpc;
+    this.rpc = undefined;
+    const view = this.inflight;
+    this.inflight = undefined;
+    await Promise.all([rpc?.then((c) => c.close()).catch(() => undefined), view?.close().catch(() => undefined)]);
+  }
+}

@@ -1,0 +1,128 @@
+import { PassThrough } from 'node:stream';
+import { ExitCode, parseId, parseParams, parseWord, percentile, resolveSettings, run, type Io } from '../src/index';
+import { colors, duration, prettyJson, progressBar, table, wantColor } from '../src/format';
+
+function fakeIo(env: Record<string, string> = {}, tty = false): Io & { output: () => string; errors: () => string } {
+  let out = '';
+  let err = '';
+  return {
+    stdout: { write: (t: string) => (out += t), isTTY: tty },
+    stderr: { write: (t: string) => (err += t), isTTY: tty },
+    stdin: new PassThrough(),
+    env,
+    output: () => out,
+    errors: () => err,
+  };
+}
+
+describe('params from the command line', () => {
+  it.each<[string[], unknown]>([
+    [[], undefined],
+    [['4', '5'], [4, 5]],
+    [['hello', '5'], ['hello', 5]],
+    [['{"minuend":42,"subtrahend":23}'], { minuend: 42, subtrahend: 23 }],
+    [['[1,2,4]'], [1, 2, 4]],
+    [['[[1,2]]'], [[1, 2]]],
+    [['7'], [7]],
+    [['"7"'], ['7']],
+    [['true', 'null'], [true, null]],
+    [['{not json'], ['{not json']],
+    [['-5', '3'], [-5, 3]],
+  ])('%j → %j', (words, params) => {
+    expect(parseParams(words)).toEqual(params);
+  });
+
+  it('parses words as JSON, falling back to the string', () => {
+    expect(parseWord('1e3')).toBe(1000);
+    expect(parseWord('User logged in')).toBe('User logged in');
+  });
+
+  it('takes a numeric --id as a number', () => {
+    expect(parseId('7')).toBe(7);
+    expect(parseId('abc')).toBe('abc');
+    expect(parseId('1.5')).toBe('1.5');
+  });
+});
+
+describe('settings', () => {
+  it('takes flags over the environment over the defaults', () => {
+    const io = fakeIo({ WARREN_NAMESPACE: 'envns', AMQP_URL: 'amqp://a:1,amqp://b:2', REDIS_URL: 'redis://r:1' });
+    expect(resolveSettings(io, {})).toMatchObject({ namespace: 'envns', amqpUrls: ['amqp://a:1', 'amqp://b:2'], redisUrl: 'redis://r:1', keyPrefix: 'envns', gateway: 'http://127.0.0.1:18001', gatewayExplicit: false });
+    expect(resolveSettings(io, { namespace: 'flag', gateway: 'off', keyPrefix: 'kp' })).toMatchObject({ namespace: 'flag', keyPrefix: 'kp', gateway: undefined, gatewayExplicit: true });
+    expect(resolveSettings(fakeIo(), {})).toMatchObject({ namespace: 'warren', amqpUrls: ['amqp://guest:guest@127.0.0.1:5672'], keyPrefix: 'warren' });
+  });
+
+  it('uses colours only on a terminal, never with --json, and honours NO_COLOR / FORCE_COLOR', () => {
+    expect(resolveSettings(fakeIo({}, true), {}).color).toBe(true);
+    expect(resolveSettings(fakeIo({}, false), {}).color).toBe(false);
+    expect(resolveSettings(fakeIo({}, true), { json: true }).color).toBe(false);
+    expect(resolveSettings(fakeIo({}, true), { color: false }).color).toBe(false);
+    expect(wantColor(true, { NO_COLOR: '1' })).toBe(false);
+    expect(wantColor(false, { FORCE_COLOR: '1' })).toBe(true);
+  });
+});
+
+describe('formatting', () => {
+  it('aligns tables, right-aligning number columns, ignoring colour codes', () => {
+    const c = colors(true);
+    const text = table(['name', 'n'], [[c.red('a'), '1'], ['bbb', '100']], colors(false), new Set([1]));
+    expect(text.split('\n')).toEqual(['name    n', `${c.red('a')}       1`, 'bbb   100']);
+  });
+
+  it('colours JSON only when asked', () => {
+    expect(prettyJson({ a: 1 }, colors(false))).toBe('{\n  "a": 1\n}');
+    expect(prettyJson({ a: 1 }, colors(true))).toContain('\u001b[');
+  });
+
+  it('formats durations and progress', () => {
+    expect(duration(90)).toBe('90ms');
+    expect(duration(1234)).toBe('1.2s');
+    expect(duration(125_000)).toBe('2m05s');
+    expect(progressBar(5, 10, 10)).toBe('[█████░░░░░]  50% 5/10');
+  });
+
+  it('computes nearest-rank percentiles', () => {
+    const xs = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(percentile(xs, 0.5)).toBe(50);
+    expect(percentile(xs, 0.99)).toBe(99);
+    expect(percentile(xs, 1)).toBe(100);
+    expect(percentile([], 0.5)).toBeNaN();
+  });
+});
+
+describe('run (no broker needed)', () => {
+  it('prints help for the program and for every command, exiting 0', async () => {
+    for (const argv of [['--help'], ['call', '--help'], ['notify', '--help'], ['batch', '--help'], ['services', '--help'], ['inflight', '--help'], ['status', '--help'], ['cancel', '--help'], ['bench', '--help']]) {
+      const io = fakeIo();
+      await expect(run(argv, io)).resolves.toBe(ExitCode.ok);
+      expect(io.output()).toMatch(/^Usage: warren/);
+    }
+  });
+
+  it('exits 2 on usage errors, with a message on stderr', async () => {
+    for (const argv of [['nope'], ['call'], ['bench', '--calls', 'x'], ['call', 'add', '--timeout', '-1'], ['inflight', '--interval', '0']]) {
+      const io = fakeIo();
+      await expect(run(argv, io)).resolves.toBe(ExitCode.usage);
+      expect(io.errors()).toMatch(/error/);
+    }
+  });
+
+  it('exits 3 with a clear message when RabbitMQ cannot be reached', async () => {
+    const io = fakeIo({ AMQP_URL: 'amqp://guest:secret@127.0.0.1:1' });
+    await expect(run(['--connect-timeout', '300', 'call', 'add', '1', '2'], io)).resolves.toBe(ExitCode.unreachable);
+    expect(io.errors()).toMatch(/^error CLI_UNREACHABLE: cannot reach RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1/);
+    expect(io.errors()).not.toContain('secret');
+  });
+
+  it('reports a batch file that cannot be read as a usage error', async () => {
+    const io = fakeIo({ AMQP_URL: 'amqp://127.0.0.1:1' });
+    await expect(run(['batch', '/nonexistent/batch.json'], io)).resolves.toBe(ExitCode.usage);
+    expect(io.errors()).toMatch(/cannot read/);
+  });
+
+  it('prints errors as a JSON-RPC error object on stdout with --json', async () => {
+    const io = fakeIo({ AMQP_URL: 'amqp://127.0.0.1:1' });
+    await expect(run(['--json', '--connect-timeout', '200', 'notify', 'x'], io)).resolves.toBe(ExitCode.unreachable);
+    expect(JSON.parse(io.output())).toMatchObject({ jsonrpc: '2.0', error: { code: 'CLI_UNREACHABLE' }, id: null });
+  });
+});

@@ -1,0 +1,59 @@
+import type { CallOptions, RpcClient } from '@warren/amqp';
+import { ConnectionLostError, JsonRpcError, isErrorResponse, type JsonValue, type Params } from '@warren/jsonrpc';
+import type { Logger } from '@warren/logger';
+import type { CancelOutcome, InflightView } from './view';
+
+/**
+ * Makes a caller's abort cancel the call where it runs: when a call made with
+ * `signal` is aborted, the client settles it with CancelledError at once and
+ * this tells the cluster, so the worker's handler is aborted too (or, if it
+ * has not started, never starts).
+ *
+ * @example
+ * cancelOnAbort(client, view);
+ * const ac = new AbortController();
+ * const p = client.call('slow', [], { signal: ac.signal });
+ * ac.abort(); // p rejects with CancelledError; the handler's ctx.signal fires on its worker
+ */
+export function cancelOnAbort(client: RpcClient, view: Pick<InflightView, 'cancel'>, log?: Logger): void {
+  client.onCancel((callId) => {
+    view.cancel(callId).then(
+      (outcome: CancelOutcome) => log?.debug({ callId, outcome: outcome.outcome }, 'call cancelled across the cluster'),
+      (err: unknown) => log?.warn({ err, callId }, 'cancel not recorded (in-flight store unavailable)'),
+    );
+  });
+}
+
+export interface RecoveryOptions extends CallOptions {
+  /** How long to wait for the stored outcome after the reply was lost. @default the call's timeoutMs, else 30000 */
+  readonly recoverWithinMs?: number;
+  /** How often to look for it. @default 100 */
+  readonly pollMs?: number;
+}
+
+/**
+ * `client.call`, except that a reply lost on the way back (ConnectionLostError:
+ * the connection or the reply queue went away while the call ran) is
+ * recovered from the in-flight store by call id instead of failing: the
+ * worker stored the outcome before replying. If no outcome turns up in time
+ * (the request itself was lost), the ConnectionLostError is thrown as before.
+ *
+ * @example
+ * const sum = await callWithRecovery<number>(client, view, 'add', [4, 5]);
+ */
+export async function callWithRecovery<R = JsonValue>(client: RpcClient, view: Pick<InflightView, 'waitForResult'>, method: string, params?: Params, opts: RecoveryOptions = {}): Promise<R> {
+  const { recoverWithinMs, pollMs, ...callOptions } = opts;
+  // The call id is taken synchronously by `call`, so nothing can come in between. An explicit
+  // JSON-RPC id keeps `call` from taking a second number from the client's counter for the body.
+  const callId = client.nextCallId();
+  try {
+    return await client.call<R>(method, params, { ...callOptions, id: callOptions.id ?? callId });
+  } catch (err) {
+    if (!(err instanceof ConnectionLostError)) throw err;
+    const waitMs = recoverWithinMs ?? Math.max(1, Math.min(opts.timeoutMs ?? 30_000, (opts.deadline ?? Number.POSITIVE_INFINITY) - Date.now()));
+    const response = await view.waitForResult(callId, { timeoutMs: waitMs, ...(pollMs === undefined ? {} : { pollMs }), ...(opts.signal ? { signal: opts.signal } : {}) }).catch(() => undefined);
+    if (!response) throw err;
+    if (isErrorResponse(response)) throw JsonRpcError.fromErrorObject(response.error);
+    return response.result as R;
+  }
+}

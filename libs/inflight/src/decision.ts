@@ -1,0 +1,267 @@
+import {
+  CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, WorkerLostError, failureResponse, isErrorResponse,
+  type Id, type ResponseMessage,
+} from '@warren/jsonrpc';
+
+/**
+ * Pure functions between Redis replies and Warren terms: what a claim script
+ * answered, what state a record is in, what response a stored outcome stands
+ * for. No I/O here, so the rules are unit-tested without Redis. Parsing never
+ * throws: a reply that does not fit comes back as `{ kind: 'invalid' }`.
+ */
+
+/** What the claim script decided for a delivered request. */
+export type ClaimReply =
+  /** This worker owns the call now (first claim, or a takeover from `previousOwner`). */
+  | { readonly kind: 'run'; readonly attempt: number; readonly previousOwner: string | undefined }
+  /** The call has an outcome already: answer with it. `result` is the stored response JSON, if any. */
+  | { readonly kind: 'stored'; readonly result: string | undefined; readonly code: number | undefined; readonly state: CallState }
+  /** Another worker holds a live lease: wait for its result. */
+  | { readonly kind: 'busy'; readonly owner: string; readonly leaseLeftMs: number }
+  /** The call was cancelled before it started: answer Cancelled, do not run it. */
+  | { readonly kind: 'cancelled' }
+  /** Every allowed attempt's worker died: answer WorkerLost and dead-letter it. */
+  | { readonly kind: 'dead'; readonly attempts: number; readonly lastOwner: string | undefined }
+  | { readonly kind: 'invalid'; readonly raw: unknown };
+
+/** The states a record in Redis can be in (`unknown` means there is no record). */
+const recordStates = new Set<string>(['running', 'queued', 'done', 'failed', 'cancelled', 'expired']);
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
+const int = (v: unknown): number | undefined => {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v !== '' ? Number(v) : Number.NaN;
+  return Number.isSafeInteger(n) ? n : undefined;
+};
+
+export function parseClaimReply(raw: unknown): ClaimReply {
+  // A bare number: claimed fresh, at that attempt (the common case, kept small).
+  if (typeof raw === 'number') return Number.isSafeInteger(raw) && raw >= 1 ? { kind: 'run', attempt: raw, previousOwner: undefined } : { kind: 'invalid', raw };
+  if (!Array.isArray(raw)) return { kind: 'invalid', raw };
+  const [kind, a, b, c] = raw as unknown[];
+  switch (kind) {
+    case 'run': {
+      const attempt = int(a);
+      return attempt === undefined || attempt < 1 ? { kind: 'invalid', raw } : { kind: 'run', attempt, previousOwner: text(b) };
+    }
+    case 'stored':
+      return { kind: 'stored', result: text(a), code: int(b), state: typeof c === 'string' && recordStates.has(c) ? (c as CallState) : 'unknown' };
+    case 'busy':
+      return { kind: 'busy', owner: text(a) ?? '', leaseLeftMs: Math.max(0, int(b) ?? 0) };
+    case 'cancelled':
+      return { kind: 'cancelled' };
+    case 'dead':
+      return { kind: 'dead', attempts: int(a) ?? 0, lastOwner: text(b) };
+    default:
+      return { kind: 'invalid', raw };
+  }
+}
+
+/** What does not change over a call's life, stored in one field (`meta`) of its record. */
+export interface CallMeta {
+  readonly service: string;
+  readonly method: string;
+  readonly deadline: number;
+  /** The JSON-RPC id, as JSON. */
+  readonly rid: string;
+}
+
+/**
+ * Tab-separated: service and method names cannot hold control characters
+ * (AMQP resource names, routing keys), a number cannot, and JSON escapes
+ * them; the id goes last anyway.
+ */
+export function encodeMeta(meta: CallMeta): string {
+  return `${meta.service}\t${meta.method}\t${meta.deadline}\t${meta.rid}`;
+}
+
+export function decodeMeta(raw: string | undefined): Partial<CallMeta> {
+  if (raw === undefined) return {};
+  const first = raw.indexOf('\t');
+  const second = raw.indexOf('\t', first + 1);
+  const third = raw.indexOf('\t', second + 1);
+  if (first < 0 || second < 0 || third < 0) return {};
+  const deadline = Number(raw.slice(second + 1, third));
+  return {
+    service: raw.slice(0, first),
+    method: raw.slice(first + 1, second),
+    ...(Number.isSafeInteger(deadline) ? { deadline } : {}),
+    rid: raw.slice(third + 1),
+  };
+}
+
+/** Every state a call can be seen in. */
+export type CallState =
+  /** No record: not taken by any worker yet (still queued in RabbitMQ), never sent, or forgotten (TTL). */
+  | 'unknown'
+  /** Given back unfinished (its worker shut down and requeued it); the next worker takes it over. */
+  | 'queued'
+  | 'running'
+  | 'done'
+  | 'failed'
+  | 'cancelled'
+  /** Its deadline passed before it finished (or it finished with DeadlineExceeded). */
+  | 'expired';
+
+/** The terminal state a response stands for, as stored by `finish`. */
+export function terminalState(response: ResponseMessage): 'done' | 'failed' | 'cancelled' | 'expired' {
+  if (!isErrorResponse(response)) return 'done';
+  if (response.error.code === ErrorCode.Cancelled) return 'cancelled';
+  if (response.error.code === ErrorCode.DeadlineExceeded) return 'expired';
+  return 'failed';
+}
+
+/** Parses a stored response; undefined when it is not one. */
+export function parseStoredResponse(json: string | undefined): ResponseMessage | undefined {
+  if (json === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(json);
+    if (typeof value !== 'object' || value === null || (value as { jsonrpc?: unknown }).jsonrpc !== '2.0') return undefined;
+    if (!('result' in value) && !('error' in value)) return undefined;
+    return value as ResponseMessage;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The id as stored (`rid`, JSON); null when absent or unreadable. */
+export function parseStoredId(json: string | undefined): Id {
+  if (json === undefined) return null;
+  try {
+    const value: unknown = JSON.parse(json);
+    return typeof value === 'string' || typeof value === 'number' ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The response that stands for a finished record: its stored response, or,
+ * when the outcome was decided without running a handler (cancelled before it
+ * started, attempts exhausted, expired), the matching Warren error.
+ */
+export function outcomeResponse(state: CallState, stored: string | undefined, code: number | undefined, id: Id): ResponseMessage | undefined {
+  const response = parseStoredResponse(stored);
+  if (response) return response;
+  switch (state) {
+    case 'cancelled':
+      return failureResponse(id, new CancelledError().toErrorObject());
+    case 'expired':
+      return failureResponse(id, new DeadlineExceededError().toErrorObject());
+    case 'failed':
+      return failureResponse(id, (code === ErrorCode.WorkerLost || code === undefined ? new WorkerLostError() : new JsonRpcError(code)).toErrorObject());
+    case 'done':
+    case 'unknown':
+    case 'queued':
+    case 'running':
+      return undefined;
+    default:
+      return assertNever(state);
+  }
+}
+
+/** A call's record as the view shows it. */
+export interface CallStatus {
+  readonly callId: string;
+  readonly state: CallState;
+  readonly service?: string;
+  readonly method?: string;
+  /** The instance running it (running), or the last one that did. */
+  readonly worker?: string;
+  readonly attempt?: number;
+  /** When its current attempt started, ms since the epoch (Redis clock). */
+  readonly startedAt?: number;
+  readonly deadline?: number;
+  /** When the running worker's lease runs out unless renewed (Redis clock). */
+  readonly leaseUntil?: number;
+  readonly finishedAt?: number;
+  /** A cancel was asked for. */
+  readonly cancelRequested: boolean;
+  /** The outcome, for finished calls. */
+  readonly response?: ResponseMessage;
+}
+
+/** Reads a record (HGETALL) into a status; `now` decides whether a running call is past its deadline. */
+export function toCallStatus(callId: string, record: Readonly<Record<string, string>>, now: number): CallStatus {
+  const raw = record['state'];
+  if (raw === undefined || !recordStates.has(raw)) return { callId, state: 'unknown', cancelRequested: false };
+  const meta = decodeMeta(record['meta']);
+  let state = raw as CallState;
+  if ((state === 'running' || state === 'queued') && meta.deadline !== undefined && meta.deadline < now) state = 'expired';
+  const response = outcomeResponse(state, record['result'], int(record['code']), parseStoredId(meta.rid));
+  const optional = {
+    service: text(meta.service),
+    method: text(meta.method),
+    worker: text(record['worker']),
+    attempt: int(record['attempt']),
+    startedAt: int(record['startedAt']),
+    deadline: meta.deadline,
+    leaseUntil: state === 'running' ? int(record['lease']) : undefined,
+    finishedAt: int(record['finishedAt']),
+    response,
+  };
+  const status: Record<string, unknown> = { callId, state, cancelRequested: record['cancel'] === '1' };
+  for (const [k, v] of Object.entries(optional)) if (v !== undefined) status[k] = v;
+  return status as unknown as CallStatus;
+}
+
+/** A live worker instance, from its heartbeat. */
+export interface WorkerInfo {
+  readonly service: string;
+  readonly instanceId: string;
+  /** Calls it runs now. */
+  readonly inflight: number;
+  /** Ids of the calls it runs (at most {@link maxListedCalls}). */
+  readonly calls: readonly string[];
+  readonly startedAt: number;
+  /** Its entry expires then unless it beats again (Redis clock). */
+  readonly expiresAt: number;
+  readonly heartbeatMs: number;
+}
+
+/** The most call ids one heartbeat lists; the count is always exact. */
+export const maxListedCalls = 1000;
+
+/** A heartbeat entry as stored (JSON). */
+export interface HeartbeatEntry {
+  readonly service: string;
+  readonly instanceId: string;
+  readonly inflight: number;
+  readonly calls: readonly string[];
+  readonly startedAt: number;
+  readonly heartbeatMs: number;
+}
+
+/** Parses the workers script's reply ({now, field, entry, expires, ...}); skips entries that do not parse. */
+export function parseWorkersReply(raw: unknown): { readonly now: number; readonly workers: WorkerInfo[] } {
+  const items = Array.isArray(raw) ? (raw as unknown[]) : [];
+  const now = int(items[0]) ?? Date.now();
+  const workers: WorkerInfo[] = [];
+  for (let i = 1; i + 2 < items.length; i += 3) {
+    const entry = parseHeartbeat(items[i + 1]);
+    const expiresAt = int(items[i + 2]);
+    if (entry && expiresAt !== undefined) workers.push({ ...entry, expiresAt });
+  }
+  return { now, workers };
+}
+
+function parseHeartbeat(raw: unknown): HeartbeatEntry | undefined {
+  if (typeof raw !== 'string') return undefined;
+  try {
+    const v = JSON.parse(raw) as Partial<HeartbeatEntry>;
+    if (typeof v.service !== 'string' || typeof v.instanceId !== 'string') return undefined;
+    return {
+      service: v.service,
+      instanceId: v.instanceId,
+      inflight: typeof v.inflight === 'number' ? v.inflight : 0,
+      calls: Array.isArray(v.calls) ? v.calls.filter((c): c is string => typeof c === 'string') : [],
+      startedAt: typeof v.startedAt === 'number' ? v.startedAt : 0,
+      heartbeatMs: typeof v.heartbeatMs === 'number' ? v.heartbeatMs : 0,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+export function assertNever(value: never): never {
+  throw new TypeError(`unexpected value ${String(value)}`);
+}

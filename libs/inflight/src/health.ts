@@ -1,0 +1,92 @@
+import type { Logger } from '@warren/logger';
+
+/**
+ * Whether calls are being tracked. `connecting` and `degraded` both mean
+ * "Redis is not answering": calls run untracked (or fail, with
+ * `requireTracking`). `closed` after `stop()`.
+ */
+export type TrackingState = 'connecting' | 'tracking' | 'degraded' | 'closed';
+
+/** What a tracker reports for metrics and tests. */
+export interface TrackerHealth {
+  readonly state: TrackingState;
+  /** When the current state began, ms since the epoch. */
+  readonly since: number;
+  /** Times tracking went from working to degraded. */
+  readonly degradedTransitions: number;
+  /** Calls claimed in Redis. */
+  readonly tracked: number;
+  /** Calls run (or, with requireTracking, failed) without tracking because Redis was unavailable. */
+  readonly untracked: number;
+  /** Calls answered from a stored outcome (redelivered after they finished, or cancelled before they started). */
+  readonly answeredFromStore: number;
+  /** Deliveries that waited for another live worker's result. */
+  readonly waited: number;
+  /** Calls taken over from a worker whose lease ran out. */
+  readonly takeovers: number;
+  /** Calls dead-lettered after their last allowed attempt. */
+  readonly deadLettered: number;
+  /** Handlers aborted by a cancel request. */
+  readonly cancelled: number;
+  /** Calls whose lease this worker lost while still running them (another worker took over). */
+  readonly leasesLost: number;
+}
+
+type Counter = Exclude<keyof TrackerHealth, 'state' | 'since'>;
+
+/**
+ * The degraded-mode state machine: each transition is logged once (never once
+ * per call), and counted.
+ */
+export class Health {
+  private current: TrackingState = 'connecting';
+  private changedAt = Date.now();
+  private readonly counters: Record<Counter, number> = {
+    degradedTransitions: 0, tracked: 0, untracked: 0, answeredFromStore: 0, waited: 0, takeovers: 0, deadLettered: 0, cancelled: 0, leasesLost: 0,
+  };
+
+  constructor(private readonly log: Logger) {}
+
+  get state(): TrackingState {
+    return this.current;
+  }
+
+  /** True while calls can be tracked. */
+  get tracking(): boolean {
+    return this.current === 'tracking';
+  }
+
+  count(counter: Counter): void {
+    this.counters[counter]++;
+  }
+
+  /** Redis answered. */
+  up(): void {
+    if (this.current === 'tracking' || this.current === 'closed') return;
+    const was = this.current;
+    this.set('tracking');
+    if (was === 'degraded') this.log.info('in-flight tracking resumed: Redis is back');
+    else this.log.debug('in-flight tracking started');
+  }
+
+  /** Redis failed or went away; `err` is what showed it. */
+  down(err: unknown): void {
+    if (this.current === 'degraded' || this.current === 'closed') return;
+    if (this.current === 'tracking') this.counters.degradedTransitions++;
+    this.set('degraded');
+    this.log.warn({ err }, 'in-flight tracking degraded: Redis unavailable until it answers again');
+  }
+
+  close(): void {
+    this.set('closed');
+  }
+
+  snapshot(): TrackerHealth {
+    return { state: this.current, since: this.changedAt, ...this.counters };
+  }
+
+  private set(state: TrackingState): void {
+    this.current = state;
+    this.changedAt = Date.now();
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * @warren/inflight — in-flight calls in Redis: one view of the cluster, no
+ * lost or doubled work. A {@link RedisCallTracker} plugs into a Warren service
+ * (`tracker` option); an {@link InflightView} lists, looks up and cancels
+ * calls. See README.md for the key layout and the error table.
+ */
+export { RedisCallTracker, createRedisTracker } from './tracker';
+export { InflightView, type InflightCall, type CancelOutcome } from './view';
+export { cancelOnAbort, callWithRecovery, type RecoveryOptions } from './client';
+export { inflightMethods, inflightNotifications } from './methods';
+export { type TrackerHealth, type TrackingState } from './health';
+export {
+  type TrackerOptions, type ViewOptions, type StoreOptions, type RedisConfig, trackerDefaults, viewDefaults,
+  resolveTrackerOptions, resolveViewOptions, DEFAULT_REDIS_URL,
+} from './options';
+export { type CallState, type CallStatus, type WorkerInfo } from './decision';
+export { keys, type Keys } from './keys';
+export {
+  InflightError, InflightUnavailableError, ResultTimeoutError, InflightClosedError, InflightErrorCode, type InflightErrorCodeValue,
+} from './errors';
+export type { TrackerStore } from './store';

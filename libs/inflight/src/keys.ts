@@ -1,0 +1,97 @@
+/**
+ * Every Redis key and channel the in-flight store uses, built in this one
+ * place from a prefix, and the TTL each of them gets. Nothing else in the
+ * package writes a key name.
+ *
+ * Layout (prefix `warren`, see README.md for the full table):
+ *
+ *   warren:call:{<callId>}             hash: one call's record, in flight or finished
+ *   warren:{warren:workers}            hash: service/instance → heartbeat entry (JSON)
+ *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
+ *   warren:cancel:<instanceId>         pub/sub channel: cancel requests for that worker's calls
+ *
+ * Hash tags (`{...}`) put the keys one script touches in one Redis Cluster
+ * slot: a call's scripts touch its one key; the heartbeat script touches the
+ * two worker keys, which share the tag.
+ */
+export interface Keys {
+  readonly prefix: string;
+  /** The record of one call. TTL: {@link callTtlMs} while running, {@link resultTtlMs} once finished. */
+  call(callId: string): string;
+  /** Heartbeat entries of every worker instance under this prefix. TTL: {@link workersTtlMs}, refreshed by each beat. */
+  readonly workers: string;
+  /** When each worker's entry expires (same hash tag as {@link Keys.workers}). TTL: as {@link Keys.workers}. */
+  readonly workersSeen: string;
+  /** The field of one worker in {@link Keys.workers}. */
+  workerField(service: string, instanceId: string): string;
+  /** Where cancel requests for the calls one worker instance owns are published. Channels have no TTL; nothing is stored. */
+  cancelChannel(instanceId: string): string;
+}
+
+const prefixPattern = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+
+export function assertKeyPrefix(prefix: string): void {
+  if (!prefixPattern.test(prefix)) throw new RangeError(`InflightOptions.keyPrefix must match ${prefixPattern.source}, got ${JSON.stringify(prefix)}`);
+}
+
+export function keys(prefix: string): Keys {
+  assertKeyPrefix(prefix);
+  return {
+    prefix,
+    call: (callId) => `${prefix}:call:{${callId}}`,
+    workers: `${prefix}:{${prefix}:workers}`,
+    workersSeen: `${prefix}:{${prefix}:workers}:seen`,
+    // '/' cannot occur in a service name or an instance id (both are AMQP resource names).
+    workerField: (service, instanceId) => `${service}/${instanceId}`,
+    cancelChannel: (instanceId) => `${prefix}:cancel:${instanceId}`,
+  };
+}
+
+/** The smallest TTL any key gets: a call whose deadline is already past still lives this long. */
+export const minTtlMs = 1000;
+
+/**
+ * TTL of a running call's record: until its deadline, plus `graceMs` so a
+ * status lookup right after the deadline still finds it. Bounded however the
+ * process that wrote it ends.
+ */
+export function callTtlMs(deadline: number, now: number, graceMs: number): number {
+  return Math.max(minTtlMs, Math.ceil(deadline - now) + graceMs);
+}
+
+/**
+ * TTL of a finished call's record (its stored response): past the deadline by
+ * `resultTtlMs`, so a redelivery (which cannot come after the deadline, the
+ * message expires) or a caller recovering a lost reply still finds it.
+ */
+export function resultTtlMs(deadline: number, now: number, keepMs: number): number {
+  return Math.max(minTtlMs, Math.ceil(deadline - now) + keepMs);
+}
+
+/** TTL of a cancel mark for a call no worker has seen yet (its deadline is unknown to whoever cancels). */
+export function cancelMarkTtlMs(deadline: number | undefined, now: number, graceMs: number, defaultMs: number): number {
+  return deadline === undefined ? defaultMs : callTtlMs(deadline, now, graceMs);
+}
+
+/** How long a worker counts as live after its last heartbeat: three missed beats. */
+export function workerEntryTtlMs(heartbeatMs: number): number {
+  return heartbeatMs * 3;
+}
+
+/**
+ * TTL of the worker keys, refreshed (never shortened) by each beat: long
+ * enough for the slowest-beating worker, so they vanish soon after the last
+ * worker stops.
+ */
+export function workersTtlMs(heartbeatMs: number): number {
+  return Math.max(60_000, heartbeatMs * 10);
+}
+
+/** The hash tag of a key (what Redis Cluster hashes), or the whole key when it has none. */
+export function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  if (open < 0) return key;
+  const close = key.indexOf('}', open + 1);
+  if (close < 0 || close === open + 1) return key;
+  return key.slice(open + 1, close);
+}

@@ -1,0 +1,60 @@
+import type { ServiceMethod, ServiceNotification } from '@warren/amqp';
+import { InvalidParamsError, ServiceUnavailableError, type JsonSchema, type JsonValue } from '@warren/jsonrpc';
+import { InflightError } from './errors';
+import type { InflightView } from './view';
+
+const callIdSchema: JsonSchema = { type: 'object', properties: { callId: { type: 'string', minLength: 1 } }, required: ['callId'] };
+const serviceSchema: JsonSchema = { type: 'object', properties: { service: { type: 'string' } } };
+
+/** Store failures become -32002 (retryable); nothing else of the local error goes on the wire. */
+async function wire<T>(work: () => Promise<T>): Promise<JsonValue> {
+  try {
+    return JSON.parse(JSON.stringify(await work())) as JsonValue;
+  } catch (err) {
+    if (err instanceof InflightError) throw new ServiceUnavailableError(undefined, { reason: err.code });
+    throw err;
+  }
+}
+
+function callIdOf(params: unknown): string {
+  const id = (params as { callId?: unknown; id?: unknown } | undefined)?.callId ?? (params as { id?: unknown } | undefined)?.id;
+  if (typeof id !== 'string' || id === '') throw new InvalidParamsError(undefined, { reason: 'callId must be a non-empty string' });
+  return id;
+}
+
+/**
+ * The in-flight view as JSON-RPC methods, for a Warren service (or the
+ * broker) to expose to operators and callers:
+ *
+ * - `inflight.list {service?}` → calls running now
+ * - `inflight.status {callId}` → state and stored outcome
+ * - `inflight.cancel {callId}` → what the cancel did
+ * - `inflight.workers {service?}` → live workers and their load
+ *
+ * @example
+ * await startService({ urls, name: 'inflight', methods: inflightMethods(view), notifications: inflightNotifications(view) });
+ */
+export function inflightMethods(view: InflightView): Record<string, ServiceMethod> {
+  return {
+    'inflight.list': { description: 'Calls running now, cluster-wide.', params: serviceSchema, handler: (p) => wire(() => view.list(p as { service?: string })) },
+    'inflight.status': { description: "One call's state and stored outcome.", params: callIdSchema, handler: (p) => wire(() => view.status(callIdOf(p))) },
+    'inflight.cancel': { description: 'Cancels a call by id, running or queued.', params: callIdSchema, handler: (p) => wire(() => view.cancel(callIdOf(p))) },
+    'inflight.workers': { description: 'Live worker instances and their in-flight counts.', params: serviceSchema, handler: (p) => wire(() => view.workers(p as { service?: string })) },
+  };
+}
+
+/**
+ * `$/cancelRequest {id}` as a notification, after the Language Server
+ * Protocol's: fire-and-forget cancellation by call id (the AMQP correlation id).
+ */
+export function inflightNotifications(view: InflightView): Record<string, ServiceNotification> {
+  return {
+    '$/cancelRequest': {
+      description: 'Cancels a call by its call id (params: {id}).',
+      params: { type: 'object', properties: { id: { type: 'string', minLength: 1 } }, required: ['id'] },
+      handler: async (p) => {
+        await view.cancel(callIdOf(p));
+      },
+    },
+  };
+}

@@ -1,0 +1,262 @@
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { Logger } from '@warren/logger';
+import {
+  parseClaimReply, parseWorkersReply, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
+} from './decision';
+import type { Keys } from './keys';
+import type { RedisConfig } from './options';
+import { Batcher } from './batch';
+import { scripts, type ScriptName } from './scripts';
+
+export type RedisClient = Redis | Cluster;
+
+/** What the claim script needs besides the call id. */
+export interface ClaimArgs {
+  readonly token: string;
+  readonly worker: string;
+  /** See {@link encodeMeta}. */
+  readonly meta: string;
+  readonly attempt: number;
+  readonly leaseMs: number;
+  readonly runningTtlMs: number;
+  readonly maxAttempts: number;
+  readonly finishedTtlMs: number;
+  readonly workerLostCode: number;
+}
+
+export interface FinishArgs {
+  readonly state: string;
+  readonly result: string;
+  readonly ttlMs: number;
+  readonly code: string;
+  /** For a call that ran unclaimed (Redis was down when it started): who ran it and what it was, written when the record lacks them. */
+  readonly unclaimed?: { readonly worker: string; readonly meta: string };
+}
+
+/** The cancel script's answer. */
+export type CancelReply =
+  | { readonly outcome: 'marked'; readonly worker: string | undefined }
+  | { readonly outcome: 'signalled'; readonly worker: string; readonly receivers: number }
+  | { readonly outcome: 'cancelled'; readonly worker: string | undefined }
+  | { readonly outcome: 'finished'; readonly state: string };
+
+/** The operations a worker's tracker needs; {@link RedisStore} implements them, tests fake them. */
+export interface TrackerStore {
+  claim(callId: string, args: ClaimArgs): Promise<ClaimReply>;
+  finish(callId: string, args: FinishArgs): Promise<number>;
+  release(callId: string, token: string): Promise<number>;
+  renew(callId: string, token: string, leaseMs: number): Promise<number>;
+  heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number, keyTtlMs: number): Promise<void>;
+  goodbye(service: string, instanceId: string): Promise<void>;
+  /** Calls `onCancel(callId)` for each cancel published for this instance; survives reconnects. */
+  subscribeCancels(instanceId: string, onCancel: (callId: string) => void): void;
+  /** Told when the connection becomes usable (true) or is lost (false). */
+  onConnection(listener: (up: boolean) => void): void;
+  /** Resolves true once Redis is usable, false after `timeoutMs`. */
+  ready(timeoutMs: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+type Invoke = (...args: (string | number)[]) => Promise<unknown>;
+
+/** Our scripts' replies are parsed as RESP2-shaped arrays, so `replyMapping` is always left at its default ('legacy'). */
+type LegacyOptions = Omit<RedisOptions, 'replyMapping'>;
+
+function legacy<T extends object>(options: T): Omit<T, 'replyMapping'> {
+  const { replyMapping: _ignored, ...rest } = options as T & { replyMapping?: unknown };
+  return rest;
+}
+
+/** Sensible client settings for tracking: fail fast (the call runs untracked) rather than queue commands while Redis is away. */
+function clientOptions(commandTimeoutMs: number): LegacyOptions {
+  return {
+    enableAutoPipelining: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: commandTimeoutMs,
+    // Exponential backoff with jitter, capped at 2 s: a fleet of workers does not reconnect in lockstep.
+    retryStrategy: (times: number) => Math.round(Math.min(2000, 50 * 2 ** Math.min(times, 6)) * (0.5 + Math.random() / 2)),
+  };
+}
+
+/** Opens the client a {@link RedisConfig} describes; `owned` says whether closing it is ours to do. */
+export function openRedis(config: RedisConfig, commandTimeoutMs: number): { client: RedisClient; owned: boolean } {
+  const base = clientOptions(commandTimeoutMs);
+  if (typeof config === 'string') return { client: new Redis(config, base), owned: true };
+  if ('client' in config) return { client: config.client, owned: false };
+  if ('cluster' in config) {
+    const { redisOptions, ...rest } = legacy<ClusterOptions>(config.clusterOptions ?? {});
+    const client = new Cluster([...config.cluster], {
+      enableAutoPipelining: true,
+      enableOfflineQueue: false,
+      ...(base.retryStrategy ? { clusterRetryStrategy: base.retryStrategy } : {}),
+      ...rest,
+      redisOptions: { commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 0, ...legacy(redisOptions ?? {}) },
+    });
+    return { client, owned: true };
+  }
+  return { client: new Redis({ ...base, ...legacy(config) }), owned: true };
+}
+
+/** Closes a client politely, then forcibly if Redis does not answer. */
+export async function closeRedis(client: RedisClient, timeoutMs = 1000): Promise<void> {
+  if (client.status === 'end') return;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([client.quit().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+  } finally {
+    clearTimeout(timer);
+    client.disconnect();
+  }
+}
+
+/**
+ * The in-flight store in Redis: the scripts, the reads, and the cancel
+ * channel. The only module that talks to ioredis directly.
+ */
+export class RedisStore implements TrackerStore {
+  readonly client: RedisClient;
+  private readonly owned: boolean;
+  private subscriber: RedisClient | undefined;
+  private closing: Promise<void> | undefined;
+  /** Claims batch by what they share (one tracker: one entry). */
+  private readonly claims = new Map<string, Batcher<{ readonly key: string; readonly args: ClaimArgs }, unknown>>();
+  private readonly finishes: Batcher<{ readonly key: string; readonly args: FinishArgs }, unknown>;
+  /** Calls per batched script: 1 on Redis Cluster, where one script must stay in one slot. */
+  private readonly maxBatch: number;
+
+  constructor(config: RedisConfig, commandTimeoutMs: number, private readonly k: Keys, private readonly log: Logger) {
+    const { client, owned } = openRedis(config, commandTimeoutMs);
+    this.client = client;
+    this.owned = owned;
+    // Without a listener ioredis prints every connection error; the tracker reports them once per transition instead.
+    client.on('error', (err: unknown) => this.log.debug({ err }, 'redis connection error'));
+    for (const [name, def] of Object.entries(scripts)) client.defineCommand(name, def);
+    this.maxBatch = client instanceof Cluster ? 1 : 64;
+    this.finishes = new Batcher((items) => {
+      const args: (string | number)[] = [items.length, ...items.map((i) => i.key)];
+      for (const { args: a } of items) args.push(a.state, a.result, a.ttlMs, a.code);
+      return this.runMany('inflightFinish', args, items.length);
+    }, this.maxBatch);
+  }
+
+  get keys(): Keys {
+    return this.k;
+  }
+
+  async claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
+    const shared = `${args.worker}\u0000${args.leaseMs}\u0000${args.maxAttempts}\u0000${args.workerLostCode}`;
+    let batch = this.claims.get(shared);
+    if (!batch) {
+      batch = new Batcher((items) => {
+        const out: (string | number)[] = [items.length, ...items.map((i) => i.key), args.worker, args.leaseMs, args.maxAttempts, args.workerLostCode];
+        for (const { args: a } of items) out.push(a.token, a.meta, a.attempt, a.runningTtlMs, a.finishedTtlMs);
+        return this.runMany('inflightClaim', out, items.length);
+      }, this.maxBatch);
+      this.claims.set(shared, batch);
+    }
+    return parseClaimReply(await batch.push({ key: this.k.call(callId), args }));
+  }
+
+  async finish(callId: string, a: FinishArgs): Promise<number> {
+    const key = this.k.call(callId);
+    if (a.unclaimed) return Number(await this.run('inflightRecord', key, a.state, a.result, a.ttlMs, a.code, a.unclaimed.worker, a.unclaimed.meta));
+    return Number(await this.finishes.push({ key, args: a }));
+  }
+
+  async release(callId: string, token: string): Promise<number> {
+    return Number(await this.run('inflightRelease', this.k.call(callId), token));
+  }
+
+  async renew(callId: string, token: string, leaseMs: number): Promise<number> {
+    return Number(await this.run('inflightRenew', this.k.call(callId), token, leaseMs));
+  }
+
+  async cancel(callId: string, markTtlMs: number): Promise<CancelReply> {
+    const raw = await this.run('inflightCancel', this.k.call(callId), markTtlMs, this.k.cancelChannel(''), callId);
+    const [outcome, a, b] = Array.isArray(raw) ? (raw as unknown[]) : [];
+    const worker = typeof a === 'string' && a !== '' ? a : undefined;
+    switch (outcome) {
+      case 'marked':
+        return { outcome, worker };
+      case 'signalled':
+        return { outcome, worker: worker ?? '', receivers: Number(b) || 0 };
+      case 'cancelled':
+        return { outcome, worker };
+      default:
+        return { outcome: 'finished', state: typeof a === 'string' ? a : 'unknown' };
+    }
+  }
+
+  async heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number, keyTtlMs: number): Promise<void> {
+    await this.run('inflightHeartbeat', this.k.workers, this.k.workersSeen, this.k.workerField(service, instanceId), JSON.stringify(entry), entryTtlMs, keyTtlMs);
+  }
+
+  async goodbye(service: string, instanceId: string): Promise<void> {
+    await this.run('inflightGoodbye', this.k.workers, this.k.workersSeen, this.k.workerField(service, instanceId));
+  }
+
+  async workers(): Promise<{ now: number; workers: WorkerInfo[] }> {
+    return parseWorkersReply(await this.run('inflightWorkers', this.k.workers, this.k.workersSeen));
+  }
+
+  /** One call's record (HGETALL); empty when there is none. */
+  async record(callId: string): Promise<Record<string, string>> {
+    return this.client.hgetall(this.k.call(callId));
+  }
+
+  subscribeCancels(instanceId: string, onCancel: (callId: string) => void): void {
+    if (this.subscriber) throw new Error('subscribeCancels: already subscribed');
+    const channel = this.k.cancelChannel(instanceId);
+    const sub: RedisClient = this.client instanceof Cluster ? this.client.duplicate() : this.client.duplicate();
+    this.subscriber = sub;
+    sub.on('error', (err: unknown) => this.log.debug({ err }, 'redis subscriber connection error'));
+    sub.on('message', (from: string, message: string) => {
+      if (from === channel) onCancel(message);
+    });
+    // ioredis re-subscribes by itself after a reconnect; this covers a first connect that failed.
+    const subscribe = (): void => void sub.subscribe(channel).catch((err: unknown) => this.log.debug({ err }, 'cancel channel subscribe failed'));
+    sub.on('ready', subscribe);
+    if (sub.status === 'ready') subscribe();
+  }
+
+  onConnection(listener: (up: boolean) => void): void {
+    this.client.on('ready', () => listener(true));
+    this.client.on('close', () => listener(false));
+  }
+
+  ready(timeoutMs: number): Promise<boolean> {
+    if (this.client.status === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ok: boolean): void => {
+        clearTimeout(timer);
+        this.client.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = (): void => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.client.on('ready', onReady);
+    });
+  }
+
+  /** Closes the subscriber, and the client if it is ours. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.subscriber) await closeRedis(this.subscriber);
+      if (this.owned) await closeRedis(this.client);
+    })();
+    return this.closing;
+  }
+
+  /** Runs a batched script; its reply must hold one item per call. */
+  private async runMany(name: ScriptName, args: (string | number)[], calls: number): Promise<unknown[]> {
+    const reply = await this.run(name, ...args);
+    if (!Array.isArray(reply) || reply.length !== calls) throw new Error(`${name}: expected ${calls} replies, got ${Array.isArray(reply) ? reply.length : typeof reply}`);
+    return reply as unknown[];
+  }
+
+  private run(name: ScriptName, ...args: (string | number)[]): Promise<unknown> {
+    const fn = (this.client as unknown as Record<ScriptName, Invoke>)[name];
+    return fn.apply(this.client, args);
+  }
+}

@@ -1,0 +1,166 @@
+import type { ResponseMessage } from '@warren/jsonrpc';
+import type { Logger } from '@warren/logger';
+import { toCallStatus, type CallState, type CallStatus, type WorkerInfo } from './decision';
+import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
+import { cancelMarkTtlMs, keys } from './keys';
+import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
+import { sleep } from './sleep';
+import { RedisStore } from './store';
+
+/** One call running somewhere in the cluster. (A type, not an interface, so it fits ports with an index signature, like the broker's InflightSource.) */
+export type InflightCall = {
+  readonly callId: string;
+  readonly service: string;
+  readonly method: string;
+  /** The worker instance running it. */
+  readonly worker: string;
+  readonly attempt: number;
+  /** Since when this attempt runs, ms since the epoch (Redis clock). */
+  readonly startedAt: number;
+  /** Milliseconds since `startedAt`. */
+  readonly ageMs: number;
+  readonly deadline: number;
+  /** When the worker's lease runs out unless renewed (Redis clock). */
+  readonly leaseUntil: number;
+  readonly cancelRequested: boolean;
+};
+
+/** What a cancel did. */
+export type CancelOutcome =
+  /** Running: its worker was told and aborts the handler's signal; the caller gets CancelledError. */
+  | { readonly outcome: 'signalled'; readonly worker: string }
+  /** Not started (queued, or given back): whichever worker takes it answers CancelledError without running it. */
+  | { readonly outcome: 'marked' }
+  | { readonly outcome: 'already-cancelled' }
+  /** Too late: it finished (`state` says how). */
+  | { readonly outcome: 'finished'; readonly state: string };
+
+const terminal: ReadonlySet<CallState> = new Set<CallState>(['done', 'failed', 'cancelled', 'expired']);
+
+/**
+ * The cluster-wide view of in-flight calls, for operators and callers: list
+ * what runs, look a call up by id (state and stored outcome), cancel it, list
+ * live workers. Talks to Redis only; needs no RabbitMQ.
+ *
+ * @example
+ * const view = new InflightView({ redis: 'redis://127.0.0.1:6379' });
+ * for (const c of await view.list()) console.log(c.method, c.worker, c.ageMs);
+ * await view.cancel(callId); // the caller gets CancelledError (-32003)
+ * await view.close();
+ */
+export class InflightView {
+  private readonly o: ResolvedViewOptions;
+  private readonly log: Logger;
+  private readonly store: RedisStore;
+  private closed = false;
+
+  constructor(options: ViewOptions = {}) {
+    this.o = resolveViewOptions(options);
+    this.log = this.o.logger.child({ component: 'inflight-view' });
+    this.store = new RedisStore(this.o.redis, this.o.commandTimeoutMs, keys(this.o.keyPrefix), this.log);
+  }
+
+  /** Calls running now on live workers, oldest first; `service` narrows it to one service. */
+  async list(filter: { readonly service?: string } = {}): Promise<InflightCall[]> {
+    return this.op(async () => {
+      const { now, workers } = await this.store.workers();
+      const ids = new Set(workers.filter((w) => filter.service === undefined || w.service === filter.service).flatMap((w) => w.calls));
+      // One HGETALL per call, sent together (auto-pipelined): one round trip.
+      const records = await Promise.all([...ids].map(async (id) => toCallStatus(id, await this.store.record(id), now)));
+      return records
+        .filter((s) => s.state === 'running')
+        .map((s) => ({
+          callId: s.callId,
+          service: s.service ?? '',
+          method: s.method ?? '',
+          worker: s.worker ?? '',
+          attempt: s.attempt ?? 1,
+          startedAt: s.startedAt ?? now,
+          ageMs: now - (s.startedAt ?? now),
+          deadline: s.deadline ?? 0,
+          leaseUntil: s.leaseUntil ?? 0,
+          cancelRequested: s.cancelRequested,
+        }))
+        .sort((a, b) => a.startedAt - b.startedAt);
+    });
+  }
+
+  /** One call's state and, once finished, its outcome. `unknown` when Redis has no record of it. */
+  async status(callId: string): Promise<CallStatus> {
+    return this.op(async () => toCallStatus(callId, await this.store.record(callId), Date.now()));
+  }
+
+  /** A finished call's response (success or error), or undefined while it has none. */
+  async result(callId: string): Promise<ResponseMessage | undefined> {
+    const status = await this.status(callId);
+    return terminal.has(status.state) ? status.response : undefined;
+  }
+
+  /**
+   * Waits for a call's outcome: how a caller whose reply was lost (reconnect,
+   * reply queue gone) still gets its answer. Rejects with ResultTimeoutError
+   * after `timeoutMs` or when `signal` aborts.
+   */
+  async waitForResult(callId: string, opts: { readonly timeoutMs?: number; readonly pollMs?: number; readonly signal?: AbortSignal } = {}): Promise<ResponseMessage> {
+    const until = Date.now() + (opts.timeoutMs ?? 30_000);
+    for (;;) {
+      const response = await this.result(callId).catch((err: unknown) => {
+        // Redis away for a moment is a reason to keep waiting, not to give up.
+        if (err instanceof InflightUnavailableError) return undefined;
+        throw err;
+      });
+      if (response) return response;
+      const left = until - Date.now();
+      if (left <= 0 || opts.signal?.aborted) throw new ResultTimeoutError(callId);
+      await sleep(Math.min(opts.pollMs ?? 100, left), opts.signal);
+    }
+  }
+
+  /**
+   * Cancels a call by id wherever it is. A running call's worker aborts its
+   * handler's signal; a call not taken yet is answered CancelledError by
+   * whichever worker takes it, without running. Pass the call's `deadline`
+   * when known, so the cancel mark lives exactly as long as the call could.
+   */
+  async cancel(callId: string, opts: { readonly deadline?: number } = {}): Promise<CancelOutcome> {
+    return this.op(async () => {
+      const reply = await this.store.cancel(callId, cancelMarkTtlMs(opts.deadline, Date.now(), this.o.graceMs, this.o.cancelTtlMs));
+      switch (reply.outcome) {
+        case 'signalled':
+          if (reply.receivers === 0) this.log.info({ callId, worker: reply.worker }, 'cancel recorded; its worker is not listening (it will be answered on takeover)');
+          return { outcome: 'signalled', worker: reply.worker };
+        case 'marked':
+          return { outcome: 'marked' };
+        case 'cancelled':
+          return { outcome: 'already-cancelled' };
+        case 'finished':
+          return { outcome: 'finished', state: reply.state };
+      }
+    });
+  }
+
+  /** Live worker instances (heartbeat within three intervals), with how many calls each runs. */
+  async workers(filter: { readonly service?: string } = {}): Promise<WorkerInfo[]> {
+    return this.op(async () => {
+      const { workers } = await this.store.workers();
+      return workers.filter((w) => filter.service === undefined || w.service === filter.service).sort((a, b) => a.service.localeCompare(b.service) || a.instanceId.localeCompare(b.instanceId));
+    });
+  }
+
+  /** Closes the connection. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.store.close();
+  }
+
+  /** Runs a Redis operation, waiting briefly for a connection still being made; Redis failures become InflightUnavailableError. */
+  private async op<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new InflightClosedError();
+    if (this.store.client.status !== 'ready') await this.store.ready(this.o.commandTimeoutMs);
+    try {
+      return await work();
+    } catch (err) {
+      throw new InflightUnavailableError(err);
+    }
+  }
+}

@@ -1,0 +1,80 @@
+// A request redelivered after it finished (the worker's connection cut after
+// the outcome was stored, before the reply and the ack went out): the handler
+// does not run again, and the caller gets the stored result.
+import { connectClient, startService, type CallTracker, type RpcClient, type TrackDecision, type TrackedCall } from '@warren/amqp';
+import type { ResponseMessage } from '@warren/jsonrpc';
+import { FaultProxy, Teardown, amqpUrl, redisUrl } from '@warren/testkit';
+import { TestNamespace } from '../../../test/support/amqp';
+import { InflightView, createRedisTracker, type RedisCallTracker } from '../src';
+import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
+import { TestPrefix, startCall } from './support';
+
+const td = new Teardown();
+const ns = new TestNamespace();
+const tp = new TestPrefix();
+let client: RpcClient;
+let view: InflightView;
+
+beforeAll(async () => {
+  td.add(() => ns.destroy());
+  td.add(() => tp.destroy());
+  client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 20_000 });
+  td.add(() => client.close());
+  view = new InflightView({ redis: redisUrl(), keyPrefix: tp.prefix });
+  td.add(() => view.close());
+});
+afterAll(() => td.run());
+
+/** Passes everything to the real tracker, and cuts the worker's AMQP connection right after the first outcome is stored. */
+class CutAfterFinish implements CallTracker {
+  private armed = true;
+
+  constructor(private readonly inner: RedisCallTracker, private readonly cut: () => void) {}
+
+  begin(call: TrackedCall, controller: AbortController): Promise<TrackDecision> {
+    return this.inner.begin(call, controller);
+  }
+
+  async finish(call: TrackedCall, response: ResponseMessage): Promise<void> {
+    await this.inner.finish(call, response);
+    if (this.armed) {
+      this.armed = false;
+      this.cut();
+    }
+  }
+
+  start(info: { service: string; instanceId: string; running: () => number }): Promise<void> {
+    return this.inner.start(info);
+  }
+
+  stop(): Promise<void> {
+    return this.inner.stop();
+  }
+}
+
+it('answers the redelivery from the store without running the handler again', async () => {
+  const broker = new URL(amqpUrl());
+  const proxy = await FaultProxy.start({ target: { host: broker.hostname, port: Number(broker.port || 5672) } });
+  td.add(() => proxy.close());
+  const tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: tp.prefix, leaseMs: 3000, heartbeatMs: 500 });
+  const service = await startService({
+    urls: proxy.url(amqpUrl()),
+    reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+    namespace: ns.namespace,
+    name: ns.service('redeliver'),
+    methods: workMethods(tp.redis, tp.prefix),
+    tracker: new CutAfterFinish(tracker, () => proxy.cutAll()),
+  });
+  td.add(() => service.close());
+
+  const { callId, answer } = startCall<WorkResult>(client, 'work', { ms: 10, value: 5 });
+  await expect(answer).resolves.toEqual({ value: 10, by: service.instanceId, attempt: 1 });
+
+  const k = testKeys(tp.prefix, callId);
+  expect(await tp.redis.get(k.starts)).toBe('1');
+  expect(await tp.redis.get(k.effects)).toBe('1');
+  expect(proxy.totalConnections).toBeGreaterThanOrEqual(2); // the worker did reconnect
+  expect(tracker.health().answeredFromStore).toBe(1);
+  expect(service.stats().answeredFromStore).toBe(1);
+  expect(await view.status(callId)).toMatchObject({ state: 'done', attempt: 1, response: { result: { value: 10 } } });
+}, 30_000);

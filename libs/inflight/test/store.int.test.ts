@@ -1,0 +1,187 @@
+// The Lua scripts against the real Redis: every transition of a call record,
+// the cancel channel, heartbeats, and a TTL on every key written.
+import { Redis } from 'ioredis';
+import { ErrorCode } from '@warren/jsonrpc';
+import { silentLogger } from '@warren/logger';
+import { Teardown, once, redisUrl, uniqueName, waitFor } from '@warren/testkit';
+import { encodeMeta, toCallStatus } from '../src/decision';
+import { keys } from '../src/keys';
+import { RedisStore, type ClaimArgs } from '../src/store';
+import { TestPrefix } from './support';
+
+const td = new Teardown();
+const tp = new TestPrefix();
+const k = keys(tp.prefix);
+let store: RedisStore;
+
+beforeAll(async () => {
+  td.add(() => tp.destroy());
+  store = new RedisStore(redisUrl(), 1000, k, silentLogger());
+  td.add(() => store.close());
+  expect(await store.ready(5000)).toBe(true);
+});
+afterAll(() => td.run());
+
+const deadline = Date.now() + 60_000;
+const args = (over: Partial<ClaimArgs> = {}): ClaimArgs => ({
+  token: uniqueName('tok'),
+  worker: 'w1',
+  meta: encodeMeta({ service: 'svc', method: 'work', deadline, rid: '7' }),
+  attempt: 1,
+  leaseMs: 5000,
+  runningTtlMs: 20_000,
+  maxAttempts: 3,
+  finishedTtlMs: 30_000,
+  workerLostCode: ErrorCode.WorkerLost,
+  ...over,
+});
+
+const result = (value: number): string => JSON.stringify({ jsonrpc: '2.0', result: value, id: 7 });
+
+it('claims a new call, makes a second claimant wait, and answers it from the store once finished', async () => {
+  const callId = uniqueName('c');
+  const first = args();
+  expect(await store.claim(callId, first)).toEqual({ kind: 'run', attempt: 1, previousOwner: undefined });
+  const record = await store.record(callId);
+  expect(record).toMatchObject({ state: 'running', worker: 'w1', attempt: '1', token: first.token });
+  expect(toCallStatus(callId, record, Date.now())).toMatchObject({ state: 'running', service: 'svc', method: 'work', deadline, worker: 'w1', attempt: 1 });
+  expect(await tp.redis.pttl(k.call(callId))).toBeGreaterThan(15_000);
+
+  const second = await store.claim(callId, args({ worker: 'w2' }));
+  expect(second).toMatchObject({ kind: 'busy', owner: 'w1' });
+
+  expect(await store.finish(callId, { state: 'done', result: result(42), ttlMs: 30_000, code: '' })).toBe(1);
+  expect(await store.claim(callId, args({ worker: 'w2' }))).toEqual({ kind: 'stored', result: result(42), code: undefined, state: 'done' });
+  const ttl = await tp.redis.pttl(k.call(callId));
+  expect(ttl).toBeGreaterThan(20_000);
+  // The first result wins: a late second finisher does not overwrite it.
+  expect(await store.finish(callId, { state: 'done', result: result(1), ttlMs: 30_000, code: '' })).toBe(0);
+  expect((await store.record(callId))['result']).toBe(result(42));
+  expect(toCallStatus(callId, await store.record(callId), Date.now())).toMatchObject({ state: 'done', response: { result: 42 } });
+  expect(toCallStatus(callId, await store.record(callId), Date.now()).leaseUntil).toBeUndefined();
+});
+
+it('takes over a call whose lease ran out, attempt + 1, and dead-letters it past maxAttempts', async () => {
+  const callId = uniqueName('c');
+  expect(await store.claim(callId, args({ leaseMs: 30, maxAttempts: 2 }))).toMatchObject({ kind: 'run', attempt: 1 });
+  let takeover: Awaited<ReturnType<RedisStore['claim']>> | undefined;
+  await waitFor(async () => {
+    takeover = await store.claim(callId, args({ worker: 'w2', leaseMs: 30, maxAttempts: 2 }));
+    return takeover.kind !== 'busy';
+  });
+  expect(takeover).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
+  let dead: Awaited<ReturnType<RedisStore['claim']>> | undefined;
+  await waitFor(async () => {
+    dead = await store.claim(callId, args({ worker: 'w3', maxAttempts: 2 }));
+    return dead.kind !== 'busy';
+  });
+  expect(dead).toEqual({ kind: 'dead', attempts: 2, lastOwner: 'w2' });
+  expect(await store.record(callId)).toMatchObject({ state: 'failed', code: String(ErrorCode.WorkerLost) });
+  // A later delivery of the same call is answered with the same failure.
+  expect(await store.claim(callId, args())).toEqual({ kind: 'stored', result: undefined, code: ErrorCode.WorkerLost, state: 'failed' });
+});
+
+it('release gives an unfinished call back at once; only the owner can release or renew it', async () => {
+  const callId = uniqueName('c');
+  const first = args();
+  await store.claim(callId, first);
+  expect(await store.release(callId, 'not-the-owner')).toBe(0);
+  expect(await store.renew(callId, 'not-the-owner', 5000)).toBe(-1);
+  expect(await store.renew(callId, first.token, 5000)).toBe(0);
+  expect(await store.release(callId, first.token)).toBe(1);
+  expect((await store.record(callId))['state']).toBe('queued');
+  expect(await store.claim(callId, args({ worker: 'w2' }))).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
+});
+
+it('cancel: marks a call not seen yet, signals the owner of a running one, and is too late for a finished one', async () => {
+  const sub = new Redis(redisUrl());
+  td.add(() => sub.disconnect());
+  await sub.subscribe(k.cancelChannel('w1'));
+
+  const queued = uniqueName('c');
+  expect(await store.cancel(queued, 60_000)).toEqual({ outcome: 'marked', worker: undefined });
+  expect(await tp.redis.pttl(k.call(queued))).toBeGreaterThan(50_000);
+  expect(await store.claim(queued, args())).toEqual({ kind: 'cancelled' });
+  expect(await store.cancel(queued, 60_000)).toMatchObject({ outcome: 'cancelled' });
+
+  const running = uniqueName('c');
+  const owner = args();
+  await store.claim(running, owner);
+  const message = once<[string, string]>(sub, 'message');
+  expect(await store.cancel(running, 60_000)).toEqual({ outcome: 'signalled', worker: 'w1', receivers: 1 });
+  expect(await message).toEqual([k.cancelChannel('w1'), running]);
+  // The renewal reports the cancel too, for an owner that missed the message.
+  expect(await store.renew(running, owner.token, 5000)).toBe(1);
+
+  const done = uniqueName('c');
+  const doneOwner = args();
+  await store.claim(done, doneOwner);
+  await store.finish(done, { state: 'done', result: result(1), ttlMs: 30_000, code: '' });
+  expect(await store.cancel(done, 60_000)).toEqual({ outcome: 'finished', state: 'done' });
+});
+
+it('a call whose owner died after a cancel is answered Cancelled on takeover, not run again', async () => {
+  const callId = uniqueName('c');
+  await store.claim(callId, args({ leaseMs: 30 }));
+  await store.cancel(callId, 60_000);
+  let next: Awaited<ReturnType<RedisStore['claim']>> | undefined;
+  await waitFor(async () => {
+    next = await store.claim(callId, args({ worker: 'w2' }));
+    return next.kind !== 'busy';
+  });
+  expect(next).toEqual({ kind: 'cancelled' });
+});
+
+it('finish of a call that was never claimed (Redis was down at its start) leaves its outcome and what it was', async () => {
+  const callId = uniqueName('c');
+  const unclaimed = { worker: 'w9', meta: encodeMeta({ service: 'svc', method: 'work', deadline: Date.now() + 5000, rid: '"a"' }) };
+  expect(await store.finish(callId, { state: 'failed', result: JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: 'a' }), ttlMs: 30_000, code: '-32603', unclaimed })).toBe(1);
+  expect(toCallStatus(callId, await store.record(callId), Date.now())).toMatchObject({ state: 'failed', service: 'svc', method: 'work', worker: 'w9', response: { id: 'a', error: { code: -32603 } } });
+});
+
+it('sends the claims and finishes of one tick as one script call each, with one reply per call', async () => {
+  // What the store hands to ioredis (ioredis' auto-pipelining re-enters the command method, so count here).
+  const spy = jest.spyOn(store as unknown as { run: (name: string, ...args: unknown[]) => Promise<unknown> }, 'run');
+  const sent = (name: string): number => spy.mock.calls.filter((c) => c[0] === name).length;
+  try {
+    const ids = Array.from({ length: 10 }, () => uniqueName('c'));
+    const owners = ids.map(() => args());
+    const done = uniqueName('c');
+    const doneOwner = args();
+    await store.claim(done, doneOwner);
+    await store.finish(done, { state: 'done', result: result(3), ttlMs: 30_000, code: '' });
+    spy.mockClear();
+    // Mixed outcomes in one batch: nine new calls, and one finished already.
+    const replies = await Promise.all([...ids.slice(0, 9).map((id, i) => store.claim(id, owners[i] ?? args())), store.claim(done, args())]);
+    expect(sent('inflightClaim')).toBe(1);
+    expect(replies.slice(0, 9).every((r) => r.kind === 'run')).toBe(true);
+    expect(replies[9]).toMatchObject({ kind: 'stored', result: result(3) });
+    const finished = await Promise.all(ids.slice(0, 9).map((id, i) => store.finish(id, { state: 'done', result: result(i), ttlMs: 30_000, code: '' })));
+    expect(sent('inflightFinish')).toBe(1);
+    expect(finished).toEqual(Array(9).fill(1));
+    expect((await store.record(ids[4] ?? '')).result).toBe(result(4));
+  } finally {
+    spy.mockRestore();
+  }
+});
+
+it('heartbeats list live workers and drop the ones that stopped; goodbye removes one at once', async () => {
+  const entry = (instanceId: string, inflight: number): Parameters<RedisStore['heartbeat']>[2] => ({ service: 'svc', instanceId, inflight, calls: [], startedAt: Date.now(), heartbeatMs: 100 });
+  await store.heartbeat('svc', 'a', entry('a', 2), 60_000, 60_000);
+  await store.heartbeat('svc', 'b', entry('b', 0), 60_000, 60_000);
+  await store.heartbeat('svc', 'gone', entry('gone', 0), 1, 60_000);
+  // An entry not renewed within its TTL (1 ms here) stops counting as live.
+  await waitFor(async () => (await store.workers()).workers.length === 2);
+  const { workers } = await store.workers();
+  expect(workers.map((w) => [w.instanceId, w.inflight]).sort()).toEqual([['a', 2], ['b', 0]]);
+  await store.goodbye('svc', 'b');
+  expect((await store.workers()).workers.map((w) => w.instanceId)).toEqual(['a']);
+  // The next beat prunes the expired entry for good.
+  await store.heartbeat('svc', 'a', entry('a', 1), 60_000, 60_000);
+  expect(await tp.redis.hkeys(k.workers)).toEqual(['svc/a']);
+});
+
+it('left no key without a TTL', async () => {
+  expect(await tp.keys()).not.toHaveLength(0);
+  expect(await tp.keysWithoutTtl()).toEqual([]);
+});

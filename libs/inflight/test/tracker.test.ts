@@ -1,0 +1,245 @@
+// The tracker's decisions over a scripted store, under fake timers: what it
+// answers for each claim outcome, waiting for a live owner, degraded mode and
+// its once-per-transition log, cancels, and batched lease renewals.
+import type { TrackDecision, TrackedCall } from '@warren/amqp';
+import { CancelledError, ErrorCode, type ResponseMessage } from '@warren/jsonrpc';
+import { createLogger } from '@warren/logger';
+import { encodeMeta, type ClaimReply, type HeartbeatEntry } from '../src/decision';
+import type { ClaimArgs, FinishArgs, TrackerStore } from '../src/store';
+import { RedisCallTracker } from '../src/tracker';
+
+class FakeStore implements TrackerStore {
+  claimReplies: (ClaimReply | Error)[] = [];
+  claims: { callId: string; args: ClaimArgs }[] = [];
+  finishes: { callId: string; args: FinishArgs }[] = [];
+  releases: string[] = [];
+  renewals: string[] = [];
+  renewReply = 0;
+  beats: HeartbeatEntry[] = [];
+  down = false;
+  onCancel: ((callId: string) => void) | undefined;
+  connection: ((up: boolean) => void) | undefined;
+
+  private fail(): void {
+    if (this.down) throw Object.assign(new Error('Connection is closed.'), { name: 'Error' });
+  }
+
+  async claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
+    this.fail();
+    this.claims.push({ callId, args });
+    const next = this.claimReplies.shift() ?? { kind: 'run', attempt: args.attempt, previousOwner: undefined };
+    if (next instanceof Error) throw next;
+    return next;
+  }
+  async finish(callId: string, args: FinishArgs): Promise<number> {
+    this.fail();
+    this.finishes.push({ callId, args });
+    return 1;
+  }
+  async release(callId: string): Promise<number> {
+    this.fail();
+    this.releases.push(callId);
+    return 1;
+  }
+  async renew(callId: string): Promise<number> {
+    this.fail();
+    this.renewals.push(callId);
+    return this.renewReply;
+  }
+  async heartbeat(_s: string, _i: string, entry: HeartbeatEntry): Promise<void> {
+    this.fail();
+    this.beats.push(entry);
+  }
+  async goodbye(): Promise<void> {
+    this.fail();
+  }
+  subscribeCancels(_instanceId: string, onCancel: (callId: string) => void): void {
+    this.onCancel = onCancel;
+  }
+  onConnection(listener: (up: boolean) => void): void {
+    this.connection = listener;
+  }
+  async ready(): Promise<boolean> {
+    return !this.down;
+  }
+  async close(): Promise<void> {}
+}
+
+let lines: { level: number; msg: string }[] = [];
+const logger = () => createLogger({ level: 'debug', destination: { write: (s: string) => void lines.push(JSON.parse(s) as { level: number; msg: string }) } });
+const warnings = (): string[] => lines.filter((l) => l.level >= 40).map((l) => l.msg);
+
+let seq = 0;
+const call = (over: Partial<TrackedCall> = {}): TrackedCall => ({
+  callId: `c${++seq}`, id: seq, method: 'work', service: 'svc', instanceId: 'me', attempt: 1, deadline: Date.now() + 10_000, startedAt: Date.now(), ...over,
+});
+const ok = (id: number): ResponseMessage => ({ jsonrpc: '2.0', result: 'ok', id });
+
+let store: FakeStore;
+let tracker: RedisCallTracker;
+const running = 0;
+
+beforeEach(async () => {
+  jest.useFakeTimers();
+  lines = [];
+  store = new FakeStore();
+  tracker = new RedisCallTracker({ leaseMs: 3000, heartbeatMs: 1000, waitPollMs: 100, logger: logger() }, store);
+  await tracker.start({ service: 'svc', instanceId: 'me', running: () => running });
+});
+afterEach(async () => {
+  await tracker.stop();
+  jest.useRealTimers();
+});
+
+function expectRun(d: TrackDecision): Extract<TrackDecision, { action: 'run' }> {
+  if (d.action !== 'run') throw new Error(`expected run, got ${d.action}`);
+  return d;
+}
+
+it('claims, runs, and stores the outcome under the claim; release after finish writes nothing', async () => {
+  const c = call();
+  const d = expectRun(await tracker.begin(c, new AbortController()));
+  expect(d.attempt).toBe(1);
+  await tracker.finish(c, ok(1));
+  d.release();
+  expect(store.finishes).toHaveLength(1);
+  expect(store.finishes[0]?.args).toMatchObject({ state: 'done', code: '', result: JSON.stringify(ok(1)) });
+  expect(store.finishes[0]?.args.unclaimed).toBeUndefined();
+  expect(store.releases).toEqual([]);
+  expect(tracker.health()).toMatchObject({ state: 'tracking', tracked: 1, untracked: 0 });
+});
+
+it('gives an unfinished call back on release (requeued on shutdown)', async () => {
+  const c = call();
+  expectRun(await tracker.begin(c, new AbortController())).release();
+  expect(store.releases).toEqual([c.callId]);
+});
+
+it('answers a finished call from the store, with this request id', async () => {
+  store.claimReplies.push({ kind: 'stored', result: JSON.stringify({ jsonrpc: '2.0', result: 42, id: 'old' }), code: undefined, state: 'done' });
+  const c = call();
+  expect(await tracker.begin(c, new AbortController())).toEqual({ action: 'answer', response: { jsonrpc: '2.0', result: 42, id: c.id } });
+  expect(tracker.health().answeredFromStore).toBe(1);
+});
+
+it('answers Cancelled for a call cancelled before it started, and dead-letters one out of attempts', async () => {
+  store.claimReplies.push({ kind: 'cancelled' }, { kind: 'dead', attempts: 3, lastOwner: 'w9' });
+  const a = call();
+  expect(await tracker.begin(a, new AbortController())).toEqual({ action: 'answer', response: { jsonrpc: '2.0', error: new CancelledError().toErrorObject(), id: a.id } });
+  const b = call();
+  expect(await tracker.begin(b, new AbortController())).toMatchObject({ action: 'dead-letter', response: { id: b.id, error: { code: ErrorCode.WorkerLost, data: { attempts: 3 } } } });
+  expect(tracker.health().deadLettered).toBe(1);
+});
+
+it('waits while another live worker runs the call, then answers with its result', async () => {
+  store.claimReplies.push({ kind: 'busy', owner: 'other', leaseLeftMs: 2000 }, { kind: 'busy', owner: 'other', leaseLeftMs: 1900 }, { kind: 'stored', result: JSON.stringify(ok(1)), code: undefined, state: 'done' });
+  const decision = tracker.begin(call(), new AbortController());
+  await jest.advanceTimersByTimeAsync(250);
+  expect(await decision).toMatchObject({ action: 'answer', response: { result: 'ok' } });
+  expect(store.claims).toHaveLength(3);
+  expect(tracker.health().waited).toBe(2);
+});
+
+it('takes the call over when the owner stops renewing', async () => {
+  store.claimReplies.push({ kind: 'busy', owner: 'dead', leaseLeftMs: 50 }, { kind: 'run', attempt: 2, previousOwner: 'dead' });
+  const decision = tracker.begin(call(), new AbortController());
+  await jest.advanceTimersByTimeAsync(100);
+  expect(expectRun(await decision).attempt).toBe(2);
+  expect(tracker.health().takeovers).toBe(1);
+});
+
+it('stops waiting when the call is aborted (deadline, shutdown), without claiming or storing anything', async () => {
+  store.claimReplies.push({ kind: 'busy', owner: 'other', leaseLeftMs: 2000 });
+  const c = call();
+  const controller = new AbortController();
+  const decision = tracker.begin(c, controller);
+  controller.abort(new Error('deadline'));
+  const d = expectRun(await decision);
+  await tracker.finish(c, ok(1));
+  d.release();
+  expect(store.finishes).toEqual([]);
+  expect(store.releases).toEqual([]);
+});
+
+it('degrades when Redis fails: calls run untracked, one warning per transition, and resumes on the next good heartbeat', async () => {
+  store.down = true;
+  const a = call();
+  const d = expectRun(await tracker.begin(a, new AbortController()));
+  expect(d.attempt).toBe(a.attempt);
+  await tracker.begin(call(), new AbortController());
+  await tracker.begin(call(), new AbortController());
+  expect(tracker.state).toBe('degraded');
+  expect(store.claims).toHaveLength(0);
+  await jest.advanceTimersByTimeAsync(3000); // heartbeats keep failing: no new warning
+  expect(warnings()).toEqual(['in-flight tracking degraded: Redis unavailable until it answers again']);
+
+  store.down = false;
+  await jest.advanceTimersByTimeAsync(1000);
+  expect(tracker.state).toBe('tracking');
+  expect(lines.filter((l) => l.msg.startsWith('in-flight tracking resumed'))).toHaveLength(1);
+  expect(tracker.health()).toMatchObject({ degradedTransitions: 1, untracked: 3 });
+
+  // A call that started untracked still leaves its outcome, with what it was.
+  await tracker.finish(a, ok(1));
+  expect(store.finishes[0]?.args.unclaimed).toEqual({ worker: 'me', meta: encodeMeta({ service: 'svc', method: 'work', deadline: a.deadline, rid: String(a.id) }) });
+});
+
+it('with requireTracking, answers ServiceUnavailable while degraded', async () => {
+  await tracker.stop();
+  store = new FakeStore();
+  store.down = true;
+  tracker = new RedisCallTracker({ requireTracking: true, logger: logger() }, store);
+  await tracker.start({ service: 'svc', instanceId: 'me', running: () => 0 });
+  const c = call();
+  expect(await tracker.begin(c, new AbortController())).toMatchObject({ action: 'answer', response: { id: c.id, error: { code: ErrorCode.ServiceUnavailable, data: { reason: 'tracking_unavailable' } } } });
+});
+
+it('treats a script Redis refused as a bug, not an outage', async () => {
+  store.claimReplies.push(Object.assign(new Error('ERR user_script:1: something'), { name: 'ReplyError' }));
+  expectRun(await tracker.begin(call(), new AbortController()));
+  expect(tracker.state).toBe('tracking');
+  expect(lines.some((l) => l.level === 50)).toBe(true);
+});
+
+it('aborts the handler of a call cancelled elsewhere, even when the cancel overtakes the claim', async () => {
+  const a = call();
+  const ca = new AbortController();
+  expectRun(await tracker.begin(a, ca));
+  store.onCancel?.(a.callId);
+  expect(ca.signal.reason).toBeInstanceOf(CancelledError);
+
+  const b = call();
+  store.onCancel?.(b.callId); // before b's claim is registered
+  const cb = new AbortController();
+  expectRun(await tracker.begin(b, cb));
+  expect(cb.signal.aborted).toBe(true);
+  expect(tracker.health().cancelled).toBe(2);
+});
+
+it('renews, in one tick, the leases of the calls that have run a third of a lease, and learns of cancels and takeovers from it', async () => {
+  const calls = [call(), call(), call()];
+  const controllers = calls.map(() => new AbortController());
+  for (const [i, c] of calls.entries()) expectRun(await tracker.begin(c, controllers[i] ?? new AbortController()));
+  await jest.advanceTimersByTimeAsync(999);
+  expect(store.renewals).toEqual([]); // younger than leaseMs / 3
+  await jest.advanceTimersByTimeAsync(1);
+  expect(store.renewals.sort()).toEqual(calls.map((c) => c.callId).sort());
+  expect(store.beats.at(-1)).toMatchObject({ service: 'svc', instanceId: 'me', calls: calls.map((c) => c.callId) });
+
+  store.renewReply = 1;
+  await jest.advanceTimersByTimeAsync(1000);
+  expect(controllers.every((c) => c.signal.aborted)).toBe(true);
+});
+
+it('counts a lease lost to a takeover', async () => {
+  store.renewReply = -1;
+  expectRun(await tracker.begin(call(), new AbortController()));
+  await jest.advanceTimersByTimeAsync(1000);
+  expect(tracker.health().leasesLost).toBe(1);
+  await jest.advanceTimersByTimeAsync(2000);
+  expect(tracker.health().leasesLost).toBe(1); // not renewed again
+});
+
+it('refuses a second service instance', async () => {
+  await expect(tracker.start({ service: 'other', instanceId: 'x', running: () => 0 })).rejects.toThrow(/one tracker per service instance/);
+});

@@ -1,0 +1,122 @@
+// Makes sure RabbitMQ and Redis are there for the integration tests (and for
+// anything else that needs them, e.g. a start script):
+//
+// 1. AMQP_URL / REDIS_URL set: used as they are, nothing is checked here.
+// 2. Unset, and something answers on the default port: the local default is used.
+// 3. Unset and nothing answers: started with testcontainers when a Docker
+//    engine is reachable (the URLs are then exported in process.env, which the
+//    jest workers inherit; testcontainers' reaper removes the containers when
+//    this process exits).
+// 4. Otherwise: one error that says how to provide them.
+//
+// The check in cases 1 and 2 is a TCP connect to localhost: a few milliseconds.
+import { Socket } from 'node:net';
+
+export const defaults = {
+  amqpUrl: 'amqp://guest:guest@127.0.0.1:5672',
+  redisUrl: 'redis://127.0.0.1:6379',
+  rabbitmqImage: 'rabbitmq:3.13-management-alpine',
+  redisImage: 'redis:7-alpine',
+} as const;
+
+export type Dependency = 'rabbitmq' | 'redis';
+
+/** How each dependency was provided. */
+export type Provided = Readonly<Record<Dependency, 'env' | 'local' | 'container'>>;
+
+export interface EnsureDeps {
+  readonly env: NodeJS.ProcessEnv;
+  /** Resolves true when something accepts TCP connections at host:port. */
+  readonly probe: (host: string, port: number, timeoutMs: number) => Promise<boolean>;
+  /** Starts the missing dependencies in containers, resolving with their URLs; rejects when no Docker engine is reachable. */
+  readonly startContainers: (missing: readonly Dependency[]) => Promise<Partial<Record<Dependency, string>>>;
+}
+
+export class ServicesUnavailableError extends Error {
+  override readonly name = 'ServicesUnavailableError';
+  readonly code = 'TEST_SERVICES_UNAVAILABLE';
+}
+
+/** Resolves true when a TCP connection to host:port opens within timeoutMs. */
+export function probeTcp(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.connect(port, host);
+  });
+}
+
+/** Starts RabbitMQ and/or Redis with testcontainers (loaded only on this path: it is heavy). */
+export async function startWithTestcontainers(missing: readonly Dependency[]): Promise<Partial<Record<Dependency, string>>> {
+  const { getContainerRuntimeClient } = await import('testcontainers');
+  // Throws "Could not find a working container runtime strategy" without a Docker engine.
+  await getContainerRuntimeClient();
+  const urls: Partial<Record<Dependency, string>> = {};
+  await Promise.all(
+    missing.map(async (dep) => {
+      if (dep === 'rabbitmq') {
+        const { RabbitMQContainer } = await import('@testcontainers/rabbitmq');
+        const c = await new RabbitMQContainer(defaults.rabbitmqImage).start();
+        urls.rabbitmq = c.getAmqpUrl();
+      } else {
+        const { RedisContainer } = await import('@testcontainers/redis');
+        const c = await new RedisContainer(defaults.redisImage).start();
+        urls.redis = c.getConnectionUrl();
+      }
+    }),
+  );
+  return urls;
+}
+
+const envName: Record<Dependency, 'AMQP_URL' | 'REDIS_URL'> = { rabbitmq: 'AMQP_URL', redis: 'REDIS_URL' };
+const defaultUrl: Record<Dependency, string> = { rabbitmq: defaults.amqpUrl, redis: defaults.redisUrl };
+
+/**
+ * Decides, for RabbitMQ and Redis, where the tests find them, starting
+ * containers if it must; sets AMQP_URL / REDIS_URL in `deps.env` for started
+ * ones. Throws {@link ServicesUnavailableError} with instructions otherwise.
+ */
+export async function ensureServices(deps: EnsureDeps = { env: process.env, probe: probeTcp, startContainers: startWithTestcontainers }): Promise<Provided> {
+  const deps2: Dependency[] = ['rabbitmq', 'redis'];
+  const states = await Promise.all(
+    deps2.map(async (dep): Promise<[Dependency, 'env' | 'local' | 'missing']> => {
+      if (deps.env[envName[dep]]) return [dep, 'env'];
+      const url = new URL(defaultUrl[dep]);
+      return [dep, (await deps.probe(url.hostname, Number(url.port), 500)) ? 'local' : 'missing'];
+    }),
+  );
+  const missing = states.filter(([, s]) => s === 'missing').map(([d]) => d);
+  const provided = Object.fromEntries(states) as Record<Dependency, 'env' | 'local' | 'container'>;
+  if (missing.length === 0) return provided;
+  let urls: Partial<Record<Dependency, string>>;
+  try {
+    urls = await deps.startContainers(missing);
+  } catch (err) {
+    const what = missing.map((d) => `${d === 'rabbitmq' ? 'RabbitMQ' : 'Redis'} (nothing answers at ${redactPassword(defaultUrl[d])}, ${envName[d]} unset)`).join(' and ');
+    throw new ServicesUnavailableError(
+      `Integration tests need RabbitMQ and Redis, and ${what}; no Docker engine was reachable to start them with testcontainers (${err instanceof Error ? err.message : String(err)}). ` +
+        'Provide them in one of three ways: set AMQP_URL and REDIS_URL to running servers; start them locally on the default ports ' +
+        '(e.g. `docker compose up -d rabbitmq redis`, or `rabbitmq-server -detached` and `redis-server --daemonize yes`); or make a Docker engine reachable (DOCKER_HOST) so testcontainers can start them.',
+      { cause: err },
+    );
+  }
+  for (const dep of missing) {
+    const url = urls[dep];
+    if (!url) throw new ServicesUnavailableError(`testcontainers started no ${dep}`);
+    deps.env[envName[dep]] = url;
+    provided[dep] = 'container';
+  }
+  return provided;
+}
+
+function redactPassword(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
+}

@@ -1,0 +1,77 @@
+// The audit service: a notification subscriber. Every notification it
+// subscribes to is recorded in Redis (a capped list with a TTL) and logged;
+// `<SERVICE_NAME>.recent` reads the record back.
+//
+// Fanout: run it a second time under another SERVICE_NAME (docker-compose runs
+// `audit` and `notifier`): each service has its own event queue, so each gets
+// every notification; instances of one service share theirs.
+import { startService } from '@warren/amqp';
+import { RedisEventLog } from '@warren/eventlog';
+import { createLogger, redactUrl } from '@warren/logger';
+import { auditMethods, auditNotifications } from './methods';
+
+const config = {
+  amqpUrls: (process.env['AMQP_URL'] || 'amqp://guest:guest@127.0.0.1:5672').split(',').map((u) => u.trim()).filter(Boolean),
+  redisUrl: process.env['REDIS_URL'] || 'redis://127.0.0.1:6379',
+  namespace: process.env['WARREN_NAMESPACE'] || 'warren',
+  name: process.env['SERVICE_NAME'] || 'audit',
+  instanceId: process.env['INSTANCE_ID'] || undefined,
+  prefetch: positiveInt('PREFETCH', 32),
+  /** Prefix of every Redis key this service writes (shared with the in-flight store's convention). */
+  keyPrefix: process.env['WARREN_KEY_PREFIX'] || process.env['WARREN_NAMESPACE'] || 'warren',
+  /** Most entries kept per service. */
+  maxEntries: positiveInt('AUDIT_MAX_ENTRIES', 1000),
+  /** How long the record lives after the last notification. */
+  ttlMs: positiveInt('AUDIT_TTL_MS', 86_400_000),
+  logLevel: process.env['LOG_LEVEL'] || 'info',
+};
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  const log = createLogger({ name: config.name, level: config.logLevel });
+  const store = new RedisEventLog({ url: config.redisUrl, keyPrefix: config.keyPrefix, maxEntries: config.maxEntries, ttlMs: config.ttlMs });
+  const audit = { store, stream: `${config.namespace}.${config.name}` };
+  const service = await startService({
+    urls: config.amqpUrls,
+    namespace: config.namespace,
+    name: config.name,
+    prefetch: config.prefetch,
+    notifications: auditNotifications(audit),
+    methods: auditMethods(config.name, audit),
+    metadata: { description: 'Records notifications to Redis', version: '0.1.0' },
+    logger: log,
+    ...(config.instanceId === undefined ? {} : { instanceId: config.instanceId }),
+  });
+  log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    service
+      .close()
+      .then(() => store.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`audit failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

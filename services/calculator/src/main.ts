@@ -1,0 +1,82 @@
+// The calculator service, and the template for writing a new one.
+//
+// A Warren service is two files: methods.ts (handlers of (params, ctx) with a
+// JSON Schema each, no I/O of their own, unit-testable) and this main.ts, the
+// composition root: the only place that reads the environment, builds the
+// logger, starts the service, and turns SIGTERM/SIGINT into a graceful close.
+// To write a new service, copy both files, rename, and replace the methods.
+//
+// Run: AMQP_URL=amqp://guest:guest@127.0.0.1:5672 npx tsx services/calculator/src/main.ts
+import { startService } from '@warren/amqp';
+import { createRedisTracker } from '@warren/inflight';
+import { createLogger, redactUrl } from '@warren/logger';
+import { calculatorMethods } from './methods';
+
+/** Every setting, from the environment; docs/services.md has the table. */
+const config = {
+  /** RabbitMQ URL(s); a comma-separated list names the nodes of a cluster. */
+  amqpUrls: (process.env['AMQP_URL'] || 'amqp://guest:guest@127.0.0.1:5672').split(',').map((u) => u.trim()).filter(Boolean),
+  /** Prefix of every exchange and queue; callers and services must agree on it. */
+  namespace: process.env['WARREN_NAMESPACE'] || 'warren',
+  /** When set, calls are tracked in Redis, so `warren inflight`, `status` and `cancel` see them. */
+  redisUrl: process.env['REDIS_URL'] || undefined,
+  /** Prefix of the in-flight keys in Redis; the CLI and the broker must use the same. */
+  keyPrefix: process.env['WARREN_KEY_PREFIX'] || process.env['WARREN_NAMESPACE'] || 'warren',
+  /** Names the service's queues; instances with the same name share the work. */
+  name: process.env['SERVICE_NAME'] || 'calculator',
+  /** Stable id for this instance (logs, discovery); random when unset. */
+  instanceId: process.env['INSTANCE_ID'] || undefined,
+  /** Requests one instance runs at once. */
+  prefetch: positiveInt('PREFETCH', 32),
+  logLevel: process.env['LOG_LEVEL'] || 'info',
+};
+
+/** Reads a positive integer variable, naming the variable when it is wrong so start-up fails clearly. */
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  const log = createLogger({ name: config.name, level: config.logLevel });
+  // Optional: with a tracker, a redelivered call is answered from its stored result instead of running twice.
+  const tracker = config.redisUrl === undefined ? undefined : createRedisTracker({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
+  const service = await startService({
+    urls: config.amqpUrls,
+    namespace: config.namespace,
+    name: config.name,
+    prefetch: config.prefetch,
+    methods: calculatorMethods,
+    metadata: { description: 'Arithmetic methods and the calculate tool', version: '0.1.0' },
+    logger: log,
+    ...(tracker === undefined ? {} : { tracker }),
+    ...(config.instanceId === undefined ? {} : { instanceId: config.instanceId }),
+  });
+  log.info({ amqp: config.amqpUrls.map(redactUrl), tracking: tracker?.state ?? 'off', namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
+
+  // Graceful shutdown: stop consuming, let running calls finish (unfinished ones
+  // are requeued for another instance), close, then exit. A second signal exits at once.
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    service.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`calculator failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,102 @@
+// The jobs service: a worker pool for long-running jobs. Run N copies of this
+// process; they share one durable quorum queue, each takes PREFETCH jobs at a
+// time (1 by default: a job is CPU-bound in real life).
+//
+// - Durable: the queue survives a RabbitMQ restart; callers send persistent
+//   messages (`persistent: true`, `warren call --persistent`).
+// - Progress: each step is logged and written to a Redis record that
+//   `report.progress {callId}` reads, from any instance.
+// - A worker killed mid-job: RabbitMQ redelivers the job to another worker;
+//   the in-flight tracker (@warren/inflight) lets it take over once the dead
+//   worker's lease runs out, and answers a redelivery of a finished job from
+//   the stored result, so each job finishes once and the caller gets one answer.
+// - A job whose worker dies on every attempt: after JOBS_MAX_ATTEMPTS the
+//   tracker answers the caller WorkerLost (-32005) and the request goes to the
+//   dead-letter queue `<namespace>.svc.<name>.dead`.
+import { startService } from '@warren/amqp';
+import { RedisEventLog } from '@warren/eventlog';
+import { createRedisTracker } from '@warren/inflight';
+import { createLogger, redactUrl } from '@warren/logger';
+import { jobsMethods } from './methods';
+
+const config = {
+  amqpUrls: (process.env['AMQP_URL'] || 'amqp://guest:guest@127.0.0.1:5672').split(',').map((u) => u.trim()).filter(Boolean),
+  redisUrl: process.env['REDIS_URL'] || 'redis://127.0.0.1:6379',
+  namespace: process.env['WARREN_NAMESPACE'] || 'warren',
+  name: process.env['SERVICE_NAME'] || 'jobs',
+  instanceId: process.env['INSTANCE_ID'] || undefined,
+  /** Jobs one worker runs at once. */
+  prefetch: positiveInt('PREFETCH', 1),
+  /** Time one unit of a job's `size` takes. */
+  stepMs: positiveInt('JOBS_STEP_MS', 1000),
+  /** Deliveries of one job that may start it; the next is dead-lettered. */
+  maxAttempts: positiveInt('JOBS_MAX_ATTEMPTS', 3),
+  /** How soon a dead worker's job is taken over by another. */
+  leaseMs: positiveInt('JOBS_LEASE_MS', 15_000),
+  /** Grace given to running jobs on SIGTERM before they are requeued. */
+  shutdownGraceMs: positiveInt('SHUTDOWN_GRACE_MS', 10_000),
+  /** Prefix of every Redis key (in-flight records, progress); `warren inflight` must use the same. */
+  keyPrefix: process.env['WARREN_KEY_PREFIX'] || process.env['WARREN_NAMESPACE'] || 'warren',
+  logLevel: process.env['LOG_LEVEL'] || 'info',
+};
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  const log = createLogger({ name: config.name, level: config.logLevel });
+  const store = new RedisEventLog({ url: config.redisUrl, keyPrefix: config.keyPrefix });
+  const tracker = createRedisTracker({
+    redis: config.redisUrl,
+    keyPrefix: config.keyPrefix,
+    maxAttempts: config.maxAttempts,
+    leaseMs: config.leaseMs,
+    heartbeatMs: Math.max(1, Math.min(1000, Math.floor(config.leaseMs / 3))),
+    logger: log,
+  });
+  const service = await startService({
+    urls: config.amqpUrls,
+    namespace: config.namespace,
+    name: config.name,
+    prefetch: config.prefetch,
+    queueType: 'quorum',
+    durable: true,
+    shutdownGraceMs: config.shutdownGraceMs,
+    tracker,
+    methods: jobsMethods({ store, prefix: `${config.namespace}.${config.name}`, stepMs: config.stepMs }),
+    client: { persistent: true },
+    metadata: { description: 'Long-running report jobs', version: '0.1.0' },
+    logger: log,
+    ...(config.instanceId === undefined ? {} : { instanceId: config.instanceId }),
+  });
+  log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), tracking: tracker.state, namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    service
+      .close()
+      .then(() => store.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`jobs failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,66 @@
+import { createServer, type Server } from 'node:net';
+import { ServicesUnavailableError, ensureServices, probeTcp, type Dependency, type EnsureDeps } from '../../scripts/ensure-services';
+
+function deps(over: Partial<EnsureDeps> & { answering?: number[] } = {}): EnsureDeps & { started: Dependency[][] } {
+  const started: Dependency[][] = [];
+  return {
+    env: {},
+    probe: async (_host, port) => (over.answering ?? []).includes(port),
+    startContainers: async (missing) => {
+      started.push([...missing]);
+      return Object.fromEntries(missing.map((d) => [d, d === 'rabbitmq' ? 'amqp://guest:guest@10.0.0.1:32768' : 'redis://10.0.0.1:32769']));
+    },
+    started,
+    ...over,
+  };
+}
+
+describe('ensureServices', () => {
+  it('uses AMQP_URL and REDIS_URL as given, probing nothing', async () => {
+    const d = deps({ env: { AMQP_URL: 'amqp://x', REDIS_URL: 'redis://y' }, probe: async () => { throw new Error('must not probe'); } });
+    await expect(ensureServices(d)).resolves.toEqual({ rabbitmq: 'env', redis: 'env' });
+    expect(d.started).toEqual([]);
+  });
+
+  it('uses what answers on the default ports', async () => {
+    const d = deps({ answering: [5672, 6379] });
+    await expect(ensureServices(d)).resolves.toEqual({ rabbitmq: 'local', redis: 'local' });
+    expect(d.env).toEqual({});
+    expect(d.started).toEqual([]);
+  });
+
+  it('starts only what is missing in containers and exports its URL', async () => {
+    const d = deps({ answering: [5672] });
+    await expect(ensureServices(d)).resolves.toEqual({ rabbitmq: 'local', redis: 'container' });
+    expect(d.started).toEqual([['redis']]);
+    expect(d.env).toEqual({ REDIS_URL: 'redis://10.0.0.1:32769' });
+  });
+
+  it('fails with one message saying how to provide them when no Docker engine is reachable', async () => {
+    const d = deps({ startContainers: async () => { throw new Error('Could not find a working container runtime strategy'); } });
+    const err = await ensureServices(d).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ServicesUnavailableError);
+    expect(err).toMatchObject({ code: 'TEST_SERVICES_UNAVAILABLE' });
+    const message = (err as Error).message;
+    for (const hint of ['AMQP_URL', 'REDIS_URL', 'docker compose up -d rabbitmq redis', 'testcontainers']) expect(message).toContain(hint);
+    expect(message).not.toContain('guest:guest');
+  });
+});
+
+describe('probeTcp', () => {
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    server = createServer((s) => s.destroy());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('answers within a few milliseconds whether a port is open (the check must stay well under 100 ms)', async () => {
+    const t0 = performance.now();
+    await expect(probeTcp('127.0.0.1', port, 500)).resolves.toBe(true);
+    await expect(probeTcp('127.0.0.1', 1, 500)).resolves.toBe(false);
+    expect(performance.now() - t0).toBeLessThan(100);
+  });
+});

@@ -1,4 +1,4 @@
-import { AmqpConnection, RpcClient, ServiceRegistry, startService, type ClientOptions, type ConnectTo, type WarrenService } from '@warren/amqp';
+import { AmqpConnection, RpcClient, ServiceRegistry, startService, type ClientOptions, type ConnectTo, type ServiceMethod, type ServiceNotification, type WarrenService } from '@warren/amqp';
 import { silentLogger } from '@warren/logger';
 import { buildGateway, type Gateway } from './gateway';
 import { openRpcDocument, type OpenRpcInfo } from './openrpc';
@@ -15,6 +15,10 @@ export interface BrokerOptions extends GatewayOptions {
   readonly client?: Omit<ClientOptions, 'namespace' | 'logger' | 'defaultTimeoutMs'>;
   /** Title and version in the OpenRPC document. */
   readonly openrpc?: OpenRpcInfo;
+  /** More methods the broker's own service serves over RabbitMQ (and so over HTTP), e.g. the in-flight view. @default none */
+  readonly serviceMethods?: Readonly<Record<string, ServiceMethod>>;
+  /** Notifications the broker's own service handles, e.g. `$/cancelRequest`. @default none */
+  readonly serviceNotifications?: Readonly<Record<string, ServiceNotification>>;
 }
 
 /** A running broker: the gateway and what it stands on. */
@@ -70,6 +74,8 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
       name: options.serviceName ?? 'warren-broker',
       logger,
       metadata: { role: 'broker' },
+      methods: options.serviceMethods ?? {},
+      notifications: options.serviceNotifications ?? {},
       ...(options.announceIntervalMs === undefined ? {} : { announceIntervalMs: options.announceIntervalMs }),
       // A short grace: rpc.discover answers from memory.
       shutdownGraceMs: 2000,

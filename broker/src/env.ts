@@ -14,7 +14,8 @@ export const brokerEnv = {
   GATEWAY_MAX_SESSIONS: `Open MCP sessions. Default ${gatewayDefaults.maxSessions}`,
   GATEWAY_TOKENS: 'Accepted bearer tokens, comma-separated; unset or empty turns auth off',
   GATEWAY_ALLOW_METHODS: 'Methods exposed, comma-separated (a trailing * matches a prefix); unset exposes all',
-  REDIS_URL: 'Redis whose state /readyz reports (not required for readiness); unset: not reported',
+  REDIS_URL: 'Redis of the in-flight view (GET /inflight, inflight.* methods, $/cancelRequest) whose state /readyz reports (not required for readiness); unset: none',
+  WARREN_KEY_PREFIX: 'Prefix of the in-flight keys in Redis; services and the CLI must use the same. Default: the namespace',
   LOG_LEVEL: 'pino level. Default info',
 } as const;
 
@@ -25,7 +26,7 @@ export type BrokerEnv = Readonly<Partial<Record<keyof typeof brokerEnv | string,
  * other module reads it). Empty variables count as unset; a malformed number
  * names its variable.
  */
-export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: string[]; redisUrl?: string; logLevel: string } {
+export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: string[]; redisUrl?: string; keyPrefix?: string; logLevel: string } {
   const int = (name: keyof typeof brokerEnv): number | undefined => {
     const text = value(env, name);
     if (text === undefined) return undefined;
@@ -49,6 +50,7 @@ export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: st
     ...optional('tokens', list('GATEWAY_TOKENS')),
     ...optional('allowMethods', list('GATEWAY_ALLOW_METHODS')),
     ...optional('redisUrl', redisUrl),
+    ...optional('keyPrefix', value(env, 'WARREN_KEY_PREFIX')),
   };
 }
 

@@ -1,6 +1,7 @@
 // The broker process: reads the environment, starts the broker, listens, and
 // shuts down gracefully on SIGINT/SIGTERM. The only broker file that reads
 // process.env or exits.
+import { InflightView, inflightMethods, inflightNotifications } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { startBroker } from './broker';
 import { brokerOptionsFromEnv } from './env';
@@ -10,9 +11,17 @@ import { redisPingProbe } from './redis-probe';
 const shutdownTimeoutMs = 15_000;
 
 async function main(): Promise<void> {
-  const { redisUrl, logLevel, ...options } = brokerOptionsFromEnv(process.env);
+  const { redisUrl, logLevel, keyPrefix, ...options } = brokerOptionsFromEnv(process.env);
   const logger = createLogger({ name: 'warren-broker', level: logLevel });
-  const broker = await startBroker({ ...options, logger, probes: redisUrl === undefined ? [] : [redisPingProbe(redisUrl)] });
+  // With Redis, the broker shows the cluster's in-flight calls (GET /inflight) and serves the
+  // in-flight view as JSON-RPC (inflight.list/status/cancel/workers, $/cancelRequest).
+  const view = redisUrl === undefined ? undefined : new InflightView({ redis: redisUrl, keyPrefix: keyPrefix ?? options.namespace ?? 'warren', logger });
+  const broker = await startBroker({
+    ...options,
+    logger,
+    probes: redisUrl === undefined ? [] : [redisPingProbe(redisUrl)],
+    ...(view === undefined ? {} : { inflight: { list: () => view.list() }, serviceMethods: inflightMethods(view), serviceNotifications: inflightNotifications(view) }),
+  });
   const url = await broker.listen();
   logger.info({ url, amqp: options.urls.map(redactUrl), namespace: options.namespace ?? 'warren', auth: (options.tokens?.length ?? 0) > 0 }, 'broker ready');
 
@@ -29,7 +38,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, shutdownTimeoutMs);
     force.unref();
-    broker.close().then(
+    broker.close().then(() => view?.close()).then(
       () => {
         logger.info('broker stopped');
         process.exit(0);

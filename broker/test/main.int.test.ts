@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Teardown, amqpUrl, redisUrl, spawnTs } from '@warren/testkit';
+import { Teardown, amqpUrl, redisUrl, spawnTs, waitFor } from '@warren/testkit';
 import { TestNamespace } from '../../test/support/amqp';
 import { redisPingProbe } from '../src';
 
@@ -23,6 +23,15 @@ describe('main.ts', () => {
     expect((await fetch(`${ready.url}/healthz`)).status).toBe(200);
     const readyz = (await (await fetch(`${ready.url}/readyz`)).json()) as { status: string; dependencies: unknown[] };
     expect(readyz).toMatchObject({ status: 'ready', dependencies: [{ name: 'redis', ok: true, state: 'ready', required: false }] });
+    // With REDIS_URL the in-flight view is wired: GET /inflight reads Redis, and the view is served as JSON-RPC.
+    const inflight = (await (await fetch(`${ready.url}/inflight`)).json()) as { configured: boolean };
+    expect(inflight.configured).toBe(true);
+    const rpc = (body: string): Promise<Response> => fetch(`${ready.url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    await waitFor(async () => {
+      const answer = (await (await rpc('{"jsonrpc":"2.0","method":"inflight.status","params":{"callId":"no-such-call"},"id":1}')).json()) as { result?: { state?: string } };
+      return answer.result?.state === 'unknown';
+    });
+    expect((await rpc('{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"no-such-call"}}')).status).toBe(204);
     const exit = await child.kill('SIGTERM');
     expect(exit).toMatchObject({ code: 0 });
     expect(child.stdout.some((l) => l.includes('"msg":"broker stopped"'))).toBe(true);

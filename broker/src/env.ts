@@ -1,4 +1,5 @@
 import type { BrokerOptions } from './broker';
+import { rateLimitDefaults, type BucketSpec, type RateLimitOptions } from './http/rate-limit';
 import { gatewayDefaults } from './options';
 
 /** The environment variables the broker reads, with their defaults; docs/gateway.md has the same table. */
@@ -14,6 +15,11 @@ export const brokerEnv = {
   GATEWAY_MAX_SESSIONS: `Open MCP sessions. Default ${gatewayDefaults.maxSessions}`,
   GATEWAY_TOKENS: 'Accepted bearer tokens, comma-separated; unset or empty turns auth off',
   GATEWAY_ALLOW_METHODS: 'Methods exposed, comma-separated (a trailing * matches a prefix); unset exposes all',
+  GATEWAY_RATE_LIMIT_PER_SEC: 'Requests per second each client IP may make, sustained (fractions allowed); unset: no per-IP limit',
+  GATEWAY_RATE_LIMIT_BURST: 'Requests a client IP may make at once after a quiet spell. Default: GATEWAY_RATE_LIMIT_PER_SEC rounded up',
+  GATEWAY_TOKEN_RATE_LIMIT_PER_SEC: 'Requests per second each bearer token may make, sustained; unset: no per-token limit',
+  GATEWAY_TOKEN_RATE_LIMIT_BURST: 'Requests a bearer token may make at once. Default: GATEWAY_TOKEN_RATE_LIMIT_PER_SEC rounded up',
+  GATEWAY_RATE_LIMIT_MAX_KEYS: `Client IPs whose buckets are kept at once (least recently seen forgotten first). Default ${rateLimitDefaults.maxKeys}`,
   REDIS_URL: 'Redis of the in-flight view (GET /inflight, inflight.* methods, $/cancelRequest) whose state /readyz reports (not required for readiness); unset: none',
   WARREN_KEY_PREFIX: 'Prefix of the in-flight keys in Redis; services and the CLI must use the same. Default: the namespace',
   LOG_LEVEL: 'pino level. Default info',
@@ -33,6 +39,27 @@ export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: st
     if (!/^\d+$/.test(text)) throw new RangeError(`${name} must be a non-negative integer, got ${JSON.stringify(text)}`);
     return Number(text);
   };
+  const rate = (name: keyof typeof brokerEnv): number | undefined => {
+    const text = value(env, name);
+    if (text === undefined) return undefined;
+    if (!/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0) throw new RangeError(`${name} must be a positive number, got ${JSON.stringify(text)}`);
+    return Number(text);
+  };
+  const bucket = (perSecName: keyof typeof brokerEnv, burstName: keyof typeof brokerEnv): BucketSpec | undefined => {
+    const perSec = rate(perSecName);
+    const burst = int(burstName);
+    if (perSec === undefined) {
+      if (burst !== undefined) throw new RangeError(`${burstName} needs ${perSecName}`);
+      return undefined;
+    }
+    return burst === undefined ? { perSec } : { perSec, burst };
+  };
+  const perIp = bucket('GATEWAY_RATE_LIMIT_PER_SEC', 'GATEWAY_RATE_LIMIT_BURST');
+  const perToken = bucket('GATEWAY_TOKEN_RATE_LIMIT_PER_SEC', 'GATEWAY_TOKEN_RATE_LIMIT_BURST');
+  const maxKeys = int('GATEWAY_RATE_LIMIT_MAX_KEYS');
+  const rateLimit: RateLimitOptions | undefined = perIp === undefined && perToken === undefined
+    ? undefined
+    : { ...(perIp === undefined ? {} : { perIp }), ...(perToken === undefined ? {} : { perToken }), ...(maxKeys === undefined ? {} : { maxKeys }) };
   const list = (name: keyof typeof brokerEnv): string[] | undefined => value(env, name)?.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
   const optional = <K extends string, V>(key: K, v: V | undefined): Partial<Record<K, V>> => (v === undefined ? {} : ({ [key]: v } as Record<K, V>));
   const redisUrl = value(env, 'REDIS_URL');
@@ -49,6 +76,7 @@ export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: st
     ...optional('maxSessions', int('GATEWAY_MAX_SESSIONS')),
     ...optional('tokens', list('GATEWAY_TOKENS')),
     ...optional('allowMethods', list('GATEWAY_ALLOW_METHODS')),
+    ...optional('rateLimit', rateLimit),
     ...optional('redisUrl', redisUrl),
     ...optional('keyPrefix', value(env, 'WARREN_KEY_PREFIX')),
   };

@@ -1,9 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import type { AmqpConnection, RpcClient, ServiceRegistry } from '@warren/amqp';
-import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { CallGate } from './calls';
-import { bearerChecker } from './http/auth';
+import { bearerMatcher } from './http/auth';
 import { refusal, refusalForFastifyError } from './http/errors';
+import { RequestLimiter, type RateLimitScope, type Take } from './http/rate-limit';
 import { registerOpsRoutes } from './http/ops-routes';
 import { registerRpcRoute } from './http/rpc-route';
 import { LiveCatalogue } from './live-catalogue';
@@ -100,12 +101,26 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
   // Bodies stay bytes: the JSON-RPC decoder parses them once, safely, with its own limits.
   app.addContentTypeParser(jsonContentTypes, { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
-  if (o.tokens.length > 0) {
-    const authorized = bearerChecker(o.tokens);
+  // Order: the client IP's rate limit (so token guessing is throttled too), the bearer token, the token's rate limit.
+  const tokenIndex = o.tokens.length > 0 ? bearerMatcher(o.tokens) : undefined;
+  const limiter = o.rateLimit ? new RequestLimiter(o.rateLimit) : undefined;
+  if (tokenIndex || limiter) {
+    const limited = (reply: FastifyReply, scope: RateLimitScope, take: Take): FastifyReply | undefined => {
+      if (take.ok) return undefined;
+      reply.log.debug({ scope, ip: reply.request.ip, retryAfterMs: take.retryAfterMs }, 'request rate-limited');
+      const { status, body } = refusal('WARREN_GW_RATE_LIMITED', { scope, retryAfterMs: take.retryAfterMs });
+      return reply.code(status).header('retry-after', String(Math.ceil(take.retryAfterMs / 1000))).send(body);
+    };
     app.addHook('onRequest', async (request, reply) => {
-      if (request.routeOptions.config.public === true || authorized(request.headers.authorization)) return;
-      const { status, body } = refusal('WARREN_GW_UNAUTHORIZED');
-      return reply.code(status).header('www-authenticate', 'Bearer realm="warren"').send(body);
+      if (request.routeOptions.config.public === true) return;
+      if (limiter && limited(reply, 'ip', limiter.ip(request.ip))) return reply;
+      if (!tokenIndex) return;
+      const index = tokenIndex(request.headers.authorization);
+      if (index === undefined) {
+        const { status, body } = refusal('WARREN_GW_UNAUTHORIZED');
+        return reply.code(status).header('www-authenticate', 'Bearer realm="warren"').send(body);
+      }
+      if (limiter && limited(reply, 'token', limiter.token(index))) return reply;
     });
   }
 

@@ -18,3 +18,4 @@ export { toolResult, type ToolCallResult } from './mcp/tool-result';
 export { CallGate, type GatewayCall } from './calls';
 export { BrokerMetrics, outcomeLabel, type Via } from './metrics';
 export { GatewayRefusal, refusal, type GatewayRefusalCode } from './http/errors';
+export { TokenBuckets, RequestLimiter, resolveRateLimit, rateLimitDefaults, type RateLimitOptions, type BucketSpec, type Take, type RateLimitScope } from './http/rate-limit';

@@ -2,6 +2,7 @@ import type { DecodeLimits } from '@warren/jsonrpc';
 import { silentLogger, type Logger } from '@warren/logger';
 import type { InflightSource } from './inflight';
 import type { ReadinessProbe } from './probes';
+import { resolveRateLimit, type RateLimitOptions, type ResolvedRateLimit } from './http/rate-limit';
 
 /** What the HTTP gateway does; every field has a default, resolved and checked by {@link resolveGatewayOptions}. */
 export interface GatewayOptions {
@@ -29,6 +30,13 @@ export interface GatewayOptions {
    * `rpc.discover` is a method like any other here. @default undefined
    */
   readonly allowMethods?: readonly string[];
+  /**
+   * Token-bucket rate limits per client IP and per bearer token, on every
+   * route but the probes and /metrics. A request over a limit answers 429
+   * with `-32004 Overloaded` and `Retry-After`, and reaches nothing behind
+   * the gateway. @default undefined (no limit)
+   */
+  readonly rateLimit?: RateLimitOptions;
   /** Most MCP sessions (SSE and Streamable HTTP together); one more answers 503. @default 1000 */
   readonly maxSessions?: number;
   /** Interval of the SSE comment lines that keep proxies from closing an idle stream. @default 15000 */
@@ -47,7 +55,9 @@ export interface GatewayOptions {
   readonly logger?: Logger;
 }
 
-export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight'>;
+export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight' | 'rateLimit'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight'> & {
+  readonly rateLimit: ResolvedRateLimit | undefined;
+};
 
 export const gatewayDefaults = {
   host: '127.0.0.1',
@@ -78,6 +88,7 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
     probes: options.probes ?? [],
     defaultMetrics: options.defaultMetrics ?? true,
     logger: options.logger ?? silentLogger(),
+    rateLimit: resolveRateLimit(options.rateLimit),
     ...(options.allowMethods === undefined ? {} : { allowMethods: options.allowMethods }),
     ...(options.inflight === undefined ? {} : { inflight: options.inflight }),
   };

@@ -11,14 +11,29 @@ import { createHash, timingSafeEqual } from 'node:crypto';
  * ok('Bearer s3cret'); // true
  */
 export function bearerChecker(tokens: readonly string[]): (authorization: string | undefined) => boolean {
+  const match = bearerMatcher(tokens);
+  return (authorization) => match(authorization) !== undefined;
+}
+
+/**
+ * Like {@link bearerChecker}, but tells which configured token was presented
+ * (its index in `tokens`), so per-token limits can key on it without keeping
+ * the token itself; undefined when none matches.
+ *
+ * @example
+ * bearerMatcher(['a', 'b'])('Bearer b'); // 1
+ */
+export function bearerMatcher(tokens: readonly string[]): (authorization: string | undefined) => number | undefined {
   const digests = tokens.map(digest);
   return (authorization) => {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
-    if (!match?.[1]) return false;
+    if (!match?.[1]) return undefined;
     const presented = digest(match[1]);
-    let ok = false;
-    for (const d of digests) ok = timingSafeEqual(d, presented) || ok;
-    return ok;
+    let found: number | undefined;
+    digests.forEach((d, i) => {
+      if (timingSafeEqual(d, presented) && found === undefined) found = i;
+    });
+    return found;
   };
 }
 

@@ -17,6 +17,8 @@ export const GatewayRefusal = {
   WARREN_GW_BAD_TIMEOUT: { status: 400, code: ErrorCode.InvalidRequest, reason: 'invalid_timeout_header' },
   /** A malformed HTTP request fastify refused (bad Content-Length, aborted upload). */
   WARREN_GW_BAD_REQUEST: { status: 400, code: ErrorCode.InvalidRequest, reason: 'bad_http_request' },
+  /** The client IP's or the bearer token's rate limit is used up (`data.scope`: `ip` or `token`; `data.retryAfterMs`); answered with `Retry-After`. */
+  WARREN_GW_RATE_LIMITED: { status: 429, code: ErrorCode.Overloaded, reason: 'rate_limited' },
   /** An MCP post without a session id. */
   WARREN_GW_SESSION_REQUIRED: { status: 400, code: ErrorCode.InvalidRequest, reason: 'session_id_required' },
   /** An MCP post naming a session that does not exist (never did, or its stream closed). */

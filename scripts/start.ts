@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { ensureServices } from './ensure-services';
+import { defaults, ensureServices } from './ensure-services';
 
 const root = path.resolve(__dirname, '..');
 
@@ -55,6 +55,9 @@ async function stop(code: number): Promise<void> {
 
 async function main(): Promise<void> {
   const provided = await ensureServices();
+  // Every process gets both URLs explicitly: services track calls in Redis only when REDIS_URL is set.
+  process.env['AMQP_URL'] ||= defaults.amqpUrl;
+  process.env['REDIS_URL'] ||= defaults.redisUrl;
   process.stdout.write(`warren: RabbitMQ ${provided.rabbitmq}, Redis ${provided.redis}\n`);
   for (const p of processes) start(p.name, p.file, p.env);
   process.on('SIGINT', () => void stop(0));

@@ -3,7 +3,7 @@ import type { AmqpConnection, RpcClient, ServiceRegistry } from '@warren/amqp';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { CallGate } from './calls';
 import { bearerMatcher } from './http/auth';
-import { refusal, refusalForFastifyError } from './http/errors';
+import { rawRefusal, refusal, refusalForFastifyError } from './http/errors';
 import { RequestLimiter, type RateLimitScope, type Take } from './http/rate-limit';
 import { registerOpsRoutes } from './http/ops-routes';
 import { registerRpcRoute } from './http/rpc-route';
@@ -95,6 +95,21 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: o.bodyLimitBytes,
     forceCloseConnections: 'idle',
+    // Malformed HTTP (refused by Node's parser) and unreadable URLs (by the router) answer the
+    // documented JSON-RPC refusal rather than fastify's own JSON body.
+    clientErrorHandler: (err, socket) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      log.debug({ err: { code: err.code, message: err.message } }, 'malformed HTTP request refused');
+      if (socket.writable) socket.write(rawRefusal('WARREN_GW_BAD_REQUEST', status));
+      socket.destroy();
+    },
+    frameworkErrors: (error, request, reply) => {
+      request.log.debug({ err: error }, 'request refused');
+      const { status, body } = refusal('WARREN_GW_BAD_REQUEST');
+      // The option is generic over route types the refusal does not use.
+      void (reply as unknown as FastifyReply).code(status).send(body);
+    },
   });
   // Only JSON is read (fastify also reads text/plain by default); the rest answers 415.
   app.removeAllContentTypeParsers();

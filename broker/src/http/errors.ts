@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { ErrorCode, errorResponse, type ErrorResponse, type JsonValue } from '@warren/jsonrpc';
 
 /**
@@ -37,6 +38,16 @@ export type GatewayRefusalCode = keyof typeof GatewayRefusal;
 export function refusal(code: GatewayRefusalCode, extra: Record<string, JsonValue> = {}): { status: number; body: ErrorResponse } {
   const entry = GatewayRefusal[code];
   return { status: entry.status, body: errorResponse(null, entry.code, { reason: entry.reason, ...extra }) };
+}
+
+/**
+ * A refusal as raw HTTP/1.1 bytes that close the connection, for requests
+ * Node's parser rejects before fastify has a request to reply on (a bad
+ * header byte, a bad Content-Length, headers over the size limit).
+ */
+export function rawRefusal(code: GatewayRefusalCode, status: number = GatewayRefusal[code].status): string {
+  const text = JSON.stringify(refusal(code).body);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`;
 }
 
 /** Maps fastify's own errors (body limit, content type) onto the catalogue. */

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -77,7 +77,7 @@ export class McpSessions {
   private async openSse(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const refused = this.refuseNewSession();
     if (refused) return sendRefusal(reply, refused);
-    const sessionId = randomUUID();
+    const sessionId = newSessionId();
     const transport = new SseSessionTransport(sessionId, reply.raw, '/messages/', this.o.sseKeepAliveMs);
     const server = this.o.createServer();
     const session: Session = { server, transport, lastUsed: Date.now(), open: 0 };
@@ -143,7 +143,7 @@ export class McpSessions {
   private async newStreamableSession(): Promise<Session> {
     const server = this.o.createServer();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: newSessionId,
       onsessioninitialized: (id) => {
         this.streamable.set(id, session);
         this.log.debug({ sessionId: id, transport: 'streamable-http' }, 'mcp session opened');
@@ -194,6 +194,15 @@ export class McpSessions {
       session.server.close().catch(() => undefined);
     }
   }
+}
+
+/**
+ * A session id: 128 bits from the CSPRNG, written like a UUID (8-4-4-4-12 hex) for clients that expect one. Not a
+ * v4 UUID, which fixes 6 of its bits and leaves 122 random: a session id is a capability, so all 128 vary.
+ */
+export function newSessionId(): string {
+  const hex = randomBytes(16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 function sendRefusal(reply: FastifyReply, code: GatewayRefusalCode): FastifyReply {

@@ -7,6 +7,7 @@ import {
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
+import { closeChannel } from './close';
 import type { AmqpConnection } from './connection';
 import { Header } from './headers';
 import { assertMethodName, names, type Names } from './names';
@@ -207,7 +208,7 @@ export class RpcClient {
       this.channel = undefined;
       if (ch) {
         if (this.o.replyMode === 'named') await ch.deleteQueue(this.replyQueue).catch(() => undefined);
-        await ch.close().catch(() => undefined);
+        await closeChannel(ch);
       }
       if (this.ownsConnection) await this.connection.close();
     })();
@@ -316,8 +317,9 @@ export class RpcClient {
       await ch.assertQueue(this.replyQueue, { durable: false, exclusive: false, autoDelete: false, arguments: { 'x-expires': this.o.replyQueueExpiresMs } });
     }
     await consumeReplies(ch, this.replyQueue, (callId, response) => {
-      if (callId === undefined || response === undefined || !this.pending.resolve(callId, response)) this.lateReplies++;
-    });
+      const settled = callId !== undefined && (response instanceof JsonRpcError ? this.pending.reject(callId, response) : this.pending.resolve(callId, response));
+      if (!settled) this.lateReplies++;
+    }, { ack: this.o.replyMode === 'named' });
     this.channel = ch;
     this.buffer.flush();
   }

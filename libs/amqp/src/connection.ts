@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import amqp, { type ChannelModel } from 'amqplib';
 import { redactUrl, silentLogger, type Logger } from '@warren/logger';
 import { backoffDelay, defaultBackoff, type BackoffOptions, type ResolvedBackoff } from './backoff';
+import { closeModel, destroySocket } from './close';
 
 /** Where a connection is in its life. Consume with `switch (state.type)`. */
 export type ConnectionState =
@@ -138,7 +139,7 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> {
       this.current = undefined;
       if (model) {
         model.removeAllListeners('close');
-        await model.close().catch(() => undefined);
+        await closeModel(model);
       }
       this.setState({ type: 'closed' });
     })();
@@ -167,9 +168,16 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> {
           clientProperties: { connection_name: this.options.connectionName ?? 'warren' },
           ...(this.options.tls ?? {}),
         });
+        // close() ran while we were connecting: nobody wants this connection any more.
+        if (this.isClosing()) throw new Error('connection closed while connecting');
         this.urlIndex = (this.urlIndex + i) % this.urls.length;
         this.attach(model, url);
-        for (const setup of [...this.setups]) await setup(model);
+        // A setup waiting on a connection that died may never settle (amqplib leaves some promises
+        // pending when the socket goes): the attempt fails as soon as the connection closes.
+        const lost = closed(model);
+        for (const setup of [...this.setups]) await Promise.race([setup(model), lost]);
+        // Lost while the setups ran (see attach): fail this attempt, so the one retry loop makes the next.
+        if (this.current !== model) throw new Error('connection lost during setup');
         this.setState({ type: 'open', url: redactUrl(url) });
         this.emit('open', model);
         return;
@@ -179,9 +187,9 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> {
         if (model) {
           model.removeAllListeners('close');
           this.current = undefined;
-          await model.close().catch(() => undefined);
+          await closeModel(model);
         }
-        if (isAuthFailure(lastError)) throw lastError;
+        if (isAuthFailure(lastError) || this.isClosing()) throw lastError;
       }
     }
     throw lastError;
@@ -196,6 +204,11 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> {
     model.on('close', (err?: Error) => {
       if (this.current !== model || this.isClosing()) return;
       this.current = undefined;
+      // amqplib only ends the socket (after a heartbeat timeout, say); a stalled peer would keep it half-open.
+      destroySocket(model);
+      // Lost before it was open: the attempt in progress (start() or a reconnect) fails and retries.
+      // Scheduling a reconnect here as well would run two loops, each leaving a live connection behind.
+      if (this.status.type !== 'open') return;
       const error = err ?? new Error('connection closed by the server');
       this.log.warn({ err: error }, 'amqp connection lost');
       this.emit('lost', error);
@@ -209,6 +222,7 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> {
     this.setState({ type: 'reconnecting', attempt, delayMs, error });
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
+      if (this.isClosing()) return;
       this.connectOnce().then(
         () => {
           this.reconnects++;
@@ -260,6 +274,13 @@ function coalesceWrites(model: ChannelModel): void {
     }
     return write(...args);
   }) as Writable['write'];
+}
+
+/** Rejects when `model` closes (never resolves); already marked handled, for use in races. */
+function closed(model: ChannelModel): Promise<never> {
+  const lost = new Promise<never>((_resolve, reject) => model.once('close', (err?: Error) => reject(err ?? new Error('connection lost during setup'))));
+  lost.catch(() => undefined);
+  return lost;
 }
 
 function withHeartbeat(url: string, seconds: number): string {

@@ -24,6 +24,8 @@ export function readDelivery(msg: ConsumeMessage, defaultTimeoutMs: number, now 
     deadline: deadlineHeader ?? now + defaultTimeoutMs,
     hasDeadlineHeader: deadlineHeader !== undefined,
     traceparent: stringHeader(headers, Header.traceparent),
-    attempt: deliveryCount !== undefined ? deliveryCount + 1 : msg.fields.redelivered ? 2 : 1,
+    // Quorum queues count deliveries; on a classic queue the header is whatever the publisher put there, so a count
+    // that is not a whole number >= 0 is ignored rather than turned into attempt 0, -4 or 2.5.
+    attempt: deliveryCount !== undefined && Number.isSafeInteger(deliveryCount) && deliveryCount >= 0 ? deliveryCount + 1 : msg.fields.redelivered ? 2 : 1,
   };
 }

@@ -8,6 +8,8 @@ export const Header = {
   origin: 'x-warren-origin',
   /** RabbitMQ quorum queues count deliveries here. */
   deliveryCount: 'x-delivery-count',
+  /** RabbitMQ's dead-letter history; any publisher can forge it (see WarrenService's dead-lettering). */
+  death: 'x-death',
 } as const;
 
 /** Reads a numeric header; AMQP tables may carry numbers as strings or typed values depending on the publisher. */

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Channel, ChannelModel } from 'amqplib';
 import { silentLogger, type Logger } from '@warren/logger';
 import { parseAnnouncement, type Announcement } from './announcement';
+import { closeChannel } from './close';
 import type { AmqpConnection } from './connection';
 import { names, type Names } from './names';
 import { applyTopology, coreTopology } from './topology';
@@ -64,7 +65,7 @@ export class ServiceRegistry extends EventEmitter<RegistryEvents> {
     this.unregister?.();
     const ch = this.channel;
     this.channel = undefined;
-    await ch?.close().catch(() => undefined);
+    if (ch) await closeChannel(ch);
   }
 
   private async setup(model: ChannelModel): Promise<void> {

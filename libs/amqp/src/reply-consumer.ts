@@ -1,5 +1,6 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
-import { decode, type ResponseMessage } from '@warren/jsonrpc';
+import { InternalError, decode, type Decoded, type JsonRpcError, type ResponseMessage } from '@warren/jsonrpc';
+import { closeChannel } from './close';
 
 /** RabbitMQ's pseudo-queue for direct reply-to: no queue to declare, but replies die with the channel. */
 export const directReplyQueue = 'amq.rabbitmq.reply-to';
@@ -8,26 +9,54 @@ export type ReplyMode = 'named' | 'direct';
 
 /**
  * Starts consuming replies on `channel`, handing each (correlation id,
- * response) pair to `deliver`. Replies that are not a single JSON-RPC
- * response are passed as undefined so the owner can count them.
+ * response) pair to `deliver`. A reply that cannot be read as a single
+ * JSON-RPC response (over the decoder's size or depth limit, not JSON, a
+ * batch) is passed as an InternalError, so the call it answers fails now
+ * instead of waiting for its deadline.
+ *
+ * With `ack` (named reply queues), a reply is acked only once it has been
+ * handed over, so one RabbitMQ had already written to a connection that then
+ * died (cut, stalled) is requeued and delivered after the reconnect instead
+ * of lost. Acks go out once per tick, as one `multiple` ack for everything
+ * delivered in it. Direct reply-to requires no-ack consumption.
  */
 export async function consumeReplies(
   channel: Channel,
   queue: string,
-  deliver: (correlationId: string | undefined, response: ResponseMessage | undefined) => void,
+  deliver: (correlationId: string | undefined, response: ResponseMessage | JsonRpcError) => void,
+  options: { readonly ack: boolean },
 ): Promise<string> {
+  let unacked: ConsumeMessage | undefined;
+  const ackDelivered = (): void => {
+    const last = unacked;
+    unacked = undefined;
+    try {
+      if (last) channel.ack(last, true);
+    } catch {
+      // The channel closed meanwhile: RabbitMQ requeues the replies, and a late copy is dropped as such.
+    }
+  };
   const { consumerTag } = await channel.consume(
     queue,
     (msg: ConsumeMessage | null) => {
       if (!msg) return;
       const decoded = decode(msg.content);
-      const response = decoded.kind === 'single' && decoded.item.kind === 'response' ? decoded.item.message : undefined;
+      const response = decoded.kind === 'single' && decoded.item.kind === 'response' ? decoded.item.message : unreadableReply(decoded);
       deliver(typeof msg.properties.correlationId === 'string' ? msg.properties.correlationId : undefined, response);
+      if (!options.ack) return;
+      if (unacked === undefined) process.nextTick(ackDelivered);
+      unacked = msg;
     },
-    // Replies are consumed without acks: a reply is worth nothing once its caller is gone.
-    { noAck: true },
+    { noAck: !options.ack },
   );
   return consumerTag;
+}
+
+/** The error for a reply that arrived but cannot be read; `data.detail` says why (`too_large`, `too_deep`, ...). */
+function unreadableReply(decoded: Decoded): JsonRpcError {
+  const data = decoded.kind === 'rejected' ? decoded.response.error.data : undefined;
+  const detail = typeof data === 'object' && data !== null && !Array.isArray(data) && typeof data['reason'] === 'string' ? data['reason'] : decoded.kind === 'rejected' ? 'invalid_json' : 'not_a_response';
+  return new InternalError(undefined, { reason: 'unreadable_reply', detail });
 }
 
 /** True when a named reply queue still exists; it may have expired during a long disconnect. */
@@ -37,7 +66,7 @@ export async function replyQueueExists(model: { createChannel(): Promise<Channel
   probe.on('error', () => undefined);
   try {
     await probe.checkQueue(queue);
-    await probe.close().catch(() => undefined);
+    await closeChannel(probe);
     return true;
   } catch {
     return false;

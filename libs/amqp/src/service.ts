@@ -6,9 +6,11 @@ import {
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { RpcClient } from './client';
+import { closeChannel } from './close';
 import type { AmqpConnection } from './connection';
 import { nestedClient, type HandlerContext, type NestedClient } from './context';
 import { readDelivery, type DeliveryInfo } from './delivery';
+import { Header } from './headers';
 import { names, type Names } from './names';
 import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceOptions } from './service-options';
 import { emptyStats, type ServiceStats } from './service-stats';
@@ -116,7 +118,7 @@ export class WarrenService {
       await this.client.close();
       await this.o.tracker?.stop?.();
       this.channel = undefined;
-      await ch?.close().catch(() => undefined);
+      if (ch) await closeChannel(ch);
       if (this.ownsConnection) await this.connection.close();
       this.state = 'closed';
       this.log.info('service closed');
@@ -335,17 +337,48 @@ export class WarrenService {
   private settle(ch: Channel, msg: ConsumeMessage, action: 'ack' | 'dead-letter' | 'requeue'): void {
     if (this.channel !== ch) return;
     try {
-      if (action === 'ack') ch.ack(msg);
+      if (action === 'dead-letter' && forgedDeathHeader(msg)) this.forwardDeadLetter(ch, msg);
+      else if (action === 'ack') ch.ack(msg);
       else ch.nack(msg, false, action === 'requeue');
     } catch (err) {
       this.log.debug({ err }, 'settle on a closing channel');
     }
   }
 
+  /**
+   * Dead-letters by hand: a copy without `x-death` to the dead-letter exchange, then an ack (in that order on one
+   * channel, so a crash in between redelivers rather than loses it). For messages RabbitMQ cannot dead-letter itself.
+   */
+  private forwardDeadLetter(ch: Channel, msg: ConsumeMessage): void {
+    const { headers, userId: _userId, ...properties } = msg.properties as ConsumeMessage['properties'] & { userId?: unknown };
+    const { [Header.death]: _forged, ...kept } = (headers ?? {}) as Record<string, unknown>;
+    try {
+      ch.publish(this.n.deadLetterExchange, this.o.name, msg.content, { ...definedOnly(properties), headers: kept });
+    } catch (err) {
+      this.log.warn({ err }, 'dead letter not forwarded');
+    }
+    this.log.warn({ callId: msg.properties.correlationId as unknown }, 'message with a malformed x-death header dead-lettered by hand');
+    ch.ack(msg);
+  }
+
   private async waitForRunning(ms: number): Promise<void> {
     const until = Date.now() + ms;
     while (this.running.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * RabbitMQ 3.10 crashes the queue process (losing transient messages in it) when it dead-letters a message whose
+ * x-death header is a list holding anything but tables, and any publisher can set that header. Such a message is
+ * dead-lettered by the service itself instead.
+ */
+function forgedDeathHeader(msg: ConsumeMessage): boolean {
+  const value = (msg.properties.headers as Record<string, unknown> | undefined)?.[Header.death];
+  return Array.isArray(value) && value.some((e) => typeof e !== 'object' || e === null || Array.isArray(e) || Buffer.isBuffer(e));
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /** The answer for a message no handler can take: parse errors, invalid requests, stray responses. */

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { withoutPoison } from '../../../test/support/hostile';
 import { Dispatcher, ErrorCode, decode, encode, encodeResponse, type Decoded, type JsonValue, type Params } from '@warren/jsonrpc';
 
 const errorCodes = new Set<number>([ErrorCode.ParseError, ErrorCode.InvalidRequest]);
@@ -46,7 +47,8 @@ describe('decoding properties', () => {
       fc.property(request, (message) => {
         const d = decode(encode(message));
         // JSON has no -0: it comes back as 0, which is the same id on the wire.
-        return d.kind === 'single' && d.item.kind === 'request' && JSON.stringify(d.item.message) === JSON.stringify(message);
+        // Prototype-poisoning keys fast-check generates are removed by design: compare without them.
+        return d.kind === 'single' && d.item.kind === 'request' && JSON.stringify(d.item.message) === JSON.stringify(withoutPoison(message));
       }),
     );
   });

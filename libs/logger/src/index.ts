@@ -22,15 +22,68 @@ export const redactedPaths: readonly string[] = [
   'req.headers.authorization', 'req.headers.cookie', 'params', '*.params', 'payload', '*.payload',
 ];
 
-/** Creates the root logger of a process. Only composition roots call this; libraries take a logger. */
+/**
+ * Creates the root logger of a process. Only composition roots call this; libraries take a logger.
+ *
+ * Besides the redacted paths, every string in a line (the message, fields, and
+ * the serialized `err` with its stack, cause and extra properties such as
+ * Node's `input`) has URL credentials replaced (`scheme://user:***@`), so a
+ * connection URL that reaches a log by way of an error message does not carry
+ * its password along.
+ */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const config: LoggerOptions = {
     name: options.name ?? 'warren',
     level: options.level ?? 'info',
     redact: { paths: [...redactedPaths], censor: '[redacted]' },
-    serializers: { err: pino.stdSerializers.err },
+    serializers: { err: (err: Error) => scrubCredentials(pino.stdSerializers.err(err)) },
+    formatters: { log: (object) => scrubCredentials(object) },
+    hooks: {
+      logMethod(args, method) {
+        method.apply(this, args.map((a) => (typeof a === 'string' ? scrubCredentialsIn(a) : a)) as Parameters<typeof method>);
+      },
+    },
   };
   return options.destination ? pino(config, options.destination) : pino(config);
+}
+
+/** A URL-looking token: a scheme, "//", then everything up to whitespace (quotes included: a password may hold one). */
+const urlToken = /\b[a-z][a-z0-9+.-]*:\/\/\S+/gi;
+
+/** Replaces the password of every `scheme://user:password@host` in a text with `***`. */
+export function scrubCredentialsIn(text: string): string {
+  if (!text.includes('://') || !text.includes('@')) return text;
+  return text.replace(urlToken, hidePassword);
+}
+
+/**
+ * `scheme://user:password@rest` → `scheme://user:***@rest`. The credentials run to the token's last "@", so a
+ * password with an unescaped "@", "/", "?" or "#" is hidden whole (at worst, so is a path holding an "@").
+ */
+function hidePassword(token: string): string {
+  const slashes = token.indexOf('//');
+  const at = token.lastIndexOf('@');
+  if (slashes < 0 || at < slashes) return token;
+  const start = slashes + 2;
+  const userinfo = token.slice(start, at);
+  const colon = userinfo.indexOf(':');
+  if (colon < 0 || userinfo.slice(colon + 1) === '***') return token;
+  return `${token.slice(0, start)}${userinfo.slice(0, colon)}:***${token.slice(at)}`;
+}
+
+/** A copy of `value` with {@link scrubCredentialsIn} applied to every string (bounded depth); unchanged parts are shared. */
+export function scrubCredentials<T>(value: T, depth = 0): T {
+  if (typeof value === 'string') return scrubCredentialsIn(value) as T;
+  if (typeof value !== 'object' || value === null || depth > 6 || value instanceof Error || Buffer.isBuffer(value)) return value;
+  let copy: Record<string, unknown> | unknown[] | undefined;
+  const entries = Array.isArray(value) ? value.map((v, i) => [i, v] as const) : Object.entries(value);
+  for (const [key, v] of entries) {
+    const scrubbed = scrubCredentials(v, depth + 1);
+    if (scrubbed === v) continue;
+    copy ??= Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) };
+    (copy as Record<string | number, unknown>)[key] = scrubbed;
+  }
+  return (copy ?? value) as T;
 }
 
 /** A logger that writes nothing: the default for libraries used without one. */
@@ -45,13 +98,17 @@ export function silentLogger(): Logger {
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    for (const key of [...parsed.searchParams.keys()]) {
-      if (/pass|secret|token|key/i.test(key)) parsed.searchParams.set(key, '***');
+    // Rebuilt from the parse only when the parser read the credentials as such; a password with an unescaped
+    // "/", "?", "#" or "@" ends up in the port, path or fragment instead, and the text is redacted as it stands.
+    if (parsed.password || !url.includes('@')) {
+      if (parsed.password) parsed.password = '***';
+      for (const key of [...parsed.searchParams.keys()]) {
+        if (/pass|secret|token|key/i.test(key)) parsed.searchParams.set(key, '***');
+      }
+      return hidePassword(parsed.toString());
     }
-    return parsed.toString();
   } catch {
-    // Not a URL we can parse: hide anything between "//" and "@", where credentials would be.
-    return url.replace(/\/\/[^@/]*@/, '//***@');
+    // Not a URL at all: the text is all there is.
   }
+  return hidePassword(url);
 }

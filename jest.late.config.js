@@ -1,0 +1,18 @@
+// The late CI stages, run by .ci/run after `npm test`, one at a time:
+// `npm run test:soak` (the short soak: worker processes killed and replaced,
+// connections cut and stalled, for 20 s) and then `npm run test:restart`
+// (stops and starts the RabbitMQ app, so it runs last and alone). Plain
+// `npx jest` never picks them up: test/soak/ and test/restart/ match no
+// project of jest.config.js.
+const base = require('./jest.config.js');
+
+const integration = base.projects.find((p) => p.displayName === 'integration');
+
+/** @type {import('jest').Config} */
+module.exports = {
+  testTimeout: 180000,
+  projects: [
+    { ...integration, displayName: 'soak', testMatch: ['<rootDir>/test/soak/**/*.test.ts'] },
+    { ...integration, displayName: 'restart', testMatch: ['<rootDir>/test/restart/**/*.test.ts'] },
+  ],
+};

@@ -1,0 +1,102 @@
+// The worker of the soak (scripts/soak.ts) and of the fault tests
+// (test/integration/faults): a Warren service with Redis tracking serving
+// `work.run`, whose handler records each run in Redis (RPUSH of the
+// instance id under the call id) before doing its work, so the driver can
+// tell whether any call ran twice. Run as a process it is configured by
+// WORK_* variables, prints `ready`, and is meant to be SIGKILLed.
+import { Redis } from 'ioredis';
+import { startService, type HandlerContext, type ServiceMethod } from '@warren/amqp';
+import { createRedisTracker } from '@warren/inflight';
+import { CancelledError, JsonRpcError } from '@warren/jsonrpc';
+
+/** The service every worker runs, the method it serves, and the notification the fault tests' sinks take. */
+export const workService = 'work';
+export const workMethod = 'work.run';
+export const noteMethod = 'work.note';
+
+/** (A type, not an interface, so it passes as JSON-RPC params.) */
+export type WorkParams = {
+  /** How long the handler runs. */
+  readonly ms: number;
+  /** Echoed back doubled, so a caller can check it got its own answer. */
+  readonly n: number;
+};
+
+/** Key of one call's run list (one entry per run: the instance that ran it). */
+export const runsKey = (prefix: string, callId: string): string => `${prefix}:runs:{${callId}}`;
+/** Set of call ids that ran more than once (soak bookkeeping: the driver reads this, not every list). */
+export const multiKey = (prefix: string): string => `${prefix}:runs-multi`;
+const runsTtlMs = 15 * 60_000;
+
+/** Waits `ms` or until the signal fires; then throws its reason, as a handler that honours cancellation does. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const fail = (): void => reject(signal.reason instanceof JsonRpcError ? signal.reason : new CancelledError());
+    if (signal.aborted) return fail();
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      fail();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** `work.run` (or `method`): records the run, runs `ms`, answers `n * 2`. */
+export function workMethods(redis: Redis, prefix: string, method = workMethod): Record<string, ServiceMethod> {
+  return {
+    [method]: {
+      handler: async (params: unknown, ctx: HandlerContext): Promise<number> => {
+        const p = params as WorkParams;
+        const key = runsKey(prefix, ctx.callId);
+        const [[, runs] = []] = (await redis.multi().rpush(key, ctx.instanceId).pexpire(key, runsTtlMs).exec()) ?? [];
+        if (typeof runs === 'number' && runs > 1) await redis.multi().sadd(multiKey(prefix), ctx.callId).pexpire(multiKey(prefix), runsTtlMs).exec();
+        await pause(p.ms, ctx.signal);
+        return p.n * 2;
+      },
+    },
+  };
+}
+
+function env(name: string, fallback?: string): string {
+  const value = process.env[name] || fallback;
+  if (value === undefined) throw new Error(`soak-worker: ${name} is not set`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  const prefix = env('WORK_PREFIX');
+  const leaseMs = Number(env('WORK_LEASE_MS', '2000'));
+  const redis = new Redis(env('WORK_REDIS_URL'), { maxRetriesPerRequest: 1 });
+  const service = await startService({
+    urls: env('WORK_AMQP_URL'),
+    heartbeatSeconds: Number(env('WORK_HEARTBEAT_S', '1')),
+    socketTimeoutMs: 1000,
+    reconnect: { initialDelayMs: 50, maxDelayMs: 500 },
+    connectionName: `${prefix}-worker-${env('WORK_INSTANCE')}`,
+    namespace: env('WORK_NAMESPACE'),
+    name: workService,
+    instanceId: env('WORK_INSTANCE'),
+    prefetch: Number(env('WORK_PREFETCH', '64')),
+    methods: workMethods(redis, prefix),
+    tracker: createRedisTracker({
+      redis: env('WORK_TRACKER_REDIS_URL', env('WORK_REDIS_URL')),
+      keyPrefix: prefix,
+      leaseMs,
+      heartbeatMs: Math.floor(leaseMs / 4),
+      maxAttempts: Number(env('WORK_MAX_ATTEMPTS', '3')),
+    }),
+  });
+  process.on('SIGTERM', () => void service.close().then(() => redis.quit()).finally(() => process.exit(0)));
+  process.stdout.write('ready\n');
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`soak-worker failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  });
+}

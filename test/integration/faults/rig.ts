@@ -1,0 +1,147 @@
+// The fault rig: a client and tracked worker services talking to the real
+// RabbitMQ through fault proxies (one for clients, one for workers), their
+// trackers talking to Redis through a third, and two notification sinks. The
+// workers run the soak's `work.run` (scripts/soak-worker.ts), which records
+// each run in Redis (directly, never through a proxy) so a test can tell
+// whether any call ran twice. Every scenario test builds one.
+import { Redis } from 'ioredis';
+import { AmqpConnection, RpcClient, WarrenService, type ConnectionOptions } from '@warren/amqp';
+import { createRedisTracker, type RedisCallTracker } from '@warren/inflight';
+import path from 'node:path';
+import { FaultProxy, amqpUrl, redisUrl, spawnTs, type Teardown, type TsChild } from '@warren/testkit';
+import { TestNamespace } from '../../support/amqp';
+import { noteMethod, runsKey, workMethods, workService } from '../../../scripts/soak-worker';
+import { deleteRedisKeys } from '../helpers';
+
+export { noteMethod, workMethod, workService, type WorkParams } from '../../../scripts/soak-worker';
+export const sinkServices = ['sinka', 'sinkb'] as const;
+
+export interface RigOptions {
+  /** In-process tracked worker instances. @default 2 */
+  readonly workers?: number;
+  /** @default 64 */
+  readonly prefetch?: number;
+  /** Tracker lease. @default 2000 */
+  readonly leaseMs?: number;
+  /** AMQP heartbeat of every rig connection, seconds. @default 1 */
+  readonly heartbeatSeconds?: number;
+}
+
+/** Connection options every rig participant uses: fast heartbeats and reconnects, so faults are noticed and healed in test time. */
+function connectionOptions(url: string, name: string, heartbeatSeconds: number): ConnectionOptions {
+  return { urls: url, heartbeatSeconds, socketTimeoutMs: 1000, connectionName: name, reconnect: { initialDelayMs: 50, maxDelayMs: 500 } };
+}
+
+async function proxyTo(url: string, defaultPort: number): Promise<FaultProxy> {
+  const target = new URL(url);
+  return FaultProxy.start({ target: { host: target.hostname, port: Number(target.port || defaultPort) } });
+}
+
+export class FaultRig {
+  readonly ns = new TestNamespace();
+  /** Redis key prefix of this rig: trackers' records and the run counts. */
+  readonly prefix = this.ns.namespace;
+  /** Straight to Redis, for counting runs and reading what the workers wrote. */
+  readonly redis = new Redis(redisUrl(), { maxRetriesPerRequest: 1 });
+  readonly workers: WarrenService[] = [];
+  readonly workerConnections: AmqpConnection[] = [];
+  readonly trackers: RedisCallTracker[] = [];
+  readonly sinks: WarrenService[] = [];
+  /** Notification ids each sink service received (at least once). */
+  readonly received = new Map<string, Set<string>>(sinkServices.map((s) => [s, new Set<string>()]));
+  client!: RpcClient;
+  clientConnection!: AmqpConnection;
+
+  private constructor(
+    private readonly td: Teardown,
+    readonly clientProxy: FaultProxy,
+    readonly workerProxy: FaultProxy,
+    readonly redisProxy: FaultProxy,
+    private readonly o: Required<RigOptions>,
+  ) {}
+
+  static async start(td: Teardown, options: RigOptions = {}): Promise<FaultRig> {
+    const o = { workers: 2, prefetch: 64, leaseMs: 2000, heartbeatSeconds: 1, ...options };
+    const [clientProxy, workerProxy, redisProxy] = await Promise.all([proxyTo(amqpUrl(), 5672), proxyTo(amqpUrl(), 5672), proxyTo(redisUrl(), 6379)]);
+    const rig = new FaultRig(td, clientProxy, workerProxy, redisProxy, o);
+    td.add(() => rig.ns.destroy());
+    td.add(() => deleteRedisKeys(`${rig.prefix}:`));
+    td.add(() => rig.redis.disconnect());
+    for (const p of [clientProxy, workerProxy, redisProxy]) td.add(() => p.close());
+    rig.ns.service(workService);
+    for (const s of sinkServices) rig.ns.service(s);
+    for (let i = 0; i < o.workers; i++) await rig.addWorker(`w${i}`);
+    for (const s of sinkServices) await rig.addSink(s);
+    rig.clientConnection = await rig.connect(clientProxy, 'client');
+    rig.client = await RpcClient.create(rig.clientConnection, { namespace: rig.ns.namespace, defaultTimeoutMs: 10_000 });
+    td.add(() => rig.client.close());
+    return rig;
+  }
+
+  /** The RabbitMQ connection name (client_properties.connection_name) of a rig participant. */
+  connectionName(role: string): string {
+    return `${this.ns.namespace}-${role}`;
+  }
+
+  /** Starts one more tracked worker instance of `fault.work`. */
+  async addWorker(instanceId: string): Promise<WarrenService> {
+    const tracker = createRedisTracker({ redis: this.redisProxy.url(redisUrl()), keyPrefix: this.prefix, leaseMs: this.o.leaseMs, heartbeatMs: Math.floor(this.o.leaseMs / 4), commandTimeoutMs: 500 });
+    const connection = await this.connect(this.workerProxy, `worker-${instanceId}`);
+    const service = await WarrenService.start(connection, { namespace: this.ns.namespace, name: workService, instanceId, prefetch: this.o.prefetch, shutdownGraceMs: 2000, methods: workMethods(this.redis, this.prefix), tracker });
+    this.td.add(() => service.close());
+    this.workers.push(service);
+    this.workerConnections.push(connection);
+    this.trackers.push(tracker);
+    return service;
+  }
+
+  /**
+   * Starts a worker in a child process of its own (scripts/soak-worker.ts), straight to RabbitMQ
+   * and Redis, for tests that SIGKILL workers. SIGKILLed at teardown if still running.
+   */
+  async spawnWorker(instanceId: string, env: Record<string, string> = {}): Promise<TsChild> {
+    const child = spawnTs(path.join(__dirname, '..', '..', '..', 'scripts', 'soak-worker.ts'), [], {
+      WORK_AMQP_URL: amqpUrl(),
+      WORK_REDIS_URL: redisUrl(),
+      WORK_NAMESPACE: this.ns.namespace,
+      WORK_PREFIX: this.prefix,
+      WORK_INSTANCE: instanceId,
+      WORK_PREFETCH: String(this.o.prefetch),
+      WORK_LEASE_MS: String(this.o.leaseMs),
+      ...env,
+    });
+    this.td.add(() => child.kill('SIGKILL'));
+    await child.waitForLine(/^ready$/, 30_000);
+    return child;
+  }
+
+  private async addSink(name: string): Promise<void> {
+    const seen = this.received.get(name) ?? new Set<string>();
+    const connection = await this.connect(this.workerProxy, `sink-${name}`);
+    const sink = await WarrenService.start(connection, {
+      namespace: this.ns.namespace,
+      name,
+      notifications: { [noteMethod]: { handler: (p: unknown) => void seen.add(String((p as string[])[0])) } },
+    });
+    this.td.add(() => sink.close());
+    this.sinks.push(sink);
+  }
+
+  private async connect(proxy: FaultProxy, role: string): Promise<AmqpConnection> {
+    const connection = new AmqpConnection(connectionOptions(proxy.url(amqpUrl()), this.connectionName(role), this.o.heartbeatSeconds));
+    await connection.start();
+    this.td.add(() => connection.close());
+    return connection;
+  }
+
+  /** Runs of each call id, by the instance that ran them, in order. */
+  async runs(callIds: readonly string[]): Promise<string[][]> {
+    const pipeline = this.redis.pipeline();
+    for (const id of callIds) pipeline.lrange(runsKey(this.prefix, id), 0, -1);
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([err, value]) => {
+      if (err) throw err;
+      return value as string[];
+    });
+  }
+}

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { relayPayload } from '@warren/amqp';
 import { encodeResponse, type DecodeLimits } from '@warren/jsonrpc';
 import type { FastifyInstance } from 'fastify';
@@ -27,6 +28,8 @@ export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void
     }
     // A caller that hangs up cancels what it was waiting for.
     const hangUp = new AbortController();
+    // Every call of a batch listens on it (up to the batch limit): not a leak, so no warning.
+    setMaxListeners(0, hangUp.signal);
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) hangUp.abort(new Error('client closed the connection'));
     });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import {
   CancelledError, DeadlineExceededError, Dispatcher, ErrorCode, JsonRpcError, ShuttingDownError, decode, encodeResponse,
@@ -317,7 +318,12 @@ export class WarrenService {
         return (log ??= parentLog.child({ callId: info.callId, method: message.method }));
       },
       get client(): NestedClient {
-        return (client ??= nestedClient(rpc, { deadline: info.deadline, traceparent, signal }));
+        if (client === undefined) {
+          // Each nested call listens on the call's signal; a handler fanning out to many is not a leak.
+          setMaxListeners(0, signal);
+          client = nestedClient(rpc, { deadline: info.deadline, traceparent, signal });
+        }
+        return client;
       },
     };
   }

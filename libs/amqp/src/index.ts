@@ -68,3 +68,4 @@ export { parseTraceparent, childTraceparent, type TraceContext } from './trace';
 export { relayPayload, type RelayOptions, type RelayTarget } from './relay';
 export { type Announcement, type MethodDescription, parseAnnouncement } from './announcement';
 export { ServiceRegistry, type InstanceInfo, type RegistryOptions } from './registry';
+export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './service-env';

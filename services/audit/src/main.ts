@@ -5,34 +5,20 @@
 // Fanout: run it a second time under another SERVICE_NAME (docker-compose runs
 // `audit` and `notifier`): each service has its own event queue, so each gets
 // every notification; instances of one service share theirs.
-import { startService } from '@warren/amqp';
+import { positiveIntFromEnv, readServiceEnv, startService } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
 import { createLogger, redactUrl } from '@warren/logger';
 import { auditMethods, auditNotifications } from './methods';
 
+const env = readServiceEnv(process.env, { name: 'audit', prefetch: 32 });
 const config = {
-  amqpUrls: (process.env['AMQP_URL'] || 'amqp://guest:guest@127.0.0.1:5672').split(',').map((u) => u.trim()).filter(Boolean),
-  redisUrl: process.env['REDIS_URL'] || 'redis://127.0.0.1:6379',
-  namespace: process.env['WARREN_NAMESPACE'] || 'warren',
-  name: process.env['SERVICE_NAME'] || 'audit',
-  instanceId: process.env['INSTANCE_ID'] || undefined,
-  prefetch: positiveInt('PREFETCH', 32),
-  /** Prefix of every Redis key this service writes (shared with the in-flight store's convention). */
-  keyPrefix: process.env['WARREN_KEY_PREFIX'] || process.env['WARREN_NAMESPACE'] || 'warren',
+  ...env,
+  redisUrl: env.redisUrl ?? 'redis://127.0.0.1:6379',
   /** Most entries kept per service. */
-  maxEntries: positiveInt('AUDIT_MAX_ENTRIES', 1000),
+  maxEntries: positiveIntFromEnv(process.env, 'AUDIT_MAX_ENTRIES', 1000),
   /** How long the record lives after the last notification. */
-  ttlMs: positiveInt('AUDIT_TTL_MS', 86_400_000),
-  logLevel: process.env['LOG_LEVEL'] || 'info',
+  ttlMs: positiveIntFromEnv(process.env, 'AUDIT_TTL_MS', 86_400_000),
 };
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return value;
-}
 
 async function main(): Promise<void> {
   const log = createLogger({ name: config.name, level: config.logLevel });

@@ -7,38 +7,17 @@
 // To write a new service, copy both files, rename, and replace the methods.
 //
 // Run: AMQP_URL=amqp://guest:guest@127.0.0.1:5672 npx tsx services/calculator/src/main.ts
-import { startService } from '@warren/amqp';
+import { readServiceEnv, startService } from '@warren/amqp';
 import { createRedisTracker } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { calculatorMethods } from './methods';
 
-/** Every setting, from the environment; docs/services.md has the table. */
-const config = {
-  /** RabbitMQ URL(s); a comma-separated list names the nodes of a cluster. */
-  amqpUrls: (process.env['AMQP_URL'] || 'amqp://guest:guest@127.0.0.1:5672').split(',').map((u) => u.trim()).filter(Boolean),
-  /** Prefix of every exchange and queue; callers and services must agree on it. */
-  namespace: process.env['WARREN_NAMESPACE'] || 'warren',
-  /** When set, calls are tracked in Redis, so `warren inflight`, `status` and `cancel` see them. */
-  redisUrl: process.env['REDIS_URL'] || undefined,
-  /** Prefix of the in-flight keys in Redis; the CLI and the broker must use the same. */
-  keyPrefix: process.env['WARREN_KEY_PREFIX'] || process.env['WARREN_NAMESPACE'] || 'warren',
-  /** Names the service's queues; instances with the same name share the work. */
-  name: process.env['SERVICE_NAME'] || 'calculator',
-  /** Stable id for this instance (logs, discovery); random when unset. */
-  instanceId: process.env['INSTANCE_ID'] || undefined,
-  /** Requests one instance runs at once. */
-  prefetch: positiveInt('PREFETCH', 32),
-  logLevel: process.env['LOG_LEVEL'] || 'info',
-};
-
-/** Reads a positive integer variable, naming the variable when it is wrong so start-up fails clearly. */
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return value;
-}
+/**
+ * Every setting, from the environment (docs/services.md has the table). With
+ * REDIS_URL set, calls are tracked in Redis, so `warren inflight`, `status`
+ * and `cancel` see them.
+ */
+const config = readServiceEnv(process.env, { name: 'calculator', prefetch: 32 });
 
 async function main(): Promise<void> {
   const log = createLogger({ name: config.name, level: config.logLevel });

@@ -13,40 +13,25 @@
 // - A job whose worker dies on every attempt: after JOBS_MAX_ATTEMPTS the
 //   tracker answers the caller WorkerLost (-32005) and the request goes to the
 //   dead-letter queue `<namespace>.svc.<name>.dead`.
-import { startService } from '@warren/amqp';
+import { positiveIntFromEnv, readServiceEnv, startService } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
 import { createRedisTracker } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { jobsMethods } from './methods';
 
+const env = readServiceEnv(process.env, { name: 'jobs', prefetch: 1 });
 const config = {
-  amqpUrls: (process.env['AMQP_URL'] || 'amqp://guest:guest@127.0.0.1:5672').split(',').map((u) => u.trim()).filter(Boolean),
-  redisUrl: process.env['REDIS_URL'] || 'redis://127.0.0.1:6379',
-  namespace: process.env['WARREN_NAMESPACE'] || 'warren',
-  name: process.env['SERVICE_NAME'] || 'jobs',
-  instanceId: process.env['INSTANCE_ID'] || undefined,
-  /** Jobs one worker runs at once. */
-  prefetch: positiveInt('PREFETCH', 1),
+  ...env,
+  redisUrl: env.redisUrl ?? 'redis://127.0.0.1:6379',
   /** Time one unit of a job's `size` takes. */
-  stepMs: positiveInt('JOBS_STEP_MS', 1000),
+  stepMs: positiveIntFromEnv(process.env, 'JOBS_STEP_MS', 1000),
   /** Deliveries of one job that may start it; the next is dead-lettered. */
-  maxAttempts: positiveInt('JOBS_MAX_ATTEMPTS', 3),
+  maxAttempts: positiveIntFromEnv(process.env, 'JOBS_MAX_ATTEMPTS', 3),
   /** How soon a dead worker's job is taken over by another. */
-  leaseMs: positiveInt('JOBS_LEASE_MS', 15_000),
+  leaseMs: positiveIntFromEnv(process.env, 'JOBS_LEASE_MS', 15_000),
   /** Grace given to running jobs on SIGTERM before they are requeued. */
-  shutdownGraceMs: positiveInt('SHUTDOWN_GRACE_MS', 10_000),
-  /** Prefix of every Redis key (in-flight records, progress); `warren inflight` must use the same. */
-  keyPrefix: process.env['WARREN_KEY_PREFIX'] || process.env['WARREN_NAMESPACE'] || 'warren',
-  logLevel: process.env['LOG_LEVEL'] || 'info',
+  shutdownGraceMs: positiveIntFromEnv(process.env, 'SHUTDOWN_GRACE_MS', 10_000),
 };
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return value;
-}
 
 async function main(): Promise<void> {
   const log = createLogger({ name: config.name, level: config.logLevel });

@@ -1,0 +1,50 @@
+/** An environment to read settings from; mains pass `process.env`, tests pass a plain object. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** The settings every Warren service main reads; docs/services.md has the table. */
+export interface ServiceEnv {
+  /** `AMQP_URL`: RabbitMQ URL(s); a comma-separated list names the nodes of a cluster. */
+  readonly amqpUrls: string[];
+  /** `WARREN_NAMESPACE`: prefix of every exchange and queue; callers and services must agree on it. */
+  readonly namespace: string;
+  /** `SERVICE_NAME`: names the service's queues; instances with the same name share the work. */
+  readonly name: string;
+  /** `INSTANCE_ID`: stable id for this instance (logs, discovery); random when unset. */
+  readonly instanceId: string | undefined;
+  /** `PREFETCH`: requests one instance runs at once. */
+  readonly prefetch: number;
+  /** `REDIS_URL`, when set. */
+  readonly redisUrl: string | undefined;
+  /** `WARREN_KEY_PREFIX`: prefix of Redis keys; the CLI and the broker must use the same. @default the namespace */
+  readonly keyPrefix: string;
+  /** `LOG_LEVEL`. @default 'info' */
+  readonly logLevel: string;
+}
+
+/**
+ * Reads the settings every service shares, with the service's own defaults.
+ * Empty variables count as unset; a malformed number names its variable, so
+ * start-up fails clearly.
+ */
+export function readServiceEnv(env: Env, defaults: { readonly name: string; readonly prefetch: number }): ServiceEnv {
+  const namespace = env['WARREN_NAMESPACE'] || 'warren';
+  return {
+    amqpUrls: (env['AMQP_URL'] || 'amqp://guest:guest@127.0.0.1:5672').split(',').map((u) => u.trim()).filter(Boolean),
+    namespace,
+    name: env['SERVICE_NAME'] || defaults.name,
+    instanceId: env['INSTANCE_ID'] || undefined,
+    prefetch: positiveIntFromEnv(env, 'PREFETCH', defaults.prefetch),
+    redisUrl: env['REDIS_URL'] || undefined,
+    keyPrefix: env['WARREN_KEY_PREFIX'] || namespace,
+    logLevel: env['LOG_LEVEL'] || 'info',
+  };
+}
+
+/** Reads a positive integer variable, or `fallback` when it is unset or empty. */
+export function positiveIntFromEnv(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return value;
+}

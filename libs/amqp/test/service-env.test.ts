@@ -1,0 +1,20 @@
+import { positiveIntFromEnv, readServiceEnv } from '@warren/amqp';
+
+describe('readServiceEnv', () => {
+  it('applies the service defaults and treats empty variables as unset', () => {
+    expect(readServiceEnv({ PREFETCH: '', REDIS_URL: '' }, { name: 'jobs', prefetch: 1 })).toEqual({
+      amqpUrls: ['amqp://guest:guest@127.0.0.1:5672'], namespace: 'warren', name: 'jobs', instanceId: undefined,
+      prefetch: 1, redisUrl: undefined, keyPrefix: 'warren', logLevel: 'info',
+    });
+  });
+
+  it('reads cluster URLs, the namespace as key prefix, and explicit values', () => {
+    const env = readServiceEnv({ AMQP_URL: 'amqp://a, amqp://b', WARREN_NAMESPACE: 'ns', SERVICE_NAME: 's', PREFETCH: '8' }, { name: 'x', prefetch: 1 });
+    expect(env).toMatchObject({ amqpUrls: ['amqp://a', 'amqp://b'], namespace: 'ns', keyPrefix: 'ns', name: 's', prefetch: 8 });
+  });
+
+  it('names the variable that is not a positive integer', () => {
+    expect(() => positiveIntFromEnv({ PREFETCH: 'lots' }, 'PREFETCH', 1)).toThrow(/PREFETCH/);
+    expect(() => positiveIntFromEnv({ PREFETCH: '0' }, 'PREFETCH', 1)).toThrow(/PREFETCH/);
+  });
+});

@@ -32,7 +32,7 @@ interface ServerChild {
 
 /** Spawns the server under tsx and waits for its `ready` line. */
 export async function spawnServer(file: string, args: readonly string[], readyTimeoutMs = 20_000): Promise<ServerChild> {
-  const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...(process.env['BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_PROF']] : []), '--import', 'tsx', file, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const cpuWaiters: Array<(us: number) => void> = [];
   const exited = once(child, 'exit');
   let onReady: () => void = () => undefined;

@@ -6,6 +6,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { cpuSampler } from './system-cpu';
 
 /** A started target. `call` performs one RPC round trip and rejects on failure/timeout. */
 export interface BenchSession {
@@ -43,6 +44,10 @@ export interface LoadResult {
   cpuUsPerCall: number;
   /** Server CPU per call (µs), or null when the target does not report it. */
   serverCpuUsPerCall: number | null;
+  /** RabbitMQ (beam.smp) CPU per call (µs), or null when it cannot be read (not Linux, broker elsewhere). */
+  rabbitCpuUsPerCall: number | null;
+  /** redis-server CPU per call (µs), or null when it cannot be read. */
+  redisCpuUsPerCall: number | null;
   /** Client RSS at the end of the measured phase (MB). */
   rssMb: number;
 }
@@ -86,12 +91,20 @@ export async function runLoad(call: () => Promise<void>, opts: LoadOptions): Pro
   if (warmupCalls > 0) await drive(call, concurrency, warmupCalls, null);
 
   const latNs = new Float64Array(calls);
+  const rabbit = cpuSampler('beam.smp');
+  const redis = cpuSampler('redis-server');
   const srv0 = opts.serverCpuUs ? await opts.serverCpuUs() : null;
+  const rabbit0 = rabbit?.();
+  const redis0 = redis?.();
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const errors = await drive(call, concurrency, calls, latNs);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
+  const perCall = (sample: (() => number) | undefined, before: number | undefined): number | null =>
+    sample && before !== undefined ? (sample() - before) / calls : null;
+  const rabbitCpuUsPerCall = perCall(rabbit, rabbit0);
+  const redisCpuUsPerCall = perCall(redis, redis0);
   const srv1 = opts.serverCpuUs && srv0 !== null ? await opts.serverCpuUs() : null;
 
   const sorted = latNs.subarray(0, calls - errors).sort();
@@ -105,6 +118,8 @@ export async function runLoad(call: () => Promise<void>, opts: LoadOptions): Pro
     p99Ms: percentileMs(sorted, 99),
     cpuUsPerCall: (cpu.user + cpu.system) / calls,
     serverCpuUsPerCall: srv0 !== null && srv1 !== null ? (srv1 - srv0) / calls : null,
+    rabbitCpuUsPerCall,
+    redisCpuUsPerCall,
     rssMb: process.memoryUsage().rss / (1024 * 1024),
   };
 }
@@ -147,6 +162,8 @@ const COLUMNS: ReadonlyArray<[string, (r: BenchResult) => string]> = [
   ['p99 ms', (r) => r.p99Ms.toFixed(3)],
   ['client CPU µs/call', (r) => r.cpuUsPerCall.toFixed(1)],
   ['server CPU µs/call', (r) => (r.serverCpuUsPerCall === null ? '-' : r.serverCpuUsPerCall.toFixed(1))],
+  ['RabbitMQ CPU µs/call', (r) => (r.rabbitCpuUsPerCall === null ? '-' : r.rabbitCpuUsPerCall.toFixed(1))],
+  ['Redis CPU µs/call', (r) => (r.redisCpuUsPerCall === null ? '-' : r.redisCpuUsPerCall.toFixed(1))],
   ['client RSS MB', (r) => r.rssMb.toFixed(1)],
 ];
 

@@ -1,6 +1,9 @@
+import { setMaxListeners } from 'node:events';
 import type { Id, JsonValue, Params } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
+import type { CallAbort } from './call-abort';
 import type { BatchEntry, BatchResult, CallOptions, NotifyOptions, RpcClient } from './client';
+import { childTraceparent, parseTraceparent } from './trace';
 
 /** Everything a handler gets besides its params. Handlers never see amqplib, Redis, or acks. */
 export interface HandlerContext {
@@ -45,4 +48,78 @@ export function nestedClient(client: RpcClient, parent: { deadline: number; trac
     notify: (method, params, opts) => client.notify(method, params, { ...opts, traceparent: parent.traceparent }),
     batch: (entries) => client.batch(entries, inherit()),
   };
+}
+
+/** What the runtime knows of a call when it builds the handler's context. */
+export interface CallFacts {
+  readonly callId: string;
+  readonly method: string;
+  readonly id: Id | undefined;
+  readonly deadline: number;
+  readonly attempt: number;
+  /** The caller's traceparent header, unparsed. */
+  readonly parentTrace: string | undefined;
+}
+
+/** Where a context gets what it builds on demand. */
+export interface ContextOwner {
+  readonly service: string;
+  readonly instanceId: string;
+  readonly log: Logger;
+  readonly client: RpcClient;
+}
+
+/**
+ * The context handed to a handler. The signal, the span id, the logger and
+ * the nested client are each built on first use: most handlers need none of
+ * them, and together they would cost more than the rest of the call's
+ * bookkeeping.
+ */
+export class CallContext implements HandlerContext {
+  readonly callId: string;
+  readonly method: string;
+  readonly id: Id | undefined;
+  readonly deadline: number;
+  readonly attempt: number;
+  private span: string | undefined;
+  private logger: Logger | undefined;
+  private nested: NestedClient | undefined;
+
+  constructor(private readonly facts: CallFacts, private readonly abort: CallAbort, private readonly owner: ContextOwner) {
+    this.callId = facts.callId;
+    this.method = facts.method;
+    this.id = facts.id;
+    this.deadline = facts.deadline;
+    this.attempt = facts.attempt;
+  }
+
+  get service(): string {
+    return this.owner.service;
+  }
+
+  get instanceId(): string {
+    return this.owner.instanceId;
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  get traceparent(): string {
+    return (this.span ??= childTraceparent(parseTraceparent(this.facts.parentTrace)));
+  }
+
+  get log(): Logger {
+    return (this.logger ??= this.owner.log.child({ callId: this.callId, method: this.method }));
+  }
+
+  get client(): NestedClient {
+    if (this.nested === undefined) {
+      const signal = this.signal;
+      // Each nested call listens on the call's signal; a handler fanning out to many is not a leak.
+      setMaxListeners(0, signal);
+      this.nested = nestedClient(this.owner.client, { deadline: this.deadline, traceparent: this.traceparent, signal });
+    }
+    return this.nested;
+  }
 }

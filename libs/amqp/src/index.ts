@@ -60,6 +60,7 @@ export { type ServiceOptions, type ServiceMethod, type ServiceNotification, type
 export type { ServiceStats } from './service-stats';
 export type { HandlerContext, NestedClient } from './context';
 export type { CallTracker, TrackedCall, TrackDecision } from './tracker';
+export type { Abortable } from './call-abort';
 export { names, assertMethodName, isValidMethodName, type Names } from './names';
 export { coreTopology, serviceTopology, applyTopology, type Topology, type QueueType } from './topology';
 export { Header } from './headers';

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import {
   CancelledError, DeadlineExceededError, Dispatcher, ErrorCode, JsonRpcError, ShuttingDownError, decode, encodeResponse,
@@ -9,21 +8,21 @@ import type { Logger } from '@warren/logger';
 import { RpcClient } from './client';
 import { closeChannel } from './close';
 import type { AmqpConnection } from './connection';
-import { nestedClient, type HandlerContext, type NestedClient } from './context';
+import { CallAbort } from './call-abort';
+import { CallContext, type ContextOwner, type HandlerContext } from './context';
 import { readDelivery, type DeliveryInfo } from './delivery';
 import { Header } from './headers';
 import { names, type Names } from './names';
 import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceOptions } from './service-options';
 import { emptyStats, type ServiceStats } from './service-stats';
 import { applyTopology, coreTopology, serviceTopology } from './topology';
-import { childTraceparent, parseTraceparent } from './trace';
 import type { TrackDecision, TrackedCall } from './tracker';
 import type { Announcement } from './announcement';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
 interface RunningCall {
-  readonly controller: AbortController;
+  readonly abort: CallAbort;
   readonly callId: string;
 }
 
@@ -52,6 +51,8 @@ export class WarrenService {
   private readonly startedAt = Date.now();
   /** The client handlers use for nested calls (shares this service's connection). */
   client!: RpcClient;
+  /** What every handler context of this service shares. */
+  private owner!: ContextOwner;
 
   private constructor(private readonly connection: AmqpConnection, options: ServiceOptions, private readonly ownsConnection: boolean) {
     this.o = resolveServiceOptions(options);
@@ -72,6 +73,7 @@ export class WarrenService {
   static async start(connection: AmqpConnection, options: ServiceOptions, ownsConnection = false): Promise<WarrenService> {
     const service = new WarrenService(connection, options, ownsConnection);
     service.client = await RpcClient.create(connection, { ...service.o.client, namespace: service.o.namespace, logger: service.o.logger });
+    service.owner = { service: service.o.name, instanceId: service.o.instanceId, log: service.log, client: service.client };
     await service.o.tracker?.start?.({ service: service.o.name, instanceId: service.o.instanceId, running: () => service.running.size });
     service.unregister = await connection.onOpen((model) => service.setup(model));
     service.state = 'running';
@@ -112,7 +114,7 @@ export class WarrenService {
       await this.waitForRunning(this.o.shutdownGraceMs);
       if (this.running.size > 0) {
         this.log.warn({ running: this.running.size }, 'grace period over; aborting and requeueing running calls');
-        for (const call of this.running.values()) call.controller.abort(new ShuttingDownError());
+        for (const call of this.running.values()) call.abort.abort(new ShuttingDownError());
         await this.waitForRunning(1000);
       }
       this.unregister?.();
@@ -230,14 +232,14 @@ export class WarrenService {
       this.settle(ch, msg, 'dead-letter');
       return;
     }
-    const controller = new AbortController();
-    this.running.set(msg, { controller, callId: info.callId });
+    const abort = new CallAbort();
+    this.running.set(msg, { abort, callId: info.callId });
     // Clamped: setTimeout fires at once for delays past 2^31-1 ms, and the header is the caller's to set.
-    const timer = setTimeout(() => controller.abort(new DeadlineExceededError()), Math.min(info.deadline - startedAt, 2 ** 31 - 1));
+    const timer = setTimeout(() => abort.abort(new DeadlineExceededError()), Math.min(info.deadline - startedAt, 2 ** 31 - 1));
     try {
       const single = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message : undefined;
       const tracked: TrackedCall | undefined = single && this.o.tracker ? { callId: info.callId, id: single.id, method: single.method, service: this.o.name, instanceId: this.o.instanceId, attempt: info.attempt, deadline: info.deadline, startedAt } : undefined;
-      const decision = tracked ? await this.begin(tracked, controller) : undefined;
+      const decision = tracked ? await this.begin(tracked, abort) : undefined;
       if (decision && decision.action !== 'run') {
         if (info.replyTo) this.reply(info, decision.response);
         this.counters.answeredFromStore++;
@@ -247,9 +249,10 @@ export class WarrenService {
       }
       const attempt = decision?.action === 'run' ? decision.attempt : info.attempt;
       try {
-        // A signal that fired before the handler started (cancelled or timed out while the tracker decided) means it never starts.
-        const outcome = controller.signal.aborted ? aborted : await raceAbort(this.dispatcher.handle(decoded, (m) => this.context(m, info, attempt, controller.signal)), controller.signal);
-        const response = outcome === aborted ? abortedResponse(controller.signal.reason, single) : outcome;
+        // A call aborted before its handler started (cancelled or timed out while the tracker decided) never starts.
+        const work = abort.aborted ? aborted : single ? this.dispatcher.respond(single, this.context(single, info, attempt, abort)) : this.dispatcher.handle(decoded, (m) => this.context(m, info, attempt, abort));
+        const outcome = work instanceof Promise ? await abort.race(work, aborted) : work;
+        const response = outcome === aborted ? abortedResponse(abort.reason, single) : outcome;
         if (response === 'requeue') {
           this.settle(ch, msg, 'requeue');
           return;
@@ -267,9 +270,9 @@ export class WarrenService {
     }
   }
 
-  private async begin(call: TrackedCall, controller: AbortController): Promise<TrackDecision | undefined> {
+  private async begin(call: TrackedCall, abort: CallAbort): Promise<TrackDecision | undefined> {
     try {
-      return await this.o.tracker?.begin(call, controller);
+      return await this.o.tracker?.begin(call, abort);
     } catch (err) {
       // Tracking is an aid, not a gate: a failing store lets the call run untracked.
       this.log.debug({ err }, 'tracker unavailable; running untracked');
@@ -282,11 +285,11 @@ export class WarrenService {
     const decoded = decode(msg.content, this.limits);
     const messages = notificationsIn(decoded);
     if (messages.length === 0) this.log.warn({ callId: info.callId }, 'event queue received something that is not a notification; dropped');
-    const controller = new AbortController();
-    this.running.set(msg, { controller, callId: info.callId });
+    const abort = new CallAbort();
+    this.running.set(msg, { abort, callId: info.callId });
     try {
       for (const message of messages) {
-        await this.dispatcher.handleNotification(message, this.context(message, info, info.attempt, controller.signal));
+        await this.dispatcher.handleNotification(message, this.context(message, info, info.attempt, abort));
         this.counters.notified++;
       }
       this.settle(ch, msg, 'ack');
@@ -295,37 +298,9 @@ export class WarrenService {
     }
   }
 
-  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, signal: AbortSignal): HandlerContext {
-    const traceparent = childTraceparent(parseTraceparent(info.traceparent));
-    const id = 'id' in message ? message.id : undefined;
-    // The logger and the nested client are built on first use: most handlers need neither, and a
-    // pino child per call costs more than the rest of the call's bookkeeping together.
-    let log: Logger | undefined;
-    let client: NestedClient | undefined;
-    const parentLog = this.log;
-    const rpc = this.client;
-    return {
-      callId: info.callId,
-      method: message.method,
-      id,
-      deadline: info.deadline,
-      signal,
-      attempt,
-      traceparent,
-      service: this.o.name,
-      instanceId: this.o.instanceId,
-      get log(): Logger {
-        return (log ??= parentLog.child({ callId: info.callId, method: message.method }));
-      },
-      get client(): NestedClient {
-        if (client === undefined) {
-          // Each nested call listens on the call's signal; a handler fanning out to many is not a leak.
-          setMaxListeners(0, signal);
-          client = nestedClient(rpc, { deadline: info.deadline, traceparent, signal });
-        }
-        return client;
-      },
-    };
+  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, abort: CallAbort): HandlerContext {
+    const facts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent };
+    return new CallContext(facts, abort, this.owner);
   }
 
   private reply(info: DeliveryInfo, response: ResponseMessage | ResponseMessage[]): void {
@@ -405,22 +380,4 @@ function abortedResponse(reason: unknown, single: RequestMessage | undefined): R
   if (reason instanceof ShuttingDownError) return 'requeue';
   const error = reason instanceof JsonRpcError ? reason : new CancelledError();
   return single ? { jsonrpc: '2.0', error: error.toErrorObject(), id: single.id } : null;
-}
-
-function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T | typeof aborted> {
-  if (signal.aborted) return Promise.resolve(aborted);
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => resolve(aborted);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
 }

@@ -1,3 +1,4 @@
+import type { Abortable } from './call-abort';
 import type { Id, ResponseMessage } from '@warren/jsonrpc';
 
 /** What the service runtime tells a tracker about a delivered request. */
@@ -29,7 +30,7 @@ export type TrackDecision =
  * "untracked", never "fail the call" unless the tracker itself answers so.
  */
 export interface CallTracker {
-  begin(call: TrackedCall, signal: AbortController): Promise<TrackDecision>;
+  begin(call: TrackedCall, abort: Abortable): Promise<TrackDecision>;
   /** Records the outcome; runs before the reply is published, so a redelivery finds it. */
   finish(call: TrackedCall, response: ResponseMessage): Promise<void>;
   /** Tells the tracker the instance is up (heartbeats) and which calls it runs; closed on shutdown. */

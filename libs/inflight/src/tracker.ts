@@ -1,4 +1,4 @@
-import type { CallTracker, TrackDecision, TrackedCall } from '@warren/amqp';
+import type { Abortable, CallTracker, TrackDecision, TrackedCall } from '@warren/amqp';
 import {
   CancelledError, ErrorCode, ServiceUnavailableError, WorkerLostError, failureResponse, isErrorResponse, type ResponseMessage,
 } from '@warren/jsonrpc';
@@ -15,7 +15,7 @@ import { RedisStore, type TrackerStore } from './store';
 interface Claim {
   readonly callId: string;
   readonly token: string;
-  readonly controller: AbortController;
+  readonly controller: Abortable;
   renewedAt: number;
   /** `finish` was called: release needs no script. */
   finished: boolean;
@@ -118,7 +118,7 @@ export class RedisCallTracker implements CallTracker {
     return this.stop();
   }
 
-  async begin(call: TrackedCall, controller: AbortController): Promise<TrackDecision> {
+  async begin(call: TrackedCall, controller: Abortable): Promise<TrackDecision> {
     if (!this.status.tracking) return this.untracked(call);
     const token = `${call.instanceId}.${(++this.seq).toString(36)}`;
     let reply = await this.claim(call, token);
@@ -176,7 +176,7 @@ export class RedisCallTracker implements CallTracker {
     }
   }
 
-  private decide(call: TrackedCall, controller: AbortController, token: string, reply: Exclude<ClaimReply, { kind: 'busy' }>): TrackDecision {
+  private decide(call: TrackedCall, controller: Abortable, token: string, reply: Exclude<ClaimReply, { kind: 'busy' }>): TrackDecision {
     switch (reply.kind) {
       case 'run':
         return this.run(call, controller, token, reply.attempt, reply.previousOwner);
@@ -203,7 +203,7 @@ export class RedisCallTracker implements CallTracker {
     }
   }
 
-  private run(call: TrackedCall, controller: AbortController, token: string, attempt: number, previousOwner: string | undefined): TrackDecision {
+  private run(call: TrackedCall, controller: Abortable, token: string, attempt: number, previousOwner: string | undefined): TrackDecision {
     const claim: Claim = { callId: call.callId, token, controller, renewedAt: Date.now(), finished: false, lost: false };
     this.claims.set(call.callId, claim);
     this.locals.set(call, { kind: 'claimed', claim });

@@ -60,7 +60,8 @@ export class Dispatcher<Ctx> {
   private readonly notifications = new Map<string, Registered<Ctx>>();
   private readonly middleware: Middleware<Ctx>[] = [];
   private readonly schemas = new SchemaCompiler();
-  private chain: (call: InboundCall, ctx: Ctx) => Promise<unknown> = (call, ctx) => this.invoke(call, ctx);
+  /** Without middleware, the handler's own return value: a plain value lets `respond` answer without a promise. */
+  private chain: (call: InboundCall, ctx: Ctx) => unknown = (call, ctx) => this.invoke(call, ctx);
 
   constructor(private readonly options: DispatcherOptions = {}) {}
 
@@ -78,7 +79,8 @@ export class Dispatcher<Ctx> {
   /** Adds middleware; the first added is the outermost. */
   use(middleware: Middleware<Ctx>): this {
     this.middleware.push(middleware);
-    const inner = (call: InboundCall, ctx: Ctx): Promise<unknown> => this.invoke(call, ctx);
+    // Middleware may chain on what `next` returns, so behind middleware the handler's answer is always a promise.
+    const inner = async (call: InboundCall, ctx: Ctx): Promise<unknown> => this.invoke(call, ctx);
     this.chain = this.middleware.reduceRight<(call: InboundCall, ctx: Ctx) => Promise<unknown>>((next, mw) => (call, ctx) => mw(next, call, ctx), inner);
     return this;
   }
@@ -135,12 +137,25 @@ export class Dispatcher<Ctx> {
   }
 
   async handleRequest(message: RequestMessage, ctx: Ctx): Promise<ResponseMessage> {
-    const call: InboundCall = { kind: 'request', method: message.method, params: message.params, id: message.id };
+    return this.respond(message, ctx);
+  }
+
+  /**
+   * Answers one request; synchronously when its handler returns a plain
+   * value, which spares the hot path a chain of promises. Never throws.
+   */
+  respond(message: RequestMessage, ctx: Ctx): ResponseMessage | Promise<ResponseMessage> {
+    let answer: unknown;
     try {
-      return successResponse(message.id, await this.chain(call, ctx));
+      answer = this.chain({ kind: 'request', method: message.method, params: message.params, id: message.id }, ctx);
     } catch (thrown) {
-      return { jsonrpc: '2.0', error: toJsonRpcError(thrown, this.options.exposeErrorStack === true).toErrorObject(), id: message.id };
+      return this.failure(message.id, thrown);
     }
+    if (!isThenable(answer)) return successResponse(message.id, answer);
+    return Promise.resolve(answer).then(
+      (result) => successResponse(message.id, result),
+      (thrown: unknown) => this.failure(message.id, thrown),
+    );
   }
 
   async handleNotification(message: NotificationMessage, ctx: Ctx): Promise<void> {
@@ -153,7 +168,12 @@ export class Dispatcher<Ctx> {
     }
   }
 
-  private async invoke(call: InboundCall, ctx: Ctx): Promise<unknown> {
+  private failure(id: Id, thrown: unknown): ResponseMessage {
+    return { jsonrpc: '2.0', error: toJsonRpcError(thrown, this.options.exposeErrorStack === true).toErrorObject(), id };
+  }
+
+  /** Runs the handler; throws what it throws and returns what it returns, promise or not. */
+  private invoke(call: InboundCall, ctx: Ctx): unknown {
     const entry = (call.kind === 'request' ? this.methods : this.notifications).get(call.method);
     if (!entry) throw new MethodNotFoundError();
     const verdict = entry.check?.(call.params);
@@ -167,6 +187,10 @@ export class Dispatcher<Ctx> {
     if (table.has(name)) throw new TypeError(`already registered: ${name}`);
     table.set(name, { check: definition.params === undefined ? undefined : this.schemas.compile(definition.params), handler: definition.handler });
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 function assertNever(value: never): never {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { connect, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import type { BenchSession, BenchTarget } from './harness';
+import { processRssMb } from './proc-stats';
 
 export const AMQP_URL = process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
 const SERVER_FILE = join(__dirname, 'amqp-baseline-server.ts');
@@ -27,6 +28,8 @@ export function uniqueName(prefix: string): string {
 
 interface ServerChild {
   serverCpuUs: () => Promise<number>;
+  serverRssMb: () => number | null;
+  pid: number | undefined;
   stop: () => Promise<void>;
 }
 
@@ -70,7 +73,7 @@ export async function spawnServer(file: string, args: readonly string[], readyTi
       cpuWaiters.push(resolve);
       child.stdin.write('cpu\n');
     });
-  return { serverCpuUs, stop };
+  return { serverCpuUs, serverRssMb: () => processRssMb(child.pid), pid: child.pid, stop };
 }
 
 interface Pending {
@@ -169,7 +172,7 @@ async function openClient(conn: ChannelModel, server: ServerChild, requestQueue:
     }
   };
 
-  return { call, stop, serverCpuUs: server.serverCpuUs };
+  return { call, stop, serverCpuUs: server.serverCpuUs, serverRssMb: server.serverRssMb, serverPid: server.pid };
 }
 
 export function amqpBaseline(opts: AmqpBaselineOptions): BenchTarget {

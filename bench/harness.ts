@@ -1,12 +1,12 @@
 /**
  * Generic closed-loop load driver for RPC benchmarks.
  *
- * A target is started once; the harness then runs each concurrency level against the same
- * session (warmup first, then the measured phase), and finally stops it.
+ * Every target is started once; the harness then measures them in interleaved rounds
+ * (warm-up, then the measured phase, for each concurrency), and finally stops them.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { cpuSampler } from './system-cpu';
+import { cpuSampler, processSyscalls } from './proc-stats';
 
 /** A started target. `call` performs one RPC round trip and rejects on failure/timeout. */
 export interface BenchSession {
@@ -14,6 +14,10 @@ export interface BenchSession {
   stop: () => Promise<void>;
   /** Optional: cumulative CPU time (user+system, µs) consumed by the server process(es). */
   serverCpuUs?: (() => Promise<number>) | undefined;
+  /** Optional: the server process's resident memory now (MB). */
+  serverRssMb?: (() => number | null) | undefined;
+  /** Optional: the server's process id, for its system-call count. */
+  serverPid?: number | undefined;
 }
 
 export interface BenchTarget {
@@ -29,6 +33,9 @@ export interface LoadOptions {
   warmupCalls: number;
   /** If given, sampled before and after the measured phase to compute server CPU per call. */
   serverCpuUs?: (() => Promise<number>) | undefined;
+  /** If given, sampled at the end of the measured phase. */
+  serverRssMb?: (() => number | null) | undefined;
+  serverPid?: number | undefined;
 }
 
 export interface LoadResult {
@@ -48,8 +55,16 @@ export interface LoadResult {
   rabbitCpuUsPerCall: number | null;
   /** redis-server CPU per call (µs), or null when it cannot be read. */
   redisCpuUsPerCall: number | null;
-  /** Client RSS at the end of the measured phase (MB). */
+  /** Client (bench process) RSS at the end of the measured phase (MB); it holds every target's client. */
   rssMb: number;
+  /** Server process RSS at the end of the measured phase (MB), or null when the target does not report it. */
+  serverRssMb: number | null;
+  /**
+   * Read and write system calls per call, client and server. On a virtual machine a system call and the
+   * wake-up it causes cost more than most of the JavaScript around it, so these explain much of the CPU figures.
+   */
+  clientSyscallsPerCall: number | null;
+  serverSyscallsPerCall: number | null;
 }
 
 export interface BenchResult extends LoadResult {
@@ -96,6 +111,7 @@ export async function runLoad(call: () => Promise<void>, opts: LoadOptions): Pro
   const srv0 = opts.serverCpuUs ? await opts.serverCpuUs() : null;
   const rabbit0 = rabbit?.();
   const redis0 = redis?.();
+  const sys0 = [processSyscalls(process.pid), processSyscalls(opts.serverPid)];
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const errors = await drive(call, concurrency, calls, latNs);
@@ -103,6 +119,12 @@ export async function runLoad(call: () => Promise<void>, opts: LoadOptions): Pro
   const cpu = process.cpuUsage(cpu0);
   const perCall = (sample: (() => number) | undefined, before: number | undefined): number | null =>
     sample && before !== undefined ? (sample() - before) / calls : null;
+  const sys1 = [processSyscalls(process.pid), processSyscalls(opts.serverPid)];
+  const syscallsPerCall = (i: number): number | null => {
+    const before = sys0[i];
+    const after = sys1[i];
+    return before !== null && before !== undefined && after !== null && after !== undefined ? (after - before) / calls : null;
+  };
   const rabbitCpuUsPerCall = perCall(rabbit, rabbit0);
   const redisCpuUsPerCall = perCall(redis, redis0);
   const srv1 = opts.serverCpuUs && srv0 !== null ? await opts.serverCpuUs() : null;
@@ -121,34 +143,103 @@ export async function runLoad(call: () => Promise<void>, opts: LoadOptions): Pro
     rabbitCpuUsPerCall,
     redisCpuUsPerCall,
     rssMb: process.memoryUsage().rss / (1024 * 1024),
+    serverRssMb: opts.serverRssMb?.() ?? null,
+    clientSyscallsPerCall: syscallsPerCall(0),
+    serverSyscallsPerCall: syscallsPerCall(1),
   };
 }
 
-export interface TargetPlan {
+export interface RoundsPlan {
   concurrencies: readonly number[];
   callsFor: (concurrency: number) => number;
+  /** Warm-up before a target's first measured run at a concurrency. */
   warmupFor: (concurrency: number) => number;
-  /** Called after each row, e.g. to print progress. */
-  onResult?: ((r: BenchResult) => void) | undefined;
+  /** Warm-up before later rounds' runs: enough to refill the pipeline after the other targets ran. */
+  rewarmFor: (concurrency: number) => number;
+  rounds: number;
+  /** Called after each run, e.g. to print progress. */
+  onResult?: ((r: BenchResult, round: number) => void) | undefined;
 }
 
-/** Starts a target, runs every concurrency level against it, and always stops it. */
-export async function benchTarget(target: BenchTarget, plan: TargetPlan): Promise<BenchResult[]> {
-  const session = await target.start();
-  const out: BenchResult[] = [];
+export interface RoundResult extends BenchResult {
+  round: number;
+}
+
+/**
+ * Starts every target, then measures them in rounds: in each round every
+ * target runs once at each concurrency, one after another, the order turned
+ * by one place per round. On a shared machine the speed of everything drifts
+ * by tens of percent within minutes (the same baseline has measured 8k and
+ * 19k calls/s here); targets measured seconds apart, many times over,
+ * compare like with like where one long run of each would compare the
+ * machine with itself at two moments. Every target is stopped in the end.
+ */
+export async function benchRounds(targets: readonly BenchTarget[], plan: RoundsPlan): Promise<RoundResult[]> {
+  const sessions: Array<{ target: BenchTarget; session: BenchSession }> = [];
+  const out: RoundResult[] = [];
   try {
-    for (const concurrency of plan.concurrencies) {
-      const warmupCalls = plan.warmupFor(concurrency);
-      const calls = plan.callsFor(concurrency);
-      const r = await runLoad(session.call, { concurrency, calls, warmupCalls, serverCpuUs: session.serverCpuUs });
-      const row: BenchResult = { target: target.name, concurrency, warmupCalls, ...r };
-      out.push(row);
-      plan.onResult?.(row);
+    for (const target of targets) sessions.push({ target, session: await target.start() });
+    for (let round = 1; round <= plan.rounds; round++) {
+      for (const concurrency of plan.concurrencies) {
+        for (let k = 0; k < sessions.length; k++) {
+          const entry = sessions[(k + round - 1) % sessions.length];
+          if (!entry) continue;
+          const warmupCalls = round === 1 ? plan.warmupFor(concurrency) : plan.rewarmFor(concurrency);
+          const { call, serverCpuUs, serverRssMb, serverPid } = entry.session;
+          const r = await runLoad(call, { concurrency, calls: plan.callsFor(concurrency), warmupCalls, serverCpuUs, serverRssMb, serverPid });
+          const row: RoundResult = { target: entry.target.name, concurrency, warmupCalls, round, ...r };
+          out.push(row);
+          plan.onResult?.(row, round);
+        }
+      }
     }
   } finally {
-    await session.stop();
+    for (const { session } of sessions) await session.stop();
   }
   return out;
+}
+
+/** Median of a non-empty list (mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** One row per target × concurrency: the median of each figure over the rounds. */
+export function summarize(rows: readonly RoundResult[]): BenchResult[] {
+  const groups = new Map<string, RoundResult[]>();
+  for (const r of rows) {
+    const key = `${r.target}\u0000${r.concurrency}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  return [...groups.values()].map((g) => {
+    const first = g[0] as RoundResult;
+    const med = (f: (r: RoundResult) => number | null): number | null => {
+      const values = g.map(f).filter((v): v is number => v !== null);
+      return values.length === 0 ? null : median(values);
+    };
+    return {
+      target: first.target,
+      concurrency: first.concurrency,
+      warmupCalls: first.warmupCalls,
+      calls: first.calls,
+      errors: g.reduce((sum, r) => sum + r.errors, 0),
+      seconds: med((r) => r.seconds) ?? 0,
+      callsPerSec: med((r) => r.callsPerSec) ?? 0,
+      p50Ms: med((r) => r.p50Ms) ?? 0,
+      p90Ms: med((r) => r.p90Ms) ?? 0,
+      p99Ms: med((r) => r.p99Ms) ?? 0,
+      cpuUsPerCall: med((r) => r.cpuUsPerCall) ?? 0,
+      serverCpuUsPerCall: med((r) => r.serverCpuUsPerCall),
+      rabbitCpuUsPerCall: med((r) => r.rabbitCpuUsPerCall),
+      redisCpuUsPerCall: med((r) => r.redisCpuUsPerCall),
+      rssMb: Math.max(...g.map((r) => r.rssMb)),
+      serverRssMb: med((r) => r.serverRssMb),
+      clientSyscallsPerCall: med((r) => r.clientSyscallsPerCall),
+      serverSyscallsPerCall: med((r) => r.serverSyscallsPerCall),
+    };
+  });
 }
 
 const COLUMNS: ReadonlyArray<[string, (r: BenchResult) => string]> = [
@@ -164,6 +255,9 @@ const COLUMNS: ReadonlyArray<[string, (r: BenchResult) => string]> = [
   ['server CPU µs/call', (r) => (r.serverCpuUsPerCall === null ? '-' : r.serverCpuUsPerCall.toFixed(1))],
   ['RabbitMQ CPU µs/call', (r) => (r.rabbitCpuUsPerCall === null ? '-' : r.rabbitCpuUsPerCall.toFixed(1))],
   ['Redis CPU µs/call', (r) => (r.redisCpuUsPerCall === null ? '-' : r.redisCpuUsPerCall.toFixed(1))],
+  ['client syscalls/call', (r) => (r.clientSyscallsPerCall === null ? '-' : r.clientSyscallsPerCall.toFixed(2))],
+  ['server syscalls/call', (r) => (r.serverSyscallsPerCall === null ? '-' : r.serverSyscallsPerCall.toFixed(2))],
+  ['server RSS MB', (r) => (r.serverRssMb === null ? '-' : r.serverRssMb.toFixed(1))],
   ['client RSS MB', (r) => r.rssMb.toFixed(1)],
 ];
 

@@ -1,13 +1,16 @@
 /**
- * RPC benchmark entry point:  npm run bench -- [--calls N] [--concurrency 1,64] [--targets a,b] [--warmup N]
+ * RPC benchmark entry point:
+ *   npm run bench -- [--calls N] [--concurrency 1,64] [--targets a,b] [--warmup N] [--rounds N]
  *
- * Prints a table (one row per target × concurrency), then `--- json ---` and the JSON results,
- * which are also written to bench/results/latest.json.
+ * Every target runs `--rounds` times at each concurrency, interleaved with the others (see
+ * benchRounds). Prints a table (one row per target × concurrency, medians over the rounds), the
+ * verdicts against the issues' targets, then `--- json ---` and the JSON results (every round's
+ * figures included), which are also written to bench/results/latest.json.
  */
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { AMQP_URL, amqpBaseline } from './amqp-baseline';
-import { benchTarget, formatTable, writeJson, type BenchResult, type BenchTarget } from './harness';
+import { benchRounds, formatTable, summarize, writeJson, type BenchTarget } from './harness';
 import { warrenTarget } from './warren-target';
 import { formatVerdicts, verdicts } from './verdict';
 
@@ -26,9 +29,10 @@ export interface BenchArgs {
   warmup: number | undefined;
   concurrency: number[];
   targets: string[];
+  rounds: number;
 }
 
-const USAGE = 'usage: rpc-bench [--calls N] [--warmup N] [--concurrency 1,64] [--targets ' + Object.keys(targets).join(',') + ']';
+const USAGE = 'usage: rpc-bench [--calls N] [--warmup N] [--rounds N] [--concurrency 1,64] [--targets ' + Object.keys(targets).join(',') + ']';
 
 function positiveInt(flag: string, v: string): number {
   const n = Number(v);
@@ -37,7 +41,7 @@ function positiveInt(flag: string, v: string): number {
 }
 
 export function parseArgs(argv: readonly string[]): BenchArgs {
-  const args: BenchArgs = { calls: undefined, warmup: undefined, concurrency: [1, 64], targets: Object.keys(targets) };
+  const args: BenchArgs = { calls: undefined, warmup: undefined, concurrency: [1, 64], targets: Object.keys(targets), rounds: 5 };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const eq = arg.indexOf('=');
@@ -53,6 +57,7 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
       case '--warmup': args.warmup = Number.parseInt(value(), 10) || 0; break;
       case '--concurrency': args.concurrency = list().map((c) => positiveInt(flag, c)); break;
       case '--targets': args.targets = list(); break;
+      case '--rounds': args.rounds = positiveInt(flag, value()); break;
       case '--help': case '-h': console.log(USAGE); process.exit(0); break;
       default: throw new Error(`unknown argument "${arg}"\n${USAGE}`);
     }
@@ -62,9 +67,11 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
   return args;
 }
 
-const defaultCalls = (c: number): number => (c === 1 ? 2_000 : 20_000);
+const defaultCalls = (c: number): number => (c === 1 ? 2_000 : 10_000);
 // JIT warm-up matters a lot here (c=1 roughly doubles in throughput after a few thousand calls).
 const defaultWarmup = (calls: number): number => Math.min(5_000, Math.max(1_000, Math.floor(calls / 5)));
+// Later rounds only refill the pipeline and caches after the other targets ran.
+const rewarm = (concurrency: number): number => Math.max(200, concurrency * 10);
 
 function redact(url: string): string {
   return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
@@ -76,24 +83,26 @@ async function main(): Promise<void> {
   const warmupFor = (c: number): number => args.warmup ?? defaultWarmup(callsFor(c));
   console.error(`# broker ${redact(AMQP_URL)}, ${cpus().length} CPUs, node ${process.version}`);
 
-  const results: BenchResult[] = [];
-  for (const name of args.targets) {
+  const chosen = args.targets.flatMap((name) => {
     const factory = targets[name];
-    if (!factory) continue;
-    console.error(`# ${name}: c=${args.concurrency.join(',')}`);
-    const rows = await benchTarget(factory(), {
-      concurrencies: args.concurrency,
-      callsFor,
-      warmupFor,
-      onResult: (r) => console.error(`#   c=${r.concurrency}: ${r.callsPerSec.toFixed(0)} calls/s, p50 ${r.p50Ms.toFixed(3)} ms, p99 ${r.p99Ms.toFixed(3)} ms, errors ${r.errors}`),
-    });
-    results.push(...rows);
-  }
+    return factory ? [factory()] : [];
+  });
+  console.error(`# ${chosen.map((t) => t.name).join(', ')}: c=${args.concurrency.join(',')}, ${args.rounds} round(s)`);
+  const rows = await benchRounds(chosen, {
+    concurrencies: args.concurrency,
+    callsFor,
+    warmupFor,
+    rewarmFor: rewarm,
+    rounds: args.rounds,
+    onResult: (r, round) => console.error(`#   round ${round} ${r.target} c=${r.concurrency}: ${r.callsPerSec.toFixed(0)} calls/s, p50 ${r.p50Ms.toFixed(3)} ms, p99 ${r.p99Ms.toFixed(3)} ms, errors ${r.errors}`),
+  });
+  const results = summarize(rows);
 
-  const checks = verdicts(results);
+  const checks = verdicts(rows);
   const report = {
     meta: { date: new Date().toISOString(), node: process.version, cpus: cpus().length, broker: redact(AMQP_URL), args },
     results,
+    rounds: rows,
     verdicts: checks,
   };
   console.log(formatTable(results));

@@ -1,39 +1,55 @@
-import type { BenchResult } from './harness';
+import { median, type RoundResult } from './harness';
 
 /** One target compared with its baseline at one concurrency. */
 export interface Verdict {
   readonly check: string;
+  /** The median over rounds of the per-round figure. */
   readonly value: number;
+  /** The per-round figures, in round order. */
+  readonly perRound: readonly number[];
   readonly target: string;
   readonly pass: boolean;
 }
 
-const find = (results: readonly BenchResult[], target: string, concurrency: number): BenchResult | undefined =>
-  results.find((r) => r.target === target && r.concurrency === concurrency);
-
 /**
- * The figures the RPC and in-flight issues set as targets, computed from one
- * run so they compare like with like. The delayed-ACK stall (Nagle left on)
- * shows as a c=1 p50 near 40 ms: the last check catches it coming back.
+ * The figures the RPC and in-flight issues set as targets. A ratio is taken
+ * within each round, between runs made seconds apart, and the verdict is the
+ * median of those ratios: a machine that slows down for a while then slows
+ * both sides of one ratio, not one target against another measured minutes
+ * later. The delayed-ACK stall (Nagle left on) shows as a c=1 p50 near 40 ms:
+ * the last checks catch it coming back.
  */
-export function verdicts(results: readonly BenchResult[], baseline = 'amqp-direct'): Verdict[] {
+export function verdicts(rows: readonly RoundResult[], baseline = 'amqp-direct'): Verdict[] {
   const out: Verdict[] = [];
-  const base64 = find(results, baseline, 64);
-  const base1 = find(results, baseline, 1);
-  const ratio = (name: string, c: number): number | undefined => {
-    const r = find(results, name, c);
-    return r && base64 && c === 64 ? r.callsPerSec / base64.callsPerSec : r && base1 ? r.p50Ms / base1.p50Ms : undefined;
+  const rounds = [...new Set(rows.map((r) => r.round))].sort((a, b) => a - b);
+  const find = (target: string, concurrency: number, round: number): RoundResult | undefined =>
+    rows.find((r) => r.target === target && r.concurrency === concurrency && r.round === round);
+  const perRound = (figure: (round: number) => number | undefined): number[] =>
+    rounds.map(figure).filter((v): v is number => v !== undefined && Number.isFinite(v));
+  const ratio = (name: string, concurrency: number, of: (r: RoundResult) => number): number[] =>
+    perRound((round) => {
+      const r = find(name, concurrency, round);
+      const b = find(baseline, concurrency, round);
+      return r && b ? of(r) / of(b) : undefined;
+    });
+  const add = (check: string, values: number[], target: string, pass: (v: number) => boolean): void => {
+    if (values.length === 0) return;
+    const value = median(values);
+    out.push({ check, value: round3(value), perRound: values.map(round3), target, pass: pass(value) });
   };
-  const add = (check: string, value: number | undefined, target: string, pass: (v: number) => boolean): void => {
-    if (value !== undefined) out.push({ check, value: Number(value.toFixed(3)), target, pass: pass(value) });
-  };
-  add('warren c=64 throughput / baseline', ratio('warren', 64), '>= 0.90', (v) => v >= 0.9);
-  add('warren c=1 p50 / baseline', ratio('warren', 1), '<= 1.30', (v) => v <= 1.3);
-  add('warren+tracking c=64 throughput / baseline', ratio('warren+tracking', 64), '>= 0.70', (v) => v >= 0.7);
-  for (const r of results.filter((x) => x.concurrency === 1)) add(`${r.target} c=1 p50 ms (delayed-ACK stall check)`, r.p50Ms, '< 20', (v) => v < 20);
+  add('warren c=64 throughput / baseline', ratio('warren', 64, (r) => r.callsPerSec), '>= 0.90', (v) => v >= 0.9);
+  add('warren c=1 p50 / baseline', ratio('warren', 1, (r) => r.p50Ms), '<= 1.30', (v) => v <= 1.3);
+  add('warren+tracking c=64 throughput / baseline', ratio('warren+tracking', 64, (r) => r.callsPerSec), '>= 0.70', (v) => v >= 0.7);
+  for (const name of [...new Set(rows.filter((r) => r.concurrency === 1).map((r) => r.target))]) {
+    add(`${name} c=1 p50 ms (delayed-ACK stall check)`, perRound((round) => find(name, 1, round)?.p50Ms), '< 20', (v) => v < 20);
+  }
   return out;
 }
 
+function round3(v: number): number {
+  return Number(v.toFixed(3));
+}
+
 export function formatVerdicts(list: readonly Verdict[]): string {
-  return list.map((v) => `${v.pass ? 'PASS' : 'MISS'}  ${v.check}: ${v.value} (target ${v.target})`).join('\n');
+  return list.map((v) => `${v.pass ? 'PASS' : 'MISS'}  ${v.check}: ${v.value} (target ${v.target}; rounds: ${v.perRound.join(', ')})`).join('\n');
 }

@@ -18,6 +18,8 @@ export function warrenTarget(opts: { tracking: boolean; replyMode?: ReplyMode })
       let n = 0;
       return {
         serverCpuUs: server.serverCpuUs,
+        serverRssMb: server.serverRssMb,
+        serverPid: server.pid,
         call: async () => {
           const a = n++;
           const result = await client.call<number>('add', [a, 1]);

@@ -1,7 +1,7 @@
 // A request redelivered after it finished (the worker's connection cut after
 // the outcome was stored, before the reply and the ack went out): the handler
 // does not run again, and the caller gets the stored result.
-import { connectClient, startService, type CallTracker, type RpcClient, type TrackDecision, type TrackedCall } from '@warren/amqp';
+import { connectClient, startService, type Abortable, type CallTracker, type RpcClient, type TrackDecision, type TrackedCall } from '@warren/amqp';
 import type { ResponseMessage } from '@warren/jsonrpc';
 import { FaultProxy, Teardown, amqpUrl, redisUrl } from '@warren/testkit';
 import { TestNamespace } from '../../../test/support/amqp';
@@ -31,7 +31,7 @@ class CutAfterFinish implements CallTracker {
 
   constructor(private readonly inner: RedisCallTracker, private readonly cut: () => void) {}
 
-  begin(call: TrackedCall, controller: AbortController): Promise<TrackDecision> {
+  begin(call: TrackedCall, controller: Abortable): Promise<TrackDecision> {
     return this.inner.begin(call, controller);
   }
 

@@ -1,7 +1,8 @@
 /**
- * CPU time of the shared infrastructure (RabbitMQ's beam.smp, redis-server), read from /proc,
- * so the bench can say where the machine's cycles went per call, not only the client's and
- * the service's. Linux only; elsewhere the figures are simply absent.
+ * Process figures read from /proc: the CPU time of the shared infrastructure (RabbitMQ's
+ * beam.smp, redis-server), so the bench can say where the machine's cycles went per call,
+ * not only the client's and the service's; and a service process's resident memory.
+ * Linux only; elsewhere the figures are simply absent.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 
@@ -45,4 +46,28 @@ export function cpuSampler(comm: string): (() => number) | undefined {
   const pids = pidsNamed(comm);
   if (pids.length === 0) return undefined;
   return () => pids.reduce((sum, pid) => sum + processCpuUs(pid), 0);
+}
+
+/** Resident set size of a process in MB, or null when it cannot be read. */
+export function processRssMb(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Read and write system calls a process has made so far (/proc/<pid>/io), or null when unreadable. */
+export function processSyscalls(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const read = /^syscr:\s+(\d+)/m.exec(io);
+    const write = /^syscw:\s+(\d+)/m.exec(io);
+    return read && write ? Number(read[1]) + Number(write[1]) : null;
+  } catch {
+    return null;
+  }
 }

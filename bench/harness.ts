@@ -157,39 +157,50 @@ export interface RoundsPlan {
   /** Warm-up before later rounds' runs: enough to refill the pipeline after the other targets ran. */
   rewarmFor: (concurrency: number) => number;
   rounds: number;
+  /** The target the others are compared with: it runs before and after each of them (see benchRounds). */
+  baseline?: string | undefined;
   /** Called after each run, e.g. to print progress. */
-  onResult?: ((r: BenchResult, round: number) => void) | undefined;
+  onResult?: ((r: RoundResult) => void) | undefined;
 }
 
 export interface RoundResult extends BenchResult {
   round: number;
+  /** Position of this run within its round and concurrency, from 0. */
+  slot: number;
 }
 
 /**
  * Starts every target, then measures them in rounds: in each round every
- * target runs once at each concurrency, one after another, the order turned
- * by one place per round. On a shared machine the speed of everything drifts
- * by tens of percent within minutes (the same baseline has measured 8k and
- * 19k calls/s here); targets measured seconds apart, many times over,
- * compare like with like where one long run of each would compare the
- * machine with itself at two moments. Every target is stopped in the end.
+ * target runs once at each concurrency, the order turned by one place per
+ * round, and the baseline (if named and present) runs again before and after
+ * each other target, so that every target is bracketed by two baseline runs
+ * made seconds before and after it. On a shared machine the speed of
+ * everything drifts by tens of percent within minutes (the same baseline has
+ * measured 8k and 19k calls/s here); comparing a run with the baseline runs
+ * around it, many times over, compares like with like where one long run of
+ * each would compare the machine with itself at two moments. Every target is
+ * stopped in the end.
  */
 export async function benchRounds(targets: readonly BenchTarget[], plan: RoundsPlan): Promise<RoundResult[]> {
   const sessions: Array<{ target: BenchTarget; session: BenchSession }> = [];
   const out: RoundResult[] = [];
   try {
     for (const target of targets) sessions.push({ target, session: await target.start() });
+    const base = sessions.find((s) => s.target.name === plan.baseline);
+    const others = sessions.filter((s) => s !== base);
     for (let round = 1; round <= plan.rounds; round++) {
       for (const concurrency of plan.concurrencies) {
-        for (let k = 0; k < sessions.length; k++) {
-          const entry = sessions[(k + round - 1) % sessions.length];
-          if (!entry) continue;
-          const warmupCalls = round === 1 ? plan.warmupFor(concurrency) : plan.rewarmFor(concurrency);
+        const turned = others.map((_, k) => others[(k + round - 1) % others.length] as (typeof others)[number]);
+        const order = base ? [base, ...turned.flatMap((entry) => [entry, base])] : turned;
+        const warmed = new Set<BenchSession>();
+        for (const [slot, entry] of order.entries()) {
           const { call, serverCpuUs, serverRssMb, serverPid } = entry.session;
+          const warmupCalls = round === 1 && !warmed.has(entry.session) ? plan.warmupFor(concurrency) : plan.rewarmFor(concurrency);
+          warmed.add(entry.session);
           const r = await runLoad(call, { concurrency, calls: plan.callsFor(concurrency), warmupCalls, serverCpuUs, serverRssMb, serverPid });
-          const row: RoundResult = { target: entry.target.name, concurrency, warmupCalls, round, ...r };
+          const row: RoundResult = { target: entry.target.name, concurrency, warmupCalls, round, slot, ...r };
           out.push(row);
-          plan.onResult?.(row, round);
+          plan.onResult?.(row);
         }
       }
     }

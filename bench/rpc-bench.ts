@@ -23,6 +23,9 @@ export const targets: Record<string, () => BenchTarget> = {
   'warren+tracking': () => warrenTarget({ tracking: true }),
 };
 
+/** What the issues' targets are relative to: plain amqplib with direct reply-to. */
+const BASELINE = 'amqp-direct';
+
 export interface BenchArgs {
   /** Measured calls per run; undefined = default per concurrency. */
   calls: number | undefined;
@@ -94,11 +97,12 @@ async function main(): Promise<void> {
     warmupFor,
     rewarmFor: rewarm,
     rounds: args.rounds,
-    onResult: (r, round) => console.error(`#   round ${round} ${r.target} c=${r.concurrency}: ${r.callsPerSec.toFixed(0)} calls/s, p50 ${r.p50Ms.toFixed(3)} ms, p99 ${r.p99Ms.toFixed(3)} ms, errors ${r.errors}`),
+    baseline: BASELINE,
+    onResult: (r) => console.error(`#   round ${r.round} ${r.target} c=${r.concurrency}: ${r.callsPerSec.toFixed(0)} calls/s, p50 ${r.p50Ms.toFixed(3)} ms, p99 ${r.p99Ms.toFixed(3)} ms, errors ${r.errors}`),
   });
   const results = summarize(rows);
 
-  const checks = verdicts(rows);
+  const checks = verdicts(rows, BASELINE);
   const report = {
     meta: { date: new Date().toISOString(), node: process.version, cpus: cpus().length, broker: redact(AMQP_URL), args },
     results,

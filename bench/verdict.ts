@@ -12,26 +12,26 @@ export interface Verdict {
 }
 
 /**
- * The figures the RPC and in-flight issues set as targets. A ratio is taken
- * within each round, between runs made seconds apart, and the verdict is the
- * median of those ratios: a machine that slows down for a while then slows
- * both sides of one ratio, not one target against another measured minutes
- * later. The delayed-ACK stall (Nagle left on) shows as a c=1 p50 near 40 ms:
- * the last checks catch it coming back.
+ * The figures the RPC and in-flight issues set as targets. A target's run is
+ * compared with the baseline runs just before and after it (their mean; the
+ * one there is, at an end), and the verdict is the median of those ratios
+ * over all rounds: a machine that slows down for a while then slows both
+ * sides of one ratio, not one target against another measured minutes later.
+ * The delayed-ACK stall (Nagle left on) shows as a c=1 p50 near 40 ms: the
+ * last checks catch it coming back.
  */
 export function verdicts(rows: readonly RoundResult[], baseline = 'amqp-direct'): Verdict[] {
   const out: Verdict[] = [];
-  const rounds = [...new Set(rows.map((r) => r.round))].sort((a, b) => a - b);
-  const find = (target: string, concurrency: number, round: number): RoundResult | undefined =>
-    rows.find((r) => r.target === target && r.concurrency === concurrency && r.round === round);
-  const perRound = (figure: (round: number) => number | undefined): number[] =>
-    rounds.map(figure).filter((v): v is number => v !== undefined && Number.isFinite(v));
   const ratio = (name: string, concurrency: number, of: (r: RoundResult) => number): number[] =>
-    perRound((round) => {
-      const r = find(name, concurrency, round);
-      const b = find(baseline, concurrency, round);
-      return r && b ? of(r) / of(b) : undefined;
-    });
+    rows
+      .filter((r) => r.target === name && r.concurrency === concurrency)
+      .flatMap((r) => {
+        const around = rows.filter((b) => b.target === baseline && b.concurrency === concurrency && b.round === r.round && Math.abs(b.slot - r.slot) === 1);
+        if (around.length === 0) return [];
+        const base = around.reduce((sum, b) => sum + of(b), 0) / around.length;
+        const value = of(r) / base;
+        return Number.isFinite(value) ? [value] : [];
+      });
   const add = (check: string, values: number[], target: string, pass: (v: number) => boolean): void => {
     if (values.length === 0) return;
     const value = median(values);
@@ -41,7 +41,7 @@ export function verdicts(rows: readonly RoundResult[], baseline = 'amqp-direct')
   add('warren c=1 p50 / baseline', ratio('warren', 1, (r) => r.p50Ms), '<= 1.30', (v) => v <= 1.3);
   add('warren+tracking c=64 throughput / baseline', ratio('warren+tracking', 64, (r) => r.callsPerSec), '>= 0.70', (v) => v >= 0.7);
   for (const name of [...new Set(rows.filter((r) => r.concurrency === 1).map((r) => r.target))]) {
-    add(`${name} c=1 p50 ms (delayed-ACK stall check)`, perRound((round) => find(name, 1, round)?.p50Ms), '< 20', (v) => v < 20);
+    add(`${name} c=1 p50 ms (delayed-ACK stall check)`, rows.filter((r) => r.target === name && r.concurrency === 1).map((r) => r.p50Ms), '< 20', (v) => v < 20);
   }
   return out;
 }

@@ -50,6 +50,16 @@ export interface ClientStats {
   readonly returned: number;
 }
 
+/** A request on its way to the broker, held as one object while disconnected. */
+interface OutboundRequest {
+  readonly callId: string;
+  readonly method: string;
+  readonly body: Buffer;
+  readonly deadline: number;
+  readonly traceparent: string;
+  readonly persistent: boolean;
+}
+
 /** Told when a caller gives up on a call (abort), so it can be cancelled where it runs. */
 export type CancelListener = (callId: string) => void;
 
@@ -215,61 +225,66 @@ export class RpcClient {
     return this.closing;
   }
 
-  private async send(message: RequestMessage, opts: Omit<CallOptions, 'id'>): Promise<ResponseMessage> {
+  /** Registers the call and publishes it (or holds it while disconnected). Throws only for what is wrong with the call itself. */
+  private send(message: RequestMessage, opts: Omit<CallOptions, 'id'>): Promise<ResponseMessage> {
     this.assertOpen();
     assertMethodName(message.method);
     const now = Date.now();
     const deadline = Math.min(now + (opts.timeoutMs ?? this.o.defaultTimeoutMs), opts.deadline ?? Number.POSITIVE_INFINITY);
     if (deadline <= now) throw new DeadlineExceededError(undefined, { reason: 'no_time_left' });
-    const callId = `${this.o.clientId}.${(++this.seq).toString(36)}`;
-    const body = this.encode(message);
-    const traceparent = childTraceparent(parseTraceparent(opts.traceparent));
-    const answer = this.pending.add(callId, {
-      timeoutMs: deadline - now,
-      signal: opts.signal,
-      onSettle: (outcome) => {
-        this.onWire.delete(callId);
-        if (outcome === 'aborted') for (const listener of this.cancelListeners) listener(callId);
-      },
-    });
-    const publish = (): void => {
-      if (!this.pending.has(callId)) return; // timed out or aborted while held
-      const ch = this.channel;
-      if (!ch) return this.holdOrFail(publish, (err) => this.pending.reject(callId, toJsonRpcError(err)));
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) return void this.pending.reject(callId, new DeadlineExceededError());
-      const props: Options.Publish = {
-        mandatory: true,
-        contentType: 'application/json',
-        correlationId: callId,
-        replyTo: this.replyQueue,
-        // The queue drops a request nobody took before its deadline.
-        expiration: String(remaining),
-        timestamp: Math.floor(Date.now() / 1000),
-        persistent: opts.persistent ?? this.o.persistent,
-        headers: { [Header.deadline]: deadline, [Header.traceparent]: traceparent },
-      };
-      this.onWire.add(callId);
-      try {
-        ch.publish(this.n.requestExchange, message.method, body, props, (err) => {
-          // Confirms are handled as they come: no call waits for its confirm before the next publish.
-          if (!err) return;
-          // amqplib fails unconfirmed publishes before our own 'close' listener runs; by the next
-          // microtask we know whether the channel died. A nack on a live channel means the broker
-          // refused it (it never ran); a publish lost with its channel may or may not have arrived.
-          queueMicrotask(() => {
-            const failure = this.channel === ch
-              ? new ServiceUnavailableError(undefined, { reason: 'not_confirmed' }, { cause: err })
-              : new ConnectionLostError(undefined, { reason: 'unconfirmed_at_disconnect' }, { cause: err });
-            if (this.pending.reject(callId, failure)) this.onWire.delete(callId);
-          });
-        });
-      } catch (err) {
-        this.pending.reject(callId, new ServiceUnavailableError(undefined, { reason: 'publish_failed' }, { cause: err }));
-      }
+    const request: OutboundRequest = {
+      callId: `${this.o.clientId}.${(++this.seq).toString(36)}`,
+      method: message.method,
+      body: this.encode(message),
+      deadline,
+      traceparent: childTraceparent(parseTraceparent(opts.traceparent)),
+      persistent: opts.persistent ?? this.o.persistent,
     };
-    publish();
+    const answer = this.pending.add(request.callId, { timeoutMs: deadline - now, signal: opts.signal, onSettle: this.onSettled });
+    this.publishRequest(request);
     return answer;
+  }
+
+  private readonly onSettled = (outcome: 'resolved' | 'rejected' | 'timeout' | 'aborted', callId: string): void => {
+    this.onWire.delete(callId);
+    if (outcome === 'aborted') for (const listener of this.cancelListeners) listener(callId);
+  };
+
+  private publishRequest(request: OutboundRequest): void {
+    const { callId } = request;
+    if (!this.pending.has(callId)) return; // timed out or aborted while held
+    const ch = this.channel;
+    if (!ch) return this.holdOrFail(() => this.publishRequest(request), (err) => this.pending.reject(callId, toJsonRpcError(err)));
+    const remaining = request.deadline - Date.now();
+    if (remaining <= 0) return void this.pending.reject(callId, new DeadlineExceededError());
+    const props: Options.Publish = {
+      mandatory: true,
+      contentType: 'application/json',
+      correlationId: callId,
+      replyTo: this.replyQueue,
+      // The queue drops a request nobody took before its deadline.
+      expiration: String(remaining),
+      persistent: request.persistent,
+      headers: { [Header.deadline]: request.deadline, [Header.traceparent]: request.traceparent },
+    };
+    this.onWire.add(callId);
+    try {
+      ch.publish(this.n.requestExchange, request.method, request.body, props, (err) => {
+        // Confirms are handled as they come: no call waits for its confirm before the next publish.
+        if (!err) return;
+        // amqplib fails unconfirmed publishes before our own 'close' listener runs; by the next
+        // microtask we know whether the channel died. A nack on a live channel means the broker
+        // refused it (it never ran); a publish lost with its channel may or may not have arrived.
+        queueMicrotask(() => {
+          const failure = this.channel === ch
+            ? new ServiceUnavailableError(undefined, { reason: 'not_confirmed' }, { cause: err })
+            : new ConnectionLostError(undefined, { reason: 'unconfirmed_at_disconnect' }, { cause: err });
+          if (this.pending.reject(callId, failure)) this.onWire.delete(callId);
+        });
+      });
+    } catch (err) {
+      this.pending.reject(callId, new ServiceUnavailableError(undefined, { reason: 'publish_failed' }, { cause: err }));
+    }
   }
 
   private holdOrFail(publish: () => void, fail: (err: unknown) => void): void {

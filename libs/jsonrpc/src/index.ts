@@ -17,5 +17,5 @@ export {
   Dispatcher, type DispatcherOptions, type MethodDefinition, type NotificationDefinition, type Middleware,
   type InboundCall, type Handler,
 } from './dispatcher';
-export { PendingCalls, type PendingCallsOptions, type AddOptions } from './pending';
+export { PendingCalls, type PendingCallsOptions, type AddOptions, type SettleListener } from './pending';
 export { JsonRpcClient, type JsonRpcClientOptions, type CallOptions, type BatchEntry, type BatchResult, type SendFunction } from './client';

@@ -9,21 +9,24 @@ export interface PendingCallsOptions<K> {
   readonly abortError: (key: K, reason: unknown) => Error;
 }
 
-export interface AddOptions {
+export interface AddOptions<K = unknown> {
   /** Milliseconds until the call settles with the timeout error. */
   readonly timeoutMs: number;
   readonly signal?: AbortSignal | undefined;
   /** Runs exactly once when the call settles, however it settles; for the owner's own bookkeeping. */
-  readonly onSettle?: ((outcome: 'resolved' | 'rejected' | 'timeout' | 'aborted') => void) | undefined;
+  readonly onSettle?: SettleListener<K> | undefined;
 }
 
-interface Entry<V> {
+/** Told once how a call ended; the key lets one listener serve every call. */
+export type SettleListener<K> = (outcome: 'resolved' | 'rejected' | 'timeout' | 'aborted', key: K) => void;
+
+interface Entry<K, V> {
   readonly resolve: (value: V) => void;
   readonly reject: (error: Error) => void;
   readonly timer: NodeJS.Timeout;
   readonly signal: AbortSignal | undefined;
-  readonly onAbort: () => void;
-  readonly onSettle: AddOptions['onSettle'];
+  readonly onAbort: (() => void) | undefined;
+  readonly onSettle: SettleListener<K> | undefined;
 }
 
 /**
@@ -32,7 +35,7 @@ interface Entry<V> {
  * removes the abort listener and deletes the entry: nothing is left behind.
  */
 export class PendingCalls<K, V> {
-  private readonly entries = new Map<K, Entry<V>>();
+  private readonly entries = new Map<K, Entry<K, V>>();
   private readonly maxPending: number;
 
   constructor(private readonly options: PendingCallsOptions<K>) {
@@ -48,15 +51,17 @@ export class PendingCalls<K, V> {
   }
 
   /** Registers a call; the promise settles through `resolve`/`reject`, the timeout, the signal, or `rejectAll`. */
-  add(key: K, opts: AddOptions): Promise<V> {
+  add(key: K, opts: AddOptions<K>): Promise<V> {
     if (this.entries.size >= this.maxPending) return Promise.reject(new OverloadedError(undefined, { reason: 'too_many_pending_calls', limit: this.maxPending }));
     if (this.entries.has(key)) return Promise.reject(new TypeError(`duplicate pending key: ${String(key)}`));
     if (opts.signal?.aborted) return Promise.reject(this.options.abortError(key, opts.signal.reason));
     return new Promise<V>((resolve, reject) => {
-      const timer = setTimeout(() => this.settle(key, 'timeout', this.options.timeoutError(key)), Math.max(0, opts.timeoutMs));
-      const onAbort = (): void => void this.settle(key, 'aborted', this.options.abortError(key, opts.signal?.reason));
-      opts.signal?.addEventListener('abort', onAbort, { once: true });
-      this.entries.set(key, { resolve, reject, timer, signal: opts.signal, onAbort, onSettle: opts.onSettle });
+      // No closures per call where a shared function will do: a busy client adds thousands of calls a second.
+      const timer = setTimeout(this.expire, Math.max(0, opts.timeoutMs), key);
+      const signal = opts.signal;
+      const onAbort = signal ? (): void => void this.settle(key, 'aborted', this.options.abortError(key, signal.reason)) : undefined;
+      if (signal && onAbort) signal.addEventListener('abort', onAbort, { once: true });
+      this.entries.set(key, { resolve, reject, timer, signal, onAbort, onSettle: opts.onSettle });
     });
   }
 
@@ -80,14 +85,16 @@ export class PendingCalls<K, V> {
     return [...this.entries.keys()];
   }
 
+  private readonly expire = (key: K): void => void this.settle(key, 'timeout', this.options.timeoutError(key));
+
   private settle(key: K, outcome: 'resolved' | 'rejected' | 'timeout' | 'aborted', error?: Error, value?: V): boolean {
     const entry = this.entries.get(key);
     if (!entry) return false;
     this.entries.delete(key);
     clearTimeout(entry.timer);
-    entry.signal?.removeEventListener('abort', entry.onAbort);
+    if (entry.onAbort) entry.signal?.removeEventListener('abort', entry.onAbort);
     try {
-      entry.onSettle?.(outcome);
+      entry.onSettle?.(outcome, key);
     } finally {
       if (outcome === 'resolved') entry.resolve(value as V);
       else entry.reject(error ?? new Error('settled without an error'));

@@ -116,6 +116,24 @@ describe('PendingCalls', () => {
     jest.useRealTimers();
   });
 
+  it('tells one shared onSettle listener which call ended and how', async () => {
+    const table = make(3);
+    const seen: string[] = [];
+    const listener = (outcome: string, key: string): number => seen.push(`${key}:${outcome}`);
+    const ac = new AbortController();
+    const a = table.add('a', { timeoutMs: 1000, onSettle: listener });
+    const b = table.add('b', { timeoutMs: 1000, onSettle: listener, signal: ac.signal });
+    const c = table.add('c', { timeoutMs: 1000, onSettle: listener });
+    table.resolve('a', 1);
+    ac.abort();
+    table.reject('c', new Error('no'));
+    await expect(a).resolves.toBe(1);
+    await expect(b).rejects.toBeInstanceOf(CancelledError);
+    await expect(c).rejects.toThrow('no');
+    expect(seen).toEqual(['a:resolved', 'b:aborted', 'c:rejected']);
+    expect(table.size).toBe(0);
+  });
+
   it('rejects an already-aborted signal at once and leaves nothing behind', async () => {
     const table = make();
     await expect(table.add('a', { timeoutMs: 10, signal: AbortSignal.abort() })).rejects.toBeInstanceOf(CancelledError);

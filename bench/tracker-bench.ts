@@ -1,0 +1,74 @@
+/**
+ * The in-flight tracker alone, against the real Redis:  npm run bench:tracker -- [--calls N] [--concurrency C]
+ *
+ * `concurrency` loops each run a call's tracking life (claim, finish, release) with no AMQP and no
+ * handler, so the figures are the tracker's own cost per call: this process's CPU (the tracker's
+ * JavaScript and ioredis) and redis-server's (the scripts). The RPC bench's "warren+tracking" row
+ * shows the same cost inside a whole call, where it shares two cores with everything else.
+ */
+import { randomBytes } from 'node:crypto';
+import type { TrackedCall } from '@warren/amqp';
+import { createRedisTracker } from '@warren/inflight';
+import { cpuSampler } from './proc-stats';
+
+const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback;
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  const calls = option('--calls', 50_000);
+  const concurrency = option('--concurrency', 64);
+  const prefix = `bench-tracker-${randomBytes(4).toString('hex')}`;
+  const tracker = createRedisTracker({ redis: REDIS_URL, keyPrefix: prefix });
+  await tracker.start({ service: 'bench', instanceId: 'i1', running: () => 0 });
+  const abort = { signal: new AbortController().signal, abort: (): void => undefined };
+  let next = 0;
+  const run = async (total: number): Promise<void> => {
+    while (next < total) {
+      const n = next++;
+      const call: TrackedCall = { callId: `${prefix}.${n}`, id: n, method: 'add', service: 'bench', instanceId: 'i1', attempt: 1, deadline: Date.now() + 10_000, startedAt: Date.now() };
+      const decision = await tracker.begin(call, abort);
+      if (decision.action !== 'run') throw new Error(`call ${n}: expected to run, got ${decision.action}`);
+      await tracker.finish(call, { jsonrpc: '2.0', result: n + 1, id: n });
+      decision.release();
+    }
+  };
+  const loops = (total: number): Promise<void[]> => Promise.all(Array.from({ length: concurrency }, () => run(total)));
+  try {
+    await loops(Math.min(10_000, calls)); // warm-up: JIT, connection, script cache
+    const measuredFrom = next;
+    const redis = cpuSampler('redis-server');
+    const redis0 = redis?.();
+    const cpu0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    await loops(measuredFrom + calls);
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const cpu = process.cpuUsage(cpu0);
+    const result = {
+      calls,
+      concurrency,
+      callsPerSec: Math.round(calls / seconds),
+      trackerCpuUsPerCall: Number(((cpu.user + cpu.system) / calls).toFixed(1)),
+      redisCpuUsPerCall: redis && redis0 !== undefined ? Number(((redis() - redis0) / calls).toFixed(1)) : null,
+    };
+    console.log(JSON.stringify(result));
+  } finally {
+    await tracker.close();
+    // Every record has a TTL; deleting them now just leaves Redis as it was found.
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(REDIS_URL);
+    const stream = redis.scanStream({ match: `${prefix}:*`, count: 1000 });
+    for await (const batch of stream) if ((batch as string[]).length > 0) await redis.unlink(...(batch as string[]));
+    await redis.quit();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

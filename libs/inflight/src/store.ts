@@ -68,9 +68,9 @@ function legacy<T extends object>(options: T): Omit<T, 'replyMapping'> {
 }
 
 /** Sensible client settings for tracking: fail fast (the call runs untracked) rather than queue commands while Redis is away. */
-function clientOptions(commandTimeoutMs: number): LegacyOptions {
+function clientOptions(commandTimeoutMs: number, autoPipelining: boolean): LegacyOptions {
   return {
-    enableAutoPipelining: true,
+    enableAutoPipelining: autoPipelining,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: commandTimeoutMs,
@@ -79,9 +79,13 @@ function clientOptions(commandTimeoutMs: number): LegacyOptions {
   };
 }
 
-/** Opens the client a {@link RedisConfig} describes; `owned` says whether closing it is ours to do. */
-export function openRedis(config: RedisConfig, commandTimeoutMs: number): { client: RedisClient; owned: boolean } {
-  const base = clientOptions(commandTimeoutMs);
+/**
+ * Opens the client a {@link RedisConfig} describes; `owned` says whether closing it is ours to do.
+ * `autoPipelining` applies to single nodes and Sentinel; a cluster client always pipelines, since
+ * there every batched script carries one call.
+ */
+export function openRedis(config: RedisConfig, commandTimeoutMs: number, autoPipelining = true): { client: RedisClient; owned: boolean } {
+  const base = clientOptions(commandTimeoutMs, autoPipelining);
   if (typeof config === 'string') return { client: new Redis(config, base), owned: true };
   if ('client' in config) return { client: config.client, owned: false };
   if ('cluster' in config) {
@@ -125,8 +129,13 @@ export class RedisStore implements TrackerStore {
   /** Calls per batched script: 1 on Redis Cluster, where one script must stay in one slot. */
   private readonly maxBatch: number;
 
-  constructor(config: RedisConfig, commandTimeoutMs: number, private readonly k: Keys, private readonly log: Logger) {
-    const { client, owned } = openRedis(config, commandTimeoutMs);
+  /**
+   * `autoPipelining: false` suits a worker's tracker: its hot-path scripts are batched per tick
+   * already (Batcher), and ioredis' own pipelining on top only adds a deferred write and its
+   * bookkeeping to every command (measured: 56 vs 42 µs of worker CPU per tracked call).
+   */
+  constructor(config: RedisConfig, commandTimeoutMs: number, private readonly k: Keys, private readonly log: Logger, options: { readonly autoPipelining: boolean } = { autoPipelining: true }) {
+    const { client, owned } = openRedis(config, commandTimeoutMs, options.autoPipelining);
     this.client = client;
     this.owned = owned;
     // Without a listener ioredis prints every connection error; the tracker reports them once per transition instead.

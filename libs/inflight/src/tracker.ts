@@ -73,7 +73,7 @@ export class RedisCallTracker implements CallTracker {
     this.o = resolveTrackerOptions(options);
     this.log = this.o.logger.child({ component: 'inflight-tracker' });
     this.status = new Health(this.log);
-    this.store = store ?? new RedisStore(this.o.redis, this.o.commandTimeoutMs, keys(this.o.keyPrefix), this.log);
+    this.store = store ?? new RedisStore(this.o.redis, this.o.commandTimeoutMs, keys(this.o.keyPrefix), this.log, { autoPipelining: false });
     this.store.onConnection((up) => {
       if (this.closing) return;
       if (up) this.status.up();

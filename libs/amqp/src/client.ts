@@ -3,7 +3,7 @@ import {
   CancelledError, ConnectionLostError, DeadlineExceededError, JsonRpcError, MethodNotFoundError, PendingCalls,
   ServiceUnavailableError, ShuttingDownError, InvalidRequestError, failureResponse, isErrorResponse,
   notificationMessage, requestMessage, toJsonRpcError, type Id, type JsonValue, type Params, type RequestMessage,
-  type ResponseMessage,
+  type ResponseMessage, type SettleListener,
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
@@ -245,7 +245,7 @@ export class RpcClient {
     return answer;
   }
 
-  private readonly onSettled = (outcome: 'resolved' | 'rejected' | 'timeout' | 'aborted', callId: string): void => {
+  private readonly onSettled: SettleListener<string> = (outcome, callId) => {
     this.onWire.delete(callId);
     if (outcome === 'aborted') for (const listener of this.cancelListeners) listener(callId);
   };

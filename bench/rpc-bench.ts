@@ -44,7 +44,7 @@ function positiveInt(flag: string, v: string): number {
 }
 
 export function parseArgs(argv: readonly string[]): BenchArgs {
-  const args: BenchArgs = { calls: undefined, warmup: undefined, concurrency: [1, 64], targets: Object.keys(targets), rounds: 5 };
+  const args: BenchArgs = { calls: undefined, warmup: undefined, concurrency: [1, 64], targets: Object.keys(targets), rounds: 9 };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const eq = arg.indexOf('=');

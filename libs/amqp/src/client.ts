@@ -60,6 +60,31 @@ interface OutboundRequest {
   readonly persistent: boolean;
 }
 
+/**
+ * The header tables of this client's publishes, one object each, refilled
+ * for every publish. amqplib makes the headers object the prototype of one
+ * of its own (`Object.create(options.headers)`); a new object per publish
+ * turned into a prototype costs V8 more than the rest of the publish
+ * (measured: 7-8 µs against 4.4 per publish). amqplib encodes the table
+ * before `publish` returns (test: amqp/publish-headers), so refilling the
+ * same object for the next publish is safe.
+ */
+class PublishHeaders {
+  private readonly request: Record<string, number | string> = { [Header.deadline]: 0, [Header.traceparent]: '' };
+  private readonly event: Record<string, string> = { [Header.traceparent]: '' };
+
+  forRequest(deadline: number, traceparent: string): Record<string, number | string> {
+    this.request[Header.deadline] = deadline;
+    this.request[Header.traceparent] = traceparent;
+    return this.request;
+  }
+
+  forEvent(traceparent: string): Record<string, string> {
+    this.event[Header.traceparent] = traceparent;
+    return this.event;
+  }
+}
+
 /** Told when a caller gives up on a call (abort), so it can be cancelled where it runs. */
 export type CancelListener = (callId: string) => void;
 
@@ -86,6 +111,7 @@ export class RpcClient {
   private lateReplies = 0;
   private returned = 0;
   private readonly cancelListeners: CancelListener[] = [];
+  private readonly headers = new PublishHeaders();
 
   private constructor(private readonly connection: AmqpConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
     this.o = resolveClientOptions(options);
@@ -163,7 +189,7 @@ export class RpcClient {
     this.assertOpen();
     assertMethodName(method);
     const body = this.encode(notificationMessage(method, params));
-    const headers = { [Header.traceparent]: childTraceparent(parseTraceparent(opts.traceparent)) };
+    const traceparent = childTraceparent(parseTraceparent(opts.traceparent));
     const messageId = `${this.o.clientId}.${(++this.seq).toString(36)}`;
     const timeoutMs = opts.timeoutMs ?? this.o.defaultTimeoutMs;
     await new Promise<void>((resolve, reject) => {
@@ -177,6 +203,7 @@ export class RpcClient {
         const ch = this.channel;
         if (!ch) return this.holdOrFail(publish, settle);
         try {
+          const headers = this.headers.forEvent(traceparent);
           ch.publish(this.n.eventExchange, method, body, { contentType: 'application/json', messageId, persistent: opts.persistent ?? this.o.persistent, headers }, (err) => settle(err ?? undefined));
         } catch (err) {
           settle(err);
@@ -265,7 +292,7 @@ export class RpcClient {
       // The queue drops a request nobody took before its deadline.
       expiration: String(remaining),
       persistent: request.persistent,
-      headers: { [Header.deadline]: request.deadline, [Header.traceparent]: request.traceparent },
+      headers: this.headers.forRequest(request.deadline, request.traceparent),
     };
     this.onWire.add(callId);
     try {

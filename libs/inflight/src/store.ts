@@ -153,7 +153,7 @@ export class RedisStore implements TrackerStore {
     return this.k;
   }
 
-  async claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
+  claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
     const shared = `${args.worker}\u0000${args.leaseMs}\u0000${args.maxAttempts}\u0000${args.workerLostCode}`;
     let batch = this.claims.get(shared);
     if (!batch) {
@@ -164,13 +164,13 @@ export class RedisStore implements TrackerStore {
       }, this.maxBatch);
       this.claims.set(shared, batch);
     }
-    return parseClaimReply(await batch.push({ key: this.k.call(callId), args }));
+    return batch.push({ key: this.k.call(callId), args }).then(parseClaimReply);
   }
 
-  async finish(callId: string, a: FinishArgs): Promise<number> {
+  finish(callId: string, a: FinishArgs): Promise<number> {
     const key = this.k.call(callId);
-    if (a.unclaimed) return Number(await this.run('inflightRecord', key, a.state, a.result, a.ttlMs, a.code, a.unclaimed.worker, a.unclaimed.meta));
-    return Number(await this.finishes.push({ key, args: a }));
+    if (a.unclaimed) return this.run('inflightRecord', key, a.state, a.result, a.ttlMs, a.code, a.unclaimed.worker, a.unclaimed.meta).then(Number);
+    return this.finishes.push({ key, args: a }).then(Number);
   }
 
   async release(callId: string, token: string): Promise<number> {

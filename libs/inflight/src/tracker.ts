@@ -118,14 +118,35 @@ export class RedisCallTracker implements CallTracker {
     return this.stop();
   }
 
-  async begin(call: TrackedCall, controller: Abortable): Promise<TrackDecision> {
-    if (!this.status.tracking) return this.untracked(call);
+  // begin, finish and claim chain promises instead of being async functions: the hot path then
+  // makes one promise per step, not one per layer (npm run bench:tracker, four alternating runs
+  // each: 19.4 against 21.0 µs of tracker CPU per call).
+  begin(call: TrackedCall, controller: Abortable): Promise<TrackDecision> {
+    if (!this.status.tracking) return Promise.resolve(this.untracked(call));
     const token = `${call.instanceId}.${(++this.seq).toString(36)}`;
-    let reply = await this.claim(call, token);
-    for (;;) {
-      if (reply === undefined) return this.untracked(call);
-      if (reply.kind !== 'busy') return this.decide(call, controller, token, reply);
-      // Another live worker runs this very call (a redelivery after a connection drop): wait for its outcome.
+    return this.claim(call, token).then((reply) => (reply?.kind === 'busy' ? this.waitForOwner(call, controller, token, reply) : this.afterClaim(call, controller, token, reply)));
+  }
+
+  finish(call: TrackedCall, response: ResponseMessage): Promise<void> {
+    const local = this.locals.get(call);
+    if (local?.kind === 'observer') return Promise.resolve();
+    const claim = local?.claim;
+    if (claim) claim.finished = true;
+    if (!this.status.tracking) return Promise.resolve();
+    const args = {
+      state: terminalState(response),
+      result: JSON.stringify(response),
+      ttlMs: resultTtlMs(call.deadline, Date.now(), this.o.resultTtlMs),
+      code: isErrorResponse(response) ? String(response.error.code) : '',
+    };
+    // A call that ran unclaimed (Redis was down when it started) still leaves its outcome, for a redelivery or a lost reply.
+    return attempt(() => this.store.finish(call.callId, claim ? args : { ...args, unclaimed: { worker: call.instanceId, meta: metaOf(call) } })).then(noop, (err: unknown) => this.failed(err, 'finish'));
+  }
+
+  /** Another live worker runs this very call (a redelivery after a connection drop): wait for its outcome. */
+  private async waitForOwner(call: TrackedCall, controller: Abortable, token: string, busy: Extract<ClaimReply, { kind: 'busy' }>): Promise<TrackDecision> {
+    let reply: ClaimReply | undefined = busy;
+    while (reply?.kind === 'busy') {
       this.status.count('waited');
       await sleep(Math.max(1, Math.min(this.o.waitPollMs, reply.leaseLeftMs + 1, call.deadline - Date.now())), controller.signal);
       if (controller.signal.aborted) {
@@ -135,45 +156,29 @@ export class RedisCallTracker implements CallTracker {
       }
       reply = await this.claim(call, token);
     }
+    return this.afterClaim(call, controller, token, reply);
   }
 
-  async finish(call: TrackedCall, response: ResponseMessage): Promise<void> {
-    const local = this.locals.get(call);
-    if (local?.kind === 'observer') return;
-    const claim = local?.claim;
-    if (claim) claim.finished = true;
-    if (!this.status.tracking) return;
+  private afterClaim(call: TrackedCall, controller: Abortable, token: string, reply: Exclude<ClaimReply, { kind: 'busy' }> | undefined): TrackDecision {
+    return reply === undefined ? this.untracked(call) : this.decide(call, controller, token, reply);
+  }
+
+  private claim(call: TrackedCall, token: string): Promise<ClaimReply | undefined> {
     const args = {
-      state: terminalState(response),
-      result: JSON.stringify(response),
-      ttlMs: resultTtlMs(call.deadline, Date.now(), this.o.resultTtlMs),
-      code: isErrorResponse(response) ? String(response.error.code) : '',
+      token,
+      worker: call.instanceId,
+      meta: metaOf(call),
+      attempt: Math.max(1, call.attempt),
+      leaseMs: this.o.leaseMs,
+      runningTtlMs: callTtlMs(call.deadline, Date.now(), this.o.graceMs),
+      maxAttempts: this.o.maxAttempts,
+      finishedTtlMs: resultTtlMs(call.deadline, Date.now(), this.o.resultTtlMs),
+      workerLostCode: ErrorCode.WorkerLost,
     };
-    try {
-      // A call that ran unclaimed (Redis was down when it started) still leaves its outcome, for a redelivery or a lost reply.
-      await this.store.finish(call.callId, claim ? args : { ...args, unclaimed: { worker: call.instanceId, meta: metaOf(call) } });
-    } catch (err) {
-      this.failed(err, 'finish');
-    }
-  }
-
-  private async claim(call: TrackedCall, token: string): Promise<ClaimReply | undefined> {
-    try {
-      return await this.store.claim(call.callId, {
-        token,
-        worker: call.instanceId,
-        meta: metaOf(call),
-        attempt: Math.max(1, call.attempt),
-        leaseMs: this.o.leaseMs,
-        runningTtlMs: callTtlMs(call.deadline, Date.now(), this.o.graceMs),
-        maxAttempts: this.o.maxAttempts,
-        finishedTtlMs: resultTtlMs(call.deadline, Date.now(), this.o.resultTtlMs),
-        workerLostCode: ErrorCode.WorkerLost,
-      });
-    } catch (err) {
+    return attempt(() => this.store.claim(call.callId, args)).catch((err: unknown) => {
       this.failed(err, 'claim');
       return undefined;
-    }
+    });
   }
 
   private decide(call: TrackedCall, controller: Abortable, token: string, reply: Exclude<ClaimReply, { kind: 'busy' }>): TrackDecision {
@@ -288,6 +293,15 @@ export class RedisCallTracker implements CallTracker {
   private failed(err: unknown, op: string): void {
     if (isStoreBug(err)) this.log.error({ err, op }, 'in-flight store rejected a script; the call runs untracked');
     else if (!this.closing) this.status.down(err);
+  }
+}
+
+/** Runs `work`, turning a synchronous throw into a rejection, as an async function would. */
+function attempt<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return work();
+  } catch (err) {
+    return Promise.reject(err);
   }
 }
 

@@ -1,6 +1,7 @@
 // The broker process: reads the environment, starts the broker, listens, and
 // shuts down gracefully on SIGINT/SIGTERM. The only broker file that reads
 // process.env or exits.
+import { shutdownHandler } from '@warren/amqp';
 import { InflightView, inflightMethods, inflightNotifications } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { startBroker } from './broker';
@@ -25,30 +26,7 @@ async function main(): Promise<void> {
   const url = await broker.listen();
   logger.info({ url, amqp: options.urls.map(redactUrl), namespace: options.namespace ?? 'warren', auth: (options.tokens?.length ?? 0) > 0 }, 'broker ready');
 
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal; exiting now');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      logger.error({ timeoutMs: shutdownTimeoutMs }, 'shutdown took too long; exiting');
-      process.exit(1);
-    }, shutdownTimeoutMs);
-    force.unref();
-    broker.close().then(() => view?.close()).then(
-      () => {
-        logger.info('broker stopped');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
+  const stop = shutdownHandler({ log: logger, close: () => broker.close().then(() => view?.close()), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }

@@ -70,3 +70,4 @@ export { relayPayload, type RelayOptions, type RelayTarget } from './relay';
 export { type Announcement, type MethodDescription, parseAnnouncement } from './announcement';
 export { ServiceRegistry, type InstanceInfo, type RegistryOptions } from './registry';
 export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './service-env';
+export { shutdownHandler, type ShutdownOptions } from './shutdown';

@@ -257,8 +257,10 @@ export class WarrenService {
           this.settle(ch, msg, 'requeue');
           return;
         }
-        if (tracked && response && !Array.isArray(response)) await this.o.tracker?.finish(tracked, response).catch((err: unknown) => this.log.warn({ err }, 'tracker finish failed'));
-        if (response && info.replyTo) this.reply(info, response);
+        // Serialized once: the tracker stores the very text the caller receives.
+        const text = response ? encodeResponse(response) : undefined;
+        if (tracked && response && text !== undefined && !Array.isArray(response)) await this.o.tracker?.finish(tracked, response, text).catch((err: unknown) => this.log.warn({ err }, 'tracker finish failed'));
+        if (text !== undefined && info.replyTo) this.reply(info, text);
         this.counters.answered++;
         this.settle(ch, msg, 'ack');
       } finally {
@@ -303,12 +305,13 @@ export class WarrenService {
     return new CallContext(facts, abort, this.owner);
   }
 
-  private reply(info: DeliveryInfo, response: ResponseMessage | ResponseMessage[]): void {
+  /** Publishes a response (or its text, already serialized) to the caller's reply queue. */
+  private reply(info: DeliveryInfo, response: ResponseMessage | ResponseMessage[] | string): void {
     const ch = this.channel;
     if (!ch || !info.replyTo) return;
     try {
       // The default exchange drops a reply to a vanished queue quietly; it never closes the channel.
-      ch.publish('', info.replyTo, Buffer.from(encodeResponse(response)), { correlationId: info.callId, contentType: 'application/json' });
+      ch.publish('', info.replyTo, Buffer.from(typeof response === 'string' ? response : encodeResponse(response)), { correlationId: info.callId, contentType: 'application/json' });
     } catch (err) {
       this.log.warn({ err, callId: info.callId }, 'reply publish failed');
     }

@@ -31,8 +31,11 @@ export type TrackDecision =
  */
 export interface CallTracker {
   begin(call: TrackedCall, abort: Abortable): Promise<TrackDecision>;
-  /** Records the outcome; runs before the reply is published, so a redelivery finds it. */
-  finish(call: TrackedCall, response: ResponseMessage): Promise<void>;
+  /**
+   * Records the outcome; runs before the reply is published, so a redelivery finds it. `text` is the
+   * response as the caller receives it (serialized once, by the runtime).
+   */
+  finish(call: TrackedCall, response: ResponseMessage, text: string): Promise<void>;
   /** Tells the tracker the instance is up (heartbeats) and which calls it runs; closed on shutdown. */
   start?(info: { service: string; instanceId: string; running: () => number }): Promise<void>;
   stop?(): Promise<void>;

@@ -127,7 +127,7 @@ export class RedisCallTracker implements CallTracker {
     return this.claim(call, token).then((reply) => (reply?.kind === 'busy' ? this.waitForOwner(call, controller, token, reply) : this.afterClaim(call, controller, token, reply)));
   }
 
-  finish(call: TrackedCall, response: ResponseMessage): Promise<void> {
+  finish(call: TrackedCall, response: ResponseMessage, text: string = JSON.stringify(response)): Promise<void> {
     const local = this.locals.get(call);
     if (local?.kind === 'observer') return Promise.resolve();
     const claim = local?.claim;
@@ -135,7 +135,7 @@ export class RedisCallTracker implements CallTracker {
     if (!this.status.tracking) return Promise.resolve();
     const args = {
       state: terminalState(response),
-      result: JSON.stringify(response),
+      result: text,
       ttlMs: resultTtlMs(call.deadline, Date.now(), this.o.resultTtlMs),
       code: isErrorResponse(response) ? String(response.error.code) : '',
     };

@@ -35,8 +35,8 @@ class CutAfterFinish implements CallTracker {
     return this.inner.begin(call, controller);
   }
 
-  async finish(call: TrackedCall, response: ResponseMessage): Promise<void> {
-    await this.inner.finish(call, response);
+  async finish(call: TrackedCall, response: ResponseMessage, text: string): Promise<void> {
+    await this.inner.finish(call, response, text);
     if (this.armed) {
       this.armed = false;
       this.cut();

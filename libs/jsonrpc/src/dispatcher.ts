@@ -127,7 +127,7 @@ export class Dispatcher<Ctx> {
         // A response is not something a server can answer: it is an invalid request, keyed by its id.
         return errorResponse(item.message.id, ErrorCode.InvalidRequest);
       case 'request':
-        return this.handleRequest(item.message, contextFor(item.message));
+        return this.respond(item.message, contextFor(item.message));
       case 'notification':
         await this.handleNotification(item.message, contextFor(item.message));
         return null;

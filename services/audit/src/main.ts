@@ -5,7 +5,7 @@
 // Fanout: run it a second time under another SERVICE_NAME (docker-compose runs
 // `audit` and `notifier`): each service has its own event queue, so each gets
 // every notification; instances of one service share theirs.
-import { positiveIntFromEnv, readServiceEnv, startService } from '@warren/amqp';
+import { positiveIntFromEnv, readServiceEnv, shutdownHandler, startService } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
 import { createLogger, redactUrl } from '@warren/logger';
 import { auditMethods, auditNotifications } from './methods';
@@ -37,22 +37,7 @@ async function main(): Promise<void> {
   });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    service
-      .close()
-      .then(() => store.close())
-      .then(
-        () => process.exit(0),
-        (err: unknown) => {
-          log.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-  };
+  const stop = shutdownHandler({ log, close: () => service.close().then(() => store.close()), stoppedMessage: 'service stopped' });
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

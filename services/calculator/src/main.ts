@@ -7,7 +7,7 @@
 // To write a new service, copy both files, rename, and replace the methods.
 //
 // Run: AMQP_URL=amqp://guest:guest@127.0.0.1:5672 npx tsx services/calculator/src/main.ts
-import { readServiceEnv, startService } from '@warren/amqp';
+import { readServiceEnv, shutdownHandler, startService } from '@warren/amqp';
 import { createRedisTracker } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { calculatorMethods } from './methods';
@@ -38,19 +38,7 @@ async function main(): Promise<void> {
 
   // Graceful shutdown: stop consuming, let running calls finish (unfinished ones
   // are requeued for another instance), close, then exit. A second signal exits at once.
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    service.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
+  const stop = shutdownHandler({ log, close: () => service.close(), stoppedMessage: 'service stopped' });
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

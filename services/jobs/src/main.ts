@@ -13,7 +13,7 @@
 // - A job whose worker dies on every attempt: after JOBS_MAX_ATTEMPTS the
 //   tracker answers the caller WorkerLost (-32005) and the request goes to the
 //   dead-letter queue `<namespace>.svc.<name>.dead`.
-import { positiveIntFromEnv, readServiceEnv, startService } from '@warren/amqp';
+import { positiveIntFromEnv, readServiceEnv, shutdownHandler, startService } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
 import { createRedisTracker } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
@@ -61,22 +61,7 @@ async function main(): Promise<void> {
   });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), tracking: tracker.state, namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    service
-      .close()
-      .then(() => store.close())
-      .then(
-        () => process.exit(0),
-        (err: unknown) => {
-          log.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-  };
+  const stop = shutdownHandler({ log, close: () => service.close().then(() => store.close()), stoppedMessage: 'service stopped' });
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

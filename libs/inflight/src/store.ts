@@ -217,13 +217,15 @@ export class RedisStore implements TrackerStore {
   subscribeCancels(instanceId: string, onCancel: (callId: string) => void): void {
     if (this.subscriber) throw new Error('subscribeCancels: already subscribed');
     const channel = this.k.cancelChannel(instanceId);
-    const sub: RedisClient = this.client instanceof Cluster ? this.client.duplicate() : this.client.duplicate();
+    // ioredis' own re-subscribe after a reconnect leaves its promise unhandled: a connection lost again
+    // at that moment (Redis flapping) rejects it and takes the process down. So single nodes subscribe
+    // on every 'ready' here, where a failure is caught; a cluster's subscriber catches its own.
+    const sub: RedisClient = this.client instanceof Cluster ? this.client.duplicate() : this.client.duplicate({ autoResubscribe: false });
     this.subscriber = sub;
     sub.on('error', (err: unknown) => this.log.debug({ err }, 'redis subscriber connection error'));
     sub.on('message', (from: string, message: string) => {
       if (from === channel) onCancel(message);
     });
-    // ioredis re-subscribes by itself after a reconnect; this covers a first connect that failed.
     const subscribe = (): void => void sub.subscribe(channel).catch((err: unknown) => this.log.debug({ err }, 'cancel channel subscribe failed'));
     sub.on('ready', subscribe);
     if (sub.status === 'ready') subscribe();

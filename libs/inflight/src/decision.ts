@@ -71,7 +71,49 @@ export interface CallMeta {
  * them; the id goes last anyway.
  */
 export function encodeMeta(meta: CallMeta): string {
-  return `${meta.service}\t${meta.method}\t${meta.deadline}\t${meta.rid}`;
+  return `${clean(meta.service)}\t${clean(meta.method)}\t${meta.deadline}\t${meta.rid}`;
+}
+
+// A method name is whatever a caller sent; one holding a tab or the record separator would shift the fields after it.
+const clean = (name: string): string => (name.includes('\t') || name.includes(recordSeparator) ? name.replaceAll('\t', '\ufffd').replaceAll(recordSeparator, '\ufffd') : name);
+
+/** Joins the fields of a call record in Redis (see scripts.ts); JSON text escapes it, and meta is cleaned of it. */
+export const recordSeparator = '\u001f';
+
+/** The fields of a call record, in order; the scripts address them by position. */
+export const recordFields = ['state', 'startedAt', 'lease', 'worker', 'token', 'attempt', 'cancel', 'meta', 'code', 'finishedAt', 'result'] as const;
+
+const stateByLetter: Readonly<Record<string, CallState>> = { R: 'running', Q: 'queued', D: 'done', F: 'failed', C: 'cancelled', E: 'expired' };
+const letterByState: Readonly<Record<string, string>> = { running: 'R', queued: 'Q', done: 'D', failed: 'F', cancelled: 'C', expired: 'E' };
+
+/** The one-letter form a record stores a state in. */
+export function stateLetter(state: 'done' | 'failed' | 'cancelled' | 'expired'): string {
+  return letterByState[state] ?? 'F';
+}
+
+/** The packed owner fields (worker to meta) a claim sends, see the claim script. */
+export function encodeOwner(worker: string, token: string, attempt: number, meta: string): string {
+  return `${worker}${recordSeparator}${token}${recordSeparator}${attempt}${recordSeparator}${recordSeparator}${meta}`;
+}
+
+/**
+ * A stored record (GET) as named fields, empty ones left out, the state as a
+ * word: the shape {@link toCallStatus} reads. No record: `{}`.
+ */
+export function parseRecord(raw: string | null | undefined): Record<string, string> {
+  if (typeof raw !== 'string' || raw === '') return {};
+  const out: Record<string, string> = {};
+  let pos = 0;
+  for (let i = 0; i < recordFields.length; i++) {
+    const last = i === recordFields.length - 1;
+    const end = last ? -1 : raw.indexOf(recordSeparator, pos);
+    const value = end < 0 ? raw.slice(pos) : raw.slice(pos, end);
+    const name = recordFields[i] as string;
+    if (value !== '') out[name] = i === 0 ? (stateByLetter[value] ?? value) : value;
+    if (end < 0) break;
+    pos = end + 1;
+  }
+  return out;
 }
 
 export function decodeMeta(raw: string | undefined): Partial<CallMeta> {
@@ -180,7 +222,7 @@ export interface CallStatus {
   readonly response?: ResponseMessage;
 }
 
-/** Reads a record (HGETALL) into a status; `now` decides whether a running call is past its deadline. */
+/** Reads a record ({@link parseRecord}) into a status; `now` decides whether a running call is past its deadline. */
 export function toCallStatus(callId: string, record: Readonly<Record<string, string>>, now: number): CallStatus {
   const raw = record['state'];
   if (raw === undefined || !recordStates.has(raw)) return { callId, state: 'unknown', cancelRequested: false };

@@ -5,7 +5,7 @@
  *
  * Layout (prefix `warren`, see README.md for the full table):
  *
- *   warren:call:{<callId>}             hash: one call's record, in flight or finished
+ *   warren:rec:{<callId>}              string: one call's record, in flight or finished
  *   warren:{warren:workers}            hash: service/instance → heartbeat entry (JSON)
  *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
  *   warren:cancel:<instanceId>         pub/sub channel: cancel requests for that worker's calls
@@ -38,7 +38,7 @@ export function keys(prefix: string): Keys {
   assertKeyPrefix(prefix);
   return {
     prefix,
-    call: (callId) => `${prefix}:call:{${callId}}`,
+    call: (callId) => `${prefix}:rec:{${callId}}`,
     workers: `${prefix}:{${prefix}:workers}`,
     workersSeen: `${prefix}:{${prefix}:workers}:seen`,
     // '/' cannot occur in a service name or an instance id (both are AMQP resource names).

@@ -1,7 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from '@warren/logger';
 import {
-  parseClaimReply, parseWorkersReply, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
+  encodeOwner, parseClaimReply, parseRecord, parseWorkersReply, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
 } from './decision';
 import type { Keys } from './keys';
 import type { RedisConfig } from './options';
@@ -25,12 +25,30 @@ export interface ClaimArgs {
 }
 
 export interface FinishArgs {
-  readonly state: string;
+  readonly state: 'done' | 'failed' | 'cancelled' | 'expired';
   readonly result: string;
   readonly ttlMs: number;
   readonly code: string;
   /** For a call that ran unclaimed (Redis was down when it started): who ran it and what it was, written when the record lacks them. */
   readonly unclaimed?: { readonly worker: string; readonly meta: string };
+}
+
+interface ClaimItem {
+  readonly key: string;
+  readonly attempt: number;
+  /** Worker, token, attempt, cancel and meta, packed ({@link encodeOwner}). */
+  readonly owner: string;
+  readonly runningTtlMs: number;
+  readonly finishedTtlMs: number;
+}
+
+interface FinishItem {
+  readonly key: string;
+  /** One letter ({@link stateLetter}). */
+  readonly state: string;
+  readonly result: string;
+  readonly ttlMs: number;
+  readonly code: string;
 }
 
 /** The cancel script's answer. */
@@ -124,8 +142,10 @@ export class RedisStore implements TrackerStore {
   private subscriber: RedisClient | undefined;
   private closing: Promise<void> | undefined;
   /** Claims batch by what they share (one tracker: one entry). */
-  private readonly claims = new Map<string, Batcher<{ readonly key: string; readonly args: ClaimArgs }, unknown>>();
-  private readonly finishes: Batcher<{ readonly key: string; readonly args: FinishArgs }, unknown>;
+  private readonly claims = new Map<string, Batcher<ClaimItem, unknown>>();
+  /** The batch the last claim went to, and what it was for: the next claim almost always shares it. */
+  private lastClaim: { readonly worker: string; readonly leaseMs: number; readonly maxAttempts: number; readonly workerLostCode: number; readonly batch: Batcher<ClaimItem, unknown> } | undefined;
+  private readonly finishes: Batcher<FinishItem, number>;
   /** Calls per batched script: 1 on Redis Cluster, where one script must stay in one slot. */
   private readonly maxBatch: number;
 
@@ -142,10 +162,16 @@ export class RedisStore implements TrackerStore {
     client.on('error', (err: unknown) => this.log.debug({ err }, 'redis connection error'));
     for (const [name, def] of Object.entries(scripts)) client.defineCommand(name, def);
     this.maxBatch = client instanceof Cluster ? 1 : 64;
-    this.finishes = new Batcher((items) => {
-      const args: (string | number)[] = [items.length, ...items.map((i) => i.key)];
-      for (const { args: a } of items) args.push(a.state, a.result, a.ttlMs, a.code);
-      return this.runMany('inflightFinish', args, items.length);
+    this.finishes = new Batcher<FinishItem, number>((items) => {
+      const args: (string | number)[] = [items.length];
+      for (const i of items) args.push(i.key);
+      for (const i of items) args.push(i.state, i.result, i.ttlMs, i.code);
+      // One character per call: '1' stored, '0' an outcome was there already.
+      return this.run('inflightFinish', ...args).then((reply) => {
+        const flags = typeof reply === 'string' ? reply : '';
+        if (flags.length !== items.length) throw new Error(`inflightFinish: expected ${items.length} replies, got ${JSON.stringify(reply)}`);
+        return items.map((_, n) => (flags.charCodeAt(n) === 49 ? 1 : 0));
+      });
     }, this.maxBatch);
   }
 
@@ -154,23 +180,41 @@ export class RedisStore implements TrackerStore {
   }
 
   claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
+    const batch = this.claimBatch(args);
+    return batch.push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs }).then(parseClaimReply);
+  }
+
+  /** The batch for claims that share these settings (one tracker: always the same one). */
+  private claimBatch(args: ClaimArgs): Batcher<ClaimItem, unknown> {
+    const last = this.lastClaim;
+    if (last && last.worker === args.worker && last.leaseMs === args.leaseMs && last.maxAttempts === args.maxAttempts && last.workerLostCode === args.workerLostCode) return last.batch;
     const shared = `${args.worker}\u0000${args.leaseMs}\u0000${args.maxAttempts}\u0000${args.workerLostCode}`;
     let batch = this.claims.get(shared);
     if (!batch) {
-      batch = new Batcher((items) => {
-        const out: (string | number)[] = [items.length, ...items.map((i) => i.key), args.worker, args.leaseMs, args.maxAttempts, args.workerLostCode];
-        for (const { args: a } of items) out.push(a.token, a.meta, a.attempt, a.runningTtlMs, a.finishedTtlMs);
-        return this.runMany('inflightClaim', out, items.length);
+      const { worker, leaseMs, maxAttempts, workerLostCode } = args;
+      batch = new Batcher<ClaimItem, unknown>((items) => {
+        const out: (string | number)[] = [items.length];
+        for (const i of items) out.push(i.key);
+        out.push(worker, leaseMs, maxAttempts, workerLostCode);
+        for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs);
+        // 0: all claimed fresh, each at the attempt it asked for; otherwise one reply per call, 0 for fresh ones.
+        return this.run('inflightClaim', ...out).then((reply) => {
+          if (reply === 0) return items.map((i) => i.attempt);
+          if (!Array.isArray(reply) || reply.length !== items.length) throw new Error(`inflightClaim: expected ${items.length} replies, got ${Array.isArray(reply) ? reply.length : String(reply)}`);
+          return (reply as unknown[]).map((r, n) => (r === 0 ? (items[n] as ClaimItem).attempt : r));
+        });
       }, this.maxBatch);
       this.claims.set(shared, batch);
     }
-    return batch.push({ key: this.k.call(callId), args }).then(parseClaimReply);
+    this.lastClaim = { worker: args.worker, leaseMs: args.leaseMs, maxAttempts: args.maxAttempts, workerLostCode: args.workerLostCode, batch };
+    return batch;
   }
 
   finish(callId: string, a: FinishArgs): Promise<number> {
     const key = this.k.call(callId);
-    if (a.unclaimed) return this.run('inflightRecord', key, a.state, a.result, a.ttlMs, a.code, a.unclaimed.worker, a.unclaimed.meta).then(Number);
-    return this.finishes.push({ key, args: a }).then(Number);
+    const state = stateLetter(a.state);
+    if (a.unclaimed) return this.run('inflightRecord', key, state, a.result, a.ttlMs, a.code, a.unclaimed.worker, a.unclaimed.meta).then(Number);
+    return this.finishes.push({ key, state, result: a.result, ttlMs: a.ttlMs, code: a.code });
   }
 
   async release(callId: string, token: string): Promise<number> {
@@ -209,9 +253,9 @@ export class RedisStore implements TrackerStore {
     return parseWorkersReply(await this.run('inflightWorkers', this.k.workers, this.k.workersSeen));
   }
 
-  /** One call's record (HGETALL); empty when there is none. */
+  /** One call's record, as named fields ({@link parseRecord}); empty when there is none. */
   async record(callId: string): Promise<Record<string, string>> {
-    return this.client.hgetall(this.k.call(callId));
+    return parseRecord(await this.client.get(this.k.call(callId)));
   }
 
   subscribeCancels(instanceId: string, onCancel: (callId: string) => void): void {
@@ -257,13 +301,6 @@ export class RedisStore implements TrackerStore {
       if (this.owned) await closeRedis(this.client);
     })();
     return this.closing;
-  }
-
-  /** Runs a batched script; its reply must hold one item per call. */
-  private async runMany(name: ScriptName, args: (string | number)[], calls: number): Promise<unknown[]> {
-    const reply = await this.run(name, ...args);
-    if (!Array.isArray(reply) || reply.length !== calls) throw new Error(`${name}: expected ${calls} replies, got ${Array.isArray(reply) ? reply.length : typeof reply}`);
-    return reply as unknown[];
   }
 
   private run(name: ScriptName, ...args: (string | number)[]): Promise<unknown> {

@@ -1,6 +1,6 @@
 import { ErrorCode } from '@warren/jsonrpc';
 import {
-  decodeMeta, encodeMeta, outcomeResponse, parseClaimReply, parseStoredId, parseStoredResponse, parseWorkersReply, terminalState, toCallStatus,
+  decodeMeta, encodeMeta, encodeOwner, outcomeResponse, parseClaimReply, parseRecord, parseStoredId, parseStoredResponse, parseWorkersReply, recordSeparator, stateLetter, terminalState, toCallStatus,
 } from '../src/decision';
 
 describe('parseClaimReply', () => {
@@ -90,6 +90,38 @@ describe('meta', () => {
     expect(decodeMeta(encodeMeta(meta))).toEqual(meta);
     expect(decodeMeta('broken')).toEqual({});
     expect(decodeMeta(undefined)).toEqual({});
+  });
+});
+
+describe('record codec', () => {
+  const S = recordSeparator;
+  it('reads every field of a packed record by position, the state as a word, empty ones left out', () => {
+    const meta = encodeMeta({ service: 'svc', method: 'add', deadline: 1_700_000_000_000, rid: '7' });
+    const live = ['R', '100', '200', 'w1', 'w1.1', '1', '', meta, '', '', ''].join(S);
+    expect(parseRecord(live)).toEqual({ state: 'running', startedAt: '100', lease: '200', worker: 'w1', token: 'w1.1', attempt: '1', meta });
+    const result = JSON.stringify({ jsonrpc: '2.0', result: `a${S}b`, id: 7 });
+    expect(result).not.toContain(S);
+    const done = ['D', '100', '', 'w1', 'w1.1', '2', '1', meta, '', '300', result].join(S);
+    expect(parseRecord(done)).toEqual({ state: 'done', startedAt: '100', worker: 'w1', token: 'w1.1', attempt: '2', cancel: '1', meta, finishedAt: '300', result });
+  });
+
+  it('reads what the claim script writes from the packed owner', () => {
+    const owner = encodeOwner('w1', 'w1.a', 3, 'svc\tadd\t5\t"x"');
+    expect(parseRecord(['R', '1', '2', owner, '', '', ''].join(S))).toMatchObject({ worker: 'w1', token: 'w1.a', attempt: '3', meta: 'svc\tadd\t5\t"x"' });
+  });
+
+  it('never throws on what does not fit, and stores states as one letter', () => {
+    expect(parseRecord(null)).toEqual({});
+    expect(parseRecord('')).toEqual({});
+    expect(parseRecord('X')).toEqual({ state: 'X' });
+    expect(parseRecord(`R${S}1`)).toEqual({ state: 'running', startedAt: '1' });
+    expect(['done', 'failed', 'cancelled', 'expired'].map((s) => stateLetter(s as 'done'))).toEqual(['D', 'F', 'C', 'E']);
+  });
+
+  it('keeps separators out of meta: a method name is whatever a caller sent', () => {
+    const meta = encodeMeta({ service: 'svc', method: `a${S}b\tc`, deadline: 5, rid: '1' });
+    expect(meta).not.toContain(S);
+    expect(decodeMeta(meta)).toEqual({ service: 'svc', method: 'a\ufffdb\ufffdc', deadline: 5, rid: '1' });
   });
 });
 

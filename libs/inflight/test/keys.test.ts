@@ -5,7 +5,7 @@ describe('keys', () => {
   const k = keys('acme');
 
   it('builds every key under the prefix', () => {
-    expect(k.call('client.1a')).toBe('acme:call:{client.1a}');
+    expect(k.call('client.1a')).toBe('acme:rec:{client.1a}');
     expect(k.workers).toBe('acme:{acme:workers}');
     expect(k.workersSeen).toBe('acme:{acme:workers}:seen');
     expect(k.workerField('calc', 'i1')).toBe('calc/i1');

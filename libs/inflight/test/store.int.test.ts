@@ -139,6 +139,21 @@ it('finish of a call that was never claimed (Redis was down at its start) leaves
   expect(toCallStatus(callId, await store.record(callId), Date.now())).toMatchObject({ state: 'failed', service: 'svc', method: 'work', worker: 'w9', response: { id: 'a', error: { code: -32603 } } });
 });
 
+it('a finished record keeps who ran the call, since when and what it was; a hostile method name cannot shift its fields', async () => {
+  const callId = uniqueName('c');
+  const meta = encodeMeta({ service: 'svc', method: 'bad\u001fname\tx', deadline, rid: JSON.stringify('\u001f') });
+  const owner = args({ meta, attempt: 2 });
+  expect(await store.claim(callId, owner)).toEqual({ kind: 'run', attempt: 2, previousOwner: undefined });
+  const running = await store.record(callId);
+  expect(Number(running['lease']) - Number(running['startedAt'])).toBe(owner.leaseMs);
+  const reply = JSON.stringify({ jsonrpc: '2.0', result: 'x\u001fy', id: '\u001f' });
+  expect(await store.finish(callId, { state: 'done', result: reply, ttlMs: 30_000, code: '' })).toBe(1);
+  const status = toCallStatus(callId, await store.record(callId), Date.now());
+  expect(status).toMatchObject({ state: 'done', service: 'svc', method: 'bad\ufffdname\ufffdx', worker: 'w1', attempt: 2, deadline, startedAt: Number(running['startedAt']), response: { result: 'x\u001fy', id: '\u001f' } });
+  expect(status.finishedAt).toBeGreaterThanOrEqual(Number(running['startedAt']));
+  expect(status.leaseUntil).toBeUndefined();
+});
+
 it('sends the claims and finishes of one tick as one script call each, with one reply per call', async () => {
   // What the store hands to ioredis (ioredis' auto-pipelining re-enters the command method, so count here).
   const spy = jest.spyOn(store as unknown as { run: (name: string, ...args: unknown[]) => Promise<unknown> }, 'run');

@@ -13,6 +13,7 @@ import { RedisStore, type TrackerStore } from './store';
 
 /** A call this instance claimed and runs. */
 interface Claim {
+  readonly call: TrackedCall;
   readonly callId: string;
   readonly token: string;
   readonly controller: Abortable;
@@ -23,8 +24,18 @@ interface Claim {
   lost: boolean;
 }
 
-/** What `begin` did for a call, so that `finish` knows what to write. Untracked calls have no entry. */
-type Local = { readonly kind: 'claimed'; readonly claim: Claim } | { readonly kind: 'observer' };
+/**
+ * The decision to run a claimed call. A class, so that its `release` is one
+ * method on the prototype rather than a closure made for every call.
+ */
+class RunDecision {
+  readonly action = 'run';
+  constructor(readonly attempt: number, private readonly claim: Claim, private readonly onRelease: (claim: Claim) => void) {}
+
+  release(): void {
+    this.onRelease(this.claim);
+  }
+}
 
 interface Instance {
   readonly service: string;
@@ -59,7 +70,12 @@ export class RedisCallTracker implements CallTracker {
   private readonly log: Logger;
   private readonly store: TrackerStore;
   private readonly status: Health;
-  private readonly locals = new WeakMap<TrackedCall, Local>();
+  /**
+   * Calls that waited for another live owner and were aborted meanwhile: they ran nowhere here, so
+   * their finish writes nothing. A claimed call is found in `claims` instead (no WeakMap on the hot
+   * path: its ephemerons cost every scavenge).
+   */
+  private readonly observers = new Set<TrackedCall>();
   private readonly claims = new Map<string, Claim>();
   /** Cancels that arrived before the claim they are for was registered here: callId → forget-after time. */
   private readonly earlyCancels = new Map<string, number>();
@@ -128,9 +144,9 @@ export class RedisCallTracker implements CallTracker {
   }
 
   finish(call: TrackedCall, response: ResponseMessage, text: string = JSON.stringify(response)): Promise<void> {
-    const local = this.locals.get(call);
-    if (local?.kind === 'observer') return Promise.resolve();
-    const claim = local?.claim;
+    if (this.observers.size > 0 && this.observers.delete(call)) return Promise.resolve();
+    const found = this.claims.get(call.callId);
+    const claim = found?.call === call ? found : undefined;
     if (claim) claim.finished = true;
     if (!this.status.tracking) return Promise.resolve();
     const args = {
@@ -151,8 +167,8 @@ export class RedisCallTracker implements CallTracker {
       await sleep(Math.max(1, Math.min(this.o.waitPollMs, reply.leaseLeftMs + 1, call.deadline - Date.now())), controller.signal);
       if (controller.signal.aborted) {
         // Deadline, shutdown or cancel while waiting: the runtime sees the aborted signal and does not start the handler.
-        this.locals.set(call, { kind: 'observer' });
-        return { action: 'run', attempt: call.attempt, release: noop };
+        this.observers.add(call);
+        return { action: 'run', attempt: call.attempt, release: () => void this.observers.delete(call) };
       }
       reply = await this.claim(call, token);
     }
@@ -164,15 +180,16 @@ export class RedisCallTracker implements CallTracker {
   }
 
   private claim(call: TrackedCall, token: string): Promise<ClaimReply | undefined> {
+    const now = Date.now();
     const args = {
       token,
       worker: call.instanceId,
       meta: metaOf(call),
       attempt: Math.max(1, call.attempt),
       leaseMs: this.o.leaseMs,
-      runningTtlMs: callTtlMs(call.deadline, Date.now(), this.o.graceMs),
+      runningTtlMs: callTtlMs(call.deadline, now, this.o.graceMs),
       maxAttempts: this.o.maxAttempts,
-      finishedTtlMs: resultTtlMs(call.deadline, Date.now(), this.o.resultTtlMs),
+      finishedTtlMs: resultTtlMs(call.deadline, now, this.o.resultTtlMs),
       workerLostCode: ErrorCode.WorkerLost,
     };
     return attempt(() => this.store.claim(call.callId, args)).catch((err: unknown) => {
@@ -209,17 +226,18 @@ export class RedisCallTracker implements CallTracker {
   }
 
   private run(call: TrackedCall, controller: Abortable, token: string, attempt: number, previousOwner: string | undefined): TrackDecision {
-    const claim: Claim = { callId: call.callId, token, controller, renewedAt: Date.now(), finished: false, lost: false };
+    const claim: Claim = { call, callId: call.callId, token, controller, renewedAt: Date.now(), finished: false, lost: false };
     this.claims.set(call.callId, claim);
-    this.locals.set(call, { kind: 'claimed', claim });
     this.status.count('tracked');
     if (previousOwner !== undefined) {
       this.status.count('takeovers');
       this.log.info({ callId: call.callId, method: call.method, attempt, previousOwner }, 'took over a call whose worker stopped renewing its lease');
     }
     if (this.earlyCancels.delete(call.callId)) this.abort(claim);
-    return { action: 'run', attempt, release: () => this.release(claim) };
+    return new RunDecision(attempt, claim, this.releaseClaim);
   }
+
+  private readonly releaseClaim = (claim: Claim): void => this.release(claim);
 
   private release(claim: Claim): void {
     if (this.claims.get(claim.callId) === claim) this.claims.delete(claim.callId);

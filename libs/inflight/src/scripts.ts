@@ -240,6 +240,10 @@ export const scripts = {
   // The batched scripts take the number of keys as their first argument.
   inflightClaim: { lua: claim },
   inflightFinish: { lua: finish },
+  // The same, one call each, for Redis Cluster: ioredis routes (and auto-pipelines) a custom command
+  // by its first argument, which must then be the key, not the count.
+  inflightClaimOne: { numberOfKeys: 1, lua: claim },
+  inflightFinishOne: { numberOfKeys: 1, lua: finish },
   inflightRecord: { numberOfKeys: 1, lua: record },
   inflightRelease: { numberOfKeys: 1, lua: release },
   inflightRenew: { numberOfKeys: 1, lua: renew },

@@ -148,6 +148,8 @@ export class RedisStore implements TrackerStore {
   private readonly finishes: Batcher<FinishItem, number>;
   /** Calls per batched script: 1 on Redis Cluster, where one script must stay in one slot. */
   private readonly maxBatch: number;
+  /** On Redis Cluster the batched scripts run one call each, key first (the `...One` scripts). */
+  private readonly cluster: boolean;
 
   /**
    * `autoPipelining: false` suits a worker's tracker: its hot-path scripts are batched per tick
@@ -161,13 +163,14 @@ export class RedisStore implements TrackerStore {
     // Without a listener ioredis prints every connection error; the tracker reports them once per transition instead.
     client.on('error', (err: unknown) => this.log.debug({ err }, 'redis connection error'));
     for (const [name, def] of Object.entries(scripts)) client.defineCommand(name, def);
-    this.maxBatch = client instanceof Cluster ? 1 : 64;
+    this.cluster = client instanceof Cluster;
+    this.maxBatch = this.cluster ? 1 : 64;
     this.finishes = new Batcher<FinishItem, number>((items) => {
-      const args: (string | number)[] = [items.length];
+      const args: (string | number)[] = this.cluster ? [] : [items.length];
       for (const i of items) args.push(i.key);
       for (const i of items) args.push(i.state, i.result, i.ttlMs, i.code);
       // One character per call: '1' stored, '0' an outcome was there already.
-      return this.run('inflightFinish', ...args).then((reply) => {
+      return this.run(this.cluster ? 'inflightFinishOne' : 'inflightFinish', ...args).then((reply) => {
         const flags = typeof reply === 'string' ? reply : '';
         if (flags.length !== items.length) throw new Error(`inflightFinish: expected ${items.length} replies, got ${JSON.stringify(reply)}`);
         return items.map((_, n) => (flags.charCodeAt(n) === 49 ? 1 : 0));
@@ -193,12 +196,12 @@ export class RedisStore implements TrackerStore {
     if (!batch) {
       const { worker, leaseMs, maxAttempts, workerLostCode } = args;
       batch = new Batcher<ClaimItem, unknown>((items) => {
-        const out: (string | number)[] = [items.length];
+        const out: (string | number)[] = this.cluster ? [] : [items.length];
         for (const i of items) out.push(i.key);
         out.push(worker, leaseMs, maxAttempts, workerLostCode);
         for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs);
         // 0: all claimed fresh, each at the attempt it asked for; otherwise one reply per call, 0 for fresh ones.
-        return this.run('inflightClaim', ...out).then((reply) => {
+        return this.run(this.cluster ? 'inflightClaimOne' : 'inflightClaim', ...out).then((reply) => {
           if (reply === 0) return items.map((i) => i.attempt);
           if (!Array.isArray(reply) || reply.length !== items.length) throw new Error(`inflightClaim: expected ${items.length} replies, got ${Array.isArray(reply) ? reply.length : String(reply)}`);
           return (reply as unknown[]).map((r, n) => (r === 0 ? (items[n] as ClaimItem).attempt : r));

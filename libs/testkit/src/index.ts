@@ -9,3 +9,4 @@ export { uniqueName } from './names';
 export { Teardown, type TeardownStep } from './teardown';
 export { waitFor, once, type WaitForOptions } from './wait';
 export { spawnTs, type TsChild, type ChildExit, type LineMatcher } from './child';
+export { RedisServers, freePort, redisCli, type RedisNode } from './redis-servers';

@@ -1,0 +1,104 @@
+// Tracking on the other Redis topologies ioredis offers, started by the test
+// itself (redis-server processes on free ports): a three-node Redis Cluster,
+// where every script must stay in one slot and cancels cross nodes, and a
+// master with a replica under Sentinel, failed over in the middle of a load.
+import { connectClient, startService, type RpcClient } from '@warren/amqp';
+import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
+import { RedisServers, Teardown, amqpUrl, redisCli, waitFor } from '@warren/testkit';
+import { TestNamespace } from '../../../test/support/amqp';
+import { InflightView, createRedisTracker } from '../src';
+import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
+import { TestPrefix, startCall } from './support';
+
+const td = new Teardown();
+const ns = new TestNamespace();
+const tp = new TestPrefix();
+let client: RpcClient;
+
+beforeAll(async () => {
+  td.add(() => ns.destroy());
+  td.add(() => tp.destroy());
+  client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 20_000 });
+  td.add(() => client.close());
+});
+afterAll(() => td.run());
+
+// These start redis-server processes of their own; where there is no redis-server binary (a
+// testcontainers-only machine) they are skipped, and say so.
+const withServers = RedisServers.available() ? it : it.skip;
+if (!RedisServers.available()) console.warn('redis-server not on the PATH: Redis Cluster and Sentinel tests skipped');
+
+withServers('tracks, lists, cancels and answers status on a three-node Redis Cluster', async () => {
+  const { servers, nodes } = await RedisServers.cluster(3);
+  td.add(() => servers.stop());
+  const redis = { cluster: nodes };
+  const tracker = createRedisTracker({ redis, keyPrefix: tp.prefix, leaseMs: 3000, heartbeatMs: 100 });
+  const service = ns.service('on-cluster');
+  const s = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: service, instanceId: 'w-cluster', prefetch: 16, methods: workMethods(tp.redis, tp.prefix), tracker });
+  td.add(() => s.close());
+  const view = new InflightView({ redis, keyPrefix: tp.prefix });
+  td.add(() => view.close());
+  expect(tracker.state).toBe('tracking');
+
+  // Thirty calls: their records land in slots all over the cluster, each script in its call's slot.
+  const calls = Array.from({ length: 30 }, (_, i) => startCall<WorkResult>(client, 'work', { ms: 5, value: i }));
+  const results = await Promise.all(calls.map((c) => c.answer));
+  expect(results.map((r) => r.value)).toEqual(calls.map((_, i) => i * 2));
+  const statuses = await Promise.all(calls.map((c) => view.status(c.callId)));
+  expect(statuses.map((st) => st.state)).toEqual(Array(30).fill('done'));
+  expect(statuses[3]).toMatchObject({ service, method: 'work', worker: 'w-cluster', attempt: 1, response: { result: { value: 6 } } });
+  const sizes = await Promise.all(nodes.map(async (n) => Number(await redisCli(n.port, 'dbsize'))));
+  expect(sizes.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
+  expect(tracker.health()).toMatchObject({ state: 'tracking', degradedTransitions: 0 });
+
+  // A slow call is listed while it runs; a cancel published on whichever node reaches its worker.
+  const slow = startCall<WorkResult>(client, 'work', { ms: 10_000, value: 1 });
+  await waitFor(async () => (await view.list({ service })).some((c) => c.callId === slow.callId), { message: 'slow call listed' });
+  expect(await view.workers({ service })).toEqual([expect.objectContaining({ instanceId: 'w-cluster' })]);
+  expect(await view.cancel(slow.callId)).toMatchObject({ outcome: 'signalled', worker: 'w-cluster' });
+  const err = await slow.answer.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(JsonRpcError);
+  expect((err as JsonRpcError).code).toBe(ErrorCode.Cancelled);
+  expect(Number(await tp.redis.get(testKeys(tp.prefix, slow.callId).aborts))).toBe(1);
+  await waitFor(async () => (await view.status(slow.callId)).state === 'cancelled', { message: 'cancelled recorded' });
+}, 60_000);
+
+withServers('keeps calls flowing through a Sentinel failover and tracks on the promoted replica', async () => {
+  const { servers, master, replica, sentinels, name } = await RedisServers.sentinel();
+  td.add(() => servers.stop());
+  const redis = { sentinels, name };
+  const tracker = createRedisTracker({ redis, keyPrefix: tp.prefix, commandTimeoutMs: 300, leaseMs: 3000, heartbeatMs: 100 });
+  const s = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: ns.service('on-sentinel'), prefetch: 8, methods: workMethods(tp.redis, tp.prefix, undefined, 'load'), tracker });
+  td.add(() => s.close());
+  const view = new InflightView({ redis, keyPrefix: tp.prefix });
+  td.add(() => view.close());
+  expect(tracker.state).toBe('tracking');
+
+  let done = 0;
+  let stop = false;
+  const failures: unknown[] = [];
+  const loop = async (): Promise<void> => {
+    for (let i = 0; !stop; i++) {
+      await startCall(client, 'load', { ms: 2, value: i }).answer.then(() => done++, (e: unknown) => failures.push(e));
+    }
+  };
+  const load = Promise.all(Array.from({ length: 8 }, loop));
+  const before = startCall<WorkResult>(client, 'load', { ms: 2, value: 5 });
+  await before.answer;
+  await waitFor(() => done >= 50, { timeoutMs: 15_000, message: '50 calls before the failover' });
+
+  await servers.kill(master.port);
+  await waitFor(async () => (await redisCli(replica.port, 'role')).startsWith('master'), { timeoutMs: 20_000, intervalMs: 100, message: 'replica promoted' });
+  await waitFor(() => tracker.state === 'tracking' && tracker.health().degradedTransitions >= 1, { timeoutMs: 20_000, message: 'tracking on the new master' });
+  const doneAtResume = done;
+  await waitFor(() => done >= doneAtResume + 50, { timeoutMs: 15_000, message: '50 calls after the failover' });
+  stop = true;
+  await load;
+  expect(failures).toEqual([]);
+
+  // The new master has what was recorded before the failover (replicated) and what came after.
+  expect(await view.status(before.callId)).toMatchObject({ state: 'done', response: { result: { value: 10 } } });
+  const after = startCall<WorkResult>(client, 'load', { ms: 2, value: 8 });
+  await after.answer;
+  await waitFor(async () => (await view.status(after.callId)).state === 'done', { message: 'a call after the failover recorded' });
+}, 90_000);

@@ -33,6 +33,12 @@ export interface FinishArgs {
   readonly unclaimed?: { readonly worker: string; readonly meta: string };
 }
 
+/** What the claims of one batch share. */
+type ClaimSettings = Pick<ClaimArgs, 'worker' | 'leaseMs' | 'maxAttempts' | 'workerLostCode'>;
+
+const sameSettings = (a: ClaimSettings, b: ClaimSettings): boolean =>
+  a.worker === b.worker && a.leaseMs === b.leaseMs && a.maxAttempts === b.maxAttempts && a.workerLostCode === b.workerLostCode;
+
 interface ClaimItem {
   readonly key: string;
   readonly attempt: number;
@@ -141,10 +147,11 @@ export class RedisStore implements TrackerStore {
   private readonly owned: boolean;
   private subscriber: RedisClient | undefined;
   private closing: Promise<void> | undefined;
-  /** Claims batch by what they share (one tracker: one entry). */
-  private readonly claims = new Map<string, Batcher<ClaimItem, unknown>>();
-  /** The batch the last claim went to, and what it was for: the next claim almost always shares it. */
-  private lastClaim: { readonly worker: string; readonly leaseMs: number; readonly maxAttempts: number; readonly workerLostCode: number; readonly batch: Batcher<ClaimItem, unknown> } | undefined;
+  /**
+   * The claim batch and the settings its calls share (one tracker: always the same). A claim with
+   * other settings starts a new batch; the old one still sends what it holds at its tick.
+   */
+  private claimBatch: { readonly settings: ClaimSettings; readonly batch: Batcher<ClaimItem, unknown> } | undefined;
   private readonly finishes: Batcher<FinishItem, number>;
   /** Calls per batched script: 1 on Redis Cluster, where one script must stay in one slot. */
   private readonly maxBatch: number;
@@ -166,7 +173,7 @@ export class RedisStore implements TrackerStore {
     this.cluster = client instanceof Cluster;
     this.maxBatch = this.cluster ? 1 : 64;
     this.finishes = new Batcher<FinishItem, number>((items) => {
-      const args: (string | number)[] = this.cluster ? [] : [items.length];
+      const args = this.batchArgs(items.length);
       for (const i of items) args.push(i.key);
       for (const i of items) args.push(i.state, i.result, i.ttlMs, i.code);
       // One character per call: '1' stored, '0' an outcome was there already.
@@ -183,34 +190,33 @@ export class RedisStore implements TrackerStore {
   }
 
   claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
-    const batch = this.claimBatch(args);
-    return batch.push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs }).then(parseClaimReply);
+    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs }).then(parseClaimReply);
   }
 
-  /** The batch for claims that share these settings (one tracker: always the same one). */
-  private claimBatch(args: ClaimArgs): Batcher<ClaimItem, unknown> {
-    const last = this.lastClaim;
-    if (last && last.worker === args.worker && last.leaseMs === args.leaseMs && last.maxAttempts === args.maxAttempts && last.workerLostCode === args.workerLostCode) return last.batch;
-    const shared = `${args.worker}\u0000${args.leaseMs}\u0000${args.maxAttempts}\u0000${args.workerLostCode}`;
-    let batch = this.claims.get(shared);
-    if (!batch) {
-      const { worker, leaseMs, maxAttempts, workerLostCode } = args;
-      batch = new Batcher<ClaimItem, unknown>((items) => {
-        const out: (string | number)[] = this.cluster ? [] : [items.length];
-        for (const i of items) out.push(i.key);
-        out.push(worker, leaseMs, maxAttempts, workerLostCode);
-        for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs);
-        // 0: all claimed fresh, each at the attempt it asked for; otherwise one reply per call, 0 for fresh ones.
-        return this.run(this.cluster ? 'inflightClaimOne' : 'inflightClaim', ...out).then((reply) => {
-          if (reply === 0) return items.map((i) => i.attempt);
-          if (!Array.isArray(reply) || reply.length !== items.length) throw new Error(`inflightClaim: expected ${items.length} replies, got ${Array.isArray(reply) ? reply.length : String(reply)}`);
-          return (reply as unknown[]).map((r, n) => (r === 0 ? (items[n] as ClaimItem).attempt : r));
-        });
-      }, this.maxBatch);
-      this.claims.set(shared, batch);
-    }
-    this.lastClaim = { worker: args.worker, leaseMs: args.leaseMs, maxAttempts: args.maxAttempts, workerLostCode: args.workerLostCode, batch };
+  /** The batch for claims with these settings. */
+  private claimsLike(args: ClaimSettings): Batcher<ClaimItem, unknown> {
+    const current = this.claimBatch;
+    if (current && sameSettings(current.settings, args)) return current.batch;
+    const settings: ClaimSettings = { worker: args.worker, leaseMs: args.leaseMs, maxAttempts: args.maxAttempts, workerLostCode: args.workerLostCode };
+    const batch = new Batcher<ClaimItem, unknown>((items) => {
+      const out = this.batchArgs(items.length);
+      for (const i of items) out.push(i.key);
+      out.push(settings.worker, settings.leaseMs, settings.maxAttempts, settings.workerLostCode);
+      for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs);
+      // 0: all claimed fresh, each at the attempt it asked for; otherwise one reply per call, 0 for fresh ones.
+      return this.run(this.cluster ? 'inflightClaimOne' : 'inflightClaim', ...out).then((reply) => {
+        if (reply === 0) return items.map((i) => i.attempt);
+        if (!Array.isArray(reply) || reply.length !== items.length) throw new Error(`inflightClaim: expected ${items.length} replies, got ${Array.isArray(reply) ? reply.length : String(reply)}`);
+        return (reply as unknown[]).map((r, n) => (r === 0 ? (items[n] as ClaimItem).attempt : r));
+      });
+    }, this.maxBatch);
+    this.claimBatch = { settings, batch };
     return batch;
+  }
+
+  /** A batched script's leading arguments: the key count, except on a cluster, whose `...One` scripts fix it at one. */
+  private batchArgs(count: number): (string | number)[] {
+    return this.cluster ? [] : [count];
   }
 
   finish(callId: string, a: FinishArgs): Promise<number> {

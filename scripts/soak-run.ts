@@ -8,6 +8,7 @@
 // duplicates, lost calls and latency; see {@link SoakReport}.
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import amqp from 'amqplib';
 import { Redis } from 'ioredis';
 import { AmqpConnection, RpcClient, names } from '@warren/amqp';
@@ -105,7 +106,6 @@ interface Worker {
 
 const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(Math.random() * items.length)];
 const between = ([lo, hi]: readonly [number, number]): number => lo + Math.random() * (hi - lo);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function proxyTo(url: string, defaultPort: number): Promise<FaultProxy> {
   const u = new URL(url);
@@ -173,6 +173,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
     let current = new Period(1, started);
     const count = (f: (p: Period) => void): void => (f(current), f(total));
     let running = true;
+    // A report or fault loop that fails ends the run (and the cleanup in runSoak runs); its error is rethrown.
+    let failure: unknown;
+    const stopOn = (err: unknown): void => {
+      failure ??= err;
+      running = false;
+      endAt = Math.min(endAt, Date.now());
+    };
 
     const oneCall = async (): Promise<void> => {
       const callId = c.nextCallId();
@@ -231,7 +238,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
         o.onReport?.(r);
         current = new Period(current.period + 1, Date.now());
       }
-    })();
+    })().catch(stopOn);
 
     // Kinds take turns (in a shuffled order), so even a short run sees each of them.
     const order = [...kinds].sort(() => Math.random() - 0.5);
@@ -247,13 +254,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
         log(`${new Date().toISOString()} fault: ${kind}${kind === 'cut-client' ? '' : ` ${worker.instanceId}`}`);
         await inject(kind, worker);
       }
-    })();
+    })().catch(stopOn);
 
     await Promise.all(Array.from({ length: o.concurrency }, async () => {
       while (Date.now() < endAt) await oneCall();
     }));
     running = false;
     await Promise.all([reports, faults]);
+    if (failure !== undefined) throw failure;
     // A redelivery that runs after its caller had the answer shows up late: wait out a lease, then look again.
     await sleep(3000);
     await classifyNew();
@@ -290,6 +298,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
         killed.add(worker.instanceId);
         await worker.child.kill('SIGKILL');
         workers.splice(workers.indexOf(worker), 1);
+        // Its proxy and output go with it, not at the end of a long run.
+        children.splice(children.indexOf(worker.child), 1);
+        proxies.splice(proxies.indexOf(worker.proxy), 1);
+        await worker.proxy.close();
         await startWorker();
         return;
     }

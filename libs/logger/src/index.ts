@@ -40,11 +40,29 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     formatters: { log: (object) => scrubCredentials(object) },
     hooks: {
       logMethod(args, method) {
-        method.apply(this, args.map((a) => (typeof a === 'string' ? scrubCredentialsIn(a) : a)) as Parameters<typeof method>);
+        const scrubbed: unknown[] = args.map((a) => (typeof a === 'string' ? scrubCredentialsIn(a) : a));
+        // Logged without a message of its own, an error lends pino its message, taken after these hooks: pass it scrubbed.
+        const err = errorIn(scrubbed[0]);
+        if (err && typeof scrubbed[1] !== 'string') scrubbed.splice(1, 0, scrubCredentialsIn(err.message));
+        method.apply(this, scrubbed as Parameters<typeof method>);
       },
     },
   };
-  return options.destination ? pino(config, options.destination) : pino(config);
+  const root = options.destination ? pino(config, options.destination) : pino(config);
+  // pino gives children no bindings formatter; every child is made from its parent with Object.create,
+  // so this one override scrubs the bindings of children and grandchildren alike.
+  const child = root.child;
+  root.child = function (this: Logger, bindings, childOptions) {
+    return child.call(this, scrubCredentials(bindings), childOptions);
+  } as Logger['child'];
+  return root;
+}
+
+/** The error a log call's first argument is or carries as `err`, if any. */
+function errorIn(first: unknown): Error | undefined {
+  if (first instanceof Error) return first;
+  const err = typeof first === 'object' && first !== null ? (first as { err?: unknown }).err : undefined;
+  return err instanceof Error ? err : undefined;
 }
 
 /** A URL-looking token: a scheme, "//", then everything up to whitespace (quotes included: a password may hold one). */

@@ -69,6 +69,18 @@ describe('the logger', () => {
     expect(JSON.parse(lines[2] as string)).toMatchObject({ err: { code: 'ERR_INVALID_URL', input: 'amqp://guest:***@127.0.0.1:5672' } });
   });
 
+  it('scrubs the message an error lends a line logged without one, and child bindings', () => {
+    const { lines, destination } = capture();
+    const url = `amqp://guest:${secret}@127.0.0.1:5672`;
+    const log = createLogger({ destination, level: 'info' }).child({ target: url });
+    log.error(new Error(`connect failed for ${url}`));
+    log.warn({ err: new Error(`lost ${url}`) });
+    expect(lines).toHaveLength(2);
+    expect(lines.join('\n')).not.toContain(secret);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ msg: 'connect failed for amqp://guest:***@127.0.0.1:5672', target: 'amqp://guest:***@127.0.0.1:5672' });
+    expect(JSON.parse(lines[1] as string)).toMatchObject({ msg: 'lost amqp://guest:***@127.0.0.1:5672' });
+  });
+
   it('leaves lines without credentials as they are', () => {
     const { lines, destination } = capture();
     const log = createLogger({ destination, level: 'info' });

@@ -5,18 +5,16 @@
 // its environment with LOG_LEVEL=debug; connection failures, a lost
 // connection and refused credentials are provoked on the way. No line, of
 // either, contains any of the secrets.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { AmqpConnection, startService } from '@warren/amqp';
 import { redactUrl } from '@warren/logger';
 import { Teardown, amqpUrl, once, spawnTs, waitFor } from '@warren/testkit';
 import { redisPingProbe, startBroker } from '../../broker/src';
 import { TestNamespace } from '../support/amqp';
 import { memoryLogger } from '../support/hostile';
+import { rabbitmqctl } from './faults/rabbitmqctl';
 
-const run = promisify(execFile);
 const td = new Teardown();
 const ns = new TestNamespace();
 const hex = (): string => randomBytes(8).toString('hex');
@@ -37,9 +35,9 @@ const hostPort = new URL(broker).host;
 const goodUrl = `amqp://${user}:${password}@${hostPort}`;
 
 beforeAll(async () => {
-  await run('rabbitmqctl', ['add_user', user, password], { timeout: 20_000 });
-  td.add(() => run('rabbitmqctl', ['delete_user', user], { timeout: 20_000 }));
-  await run('rabbitmqctl', ['set_permissions', '-p', '/', user, '.*', '.*', '.*'], { timeout: 20_000 });
+  await rabbitmqctl(['add_user', user, password], 20_000);
+  td.add(() => rabbitmqctl(['delete_user', user], 20_000));
+  await rabbitmqctl(['set_permissions', '-p', '/', user, '.*', '.*', '.*'], 20_000);
   td.add(() => ns.destroy());
 }, 60_000);
 afterAll(() => td.run(), 60_000);
@@ -92,6 +90,7 @@ it('a broker and a service at debug level log no password, token, Redis password
   // Refused credentials, and a URL whose password the parsers misread.
   for (const bad of [`amqp://${user}:${secrets.wrongPassword}@${hostPort}`, `amqp://${user}:${secrets.misread}@${hostPort}`]) {
     const c = new AmqpConnection({ urls: bad, logger: log.logger, startTimeoutMs: 1000, reconnect: { initialDelayMs: 50, maxDelayMs: 100 } });
+    td.add(() => c.close());
     await expect(c.start()).rejects.toThrow();
     await c.close();
   }

@@ -28,6 +28,7 @@ const td = new Teardown();
 const ns = new TestNamespace();
 const prefix = ns.namespace;
 const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 1 });
+td.add(() => redis.disconnect());
 const connections: AmqpConnection[] = [];
 let brokerDown = false;
 
@@ -96,7 +97,6 @@ it('durable job requests survive a broker restart and run once; everyone reconne
   if (!hasRabbitmqctl()) throw new Error('the restart stage needs rabbitmqctl (on the PATH, or RABBITMQCTL="docker exec <container> rabbitmqctl")');
   td.add(() => ns.destroy());
   td.add(() => deleteRedisKeys(`${prefix}:`));
-  td.add(() => redis.disconnect());
 
   // Two job pools (a quorum queue, a classic durable queue), four jobs at a time each; a fast service; a subscriber.
   const pools = [
@@ -134,6 +134,8 @@ it('durable job requests survive a broker restart and run once; everyone reconne
       calls.push({ deadline, settledAt: Date.now(), outcome });
     }
   });
+  // A failure below must not leave the loops calling into a closed client (teardown runs last-in first).
+  td.add(() => void (calling = false));
   await waitFor(() => calls.length >= 100, { timeoutMs: 10_000, message: 'ordinary calls flowing' });
 
   // Persistent notifications for the stopped subscriber, confirmed: in its durable queue, on disk.

@@ -83,6 +83,8 @@ withServers('keeps calls flowing through a Sentinel failover and tracks on the p
     }
   };
   const load = Promise.all(Array.from({ length: 8 }, loop));
+  // A failed expectation below must not leave the loops calling into a closed client.
+  td.add(() => void (stop = true));
   const before = startCall<WorkResult>(client, 'load', { ms: 2, value: 5 });
   await before.answer;
   await waitFor(() => done >= 50, { timeoutMs: 15_000, message: '50 calls before the failover' });

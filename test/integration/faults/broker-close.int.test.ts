@@ -2,10 +2,9 @@
 // operator or a node under memory pressure would: connection.close with
 // 320 CONNECTION_FORCED, not a network cut), found by the client-provided
 // connection name, with a few hundred calls in flight.
-import type { AmqpConnection } from '@warren/amqp';
 import { ErrorCode } from '@warren/jsonrpc';
 import { Teardown } from '@warren/testkit';
-import { activeTimers, expectNewCallsSucceed, expectNotesDelivered, expectQuiet, repeatedRuns } from './checks';
+import { activeTimers, expectNewCallsSucceed, expectNotesDelivered, expectQuiet, lostOnce, repeatedRuns } from './checks';
 import { Load, lateOrUnexpected, tally, type Outcome } from './load';
 import { closeConnectionsNamed, hasRabbitmqctl } from './rabbitmqctl';
 import { FaultRig } from './rig';
@@ -17,10 +16,6 @@ const slackMs = 1500;
 // CI runs next to the broker (.ci/run); elsewhere set RABBITMQCTL (e.g. "docker exec <container> rabbitmqctl").
 const maybe = hasRabbitmqctl() ? describe : describe.skip;
 if (!hasRabbitmqctl()) process.stderr.write('broker-close: rabbitmqctl not found (set RABBITMQCTL); skipped\n');
-
-function lostOnce(connection: AmqpConnection): Promise<Error> {
-  return new Promise((resolve) => connection.once('lost', resolve));
-}
 
 /** Slow enough (200-400 ms a call) that the load is still running when rabbitmqctl gets to it. */
 const slow = (i: number): { ms: number; n: number } => ({ ms: 200 + (i % 201), n: i });

@@ -3,7 +3,8 @@
 // nothing is left behind (pending calls, buffered publishes, running
 // handlers, extra consumers, timers).
 import amqp from 'amqplib';
-import { amqpUrl, waitFor } from '@warren/testkit';
+import type { AmqpConnection } from '@warren/amqp';
+import { amqpUrl, once, waitFor } from '@warren/testkit';
 import type { CallRecord, NoteRecord } from './load';
 import { Load, tally } from './load';
 import { sinkServices, workService, type FaultRig } from './rig';
@@ -85,4 +86,10 @@ export async function expectNewCallsSucceed(rig: FaultRig, total = 100): Promise
   const load = new Load(rig.client, { total, inflight: 20, timeoutMs: 8000, notifyEvery: 0, params: (i) => ({ ms: 1, n: i }) });
   await load.finished;
   expect(tally(load.calls)).toEqual({ ok: total });
+}
+
+/** The error a connection reports when it is lost; fails after `timeoutMs` rather than waiting out the test. */
+export async function lostOnce(connection: AmqpConnection, timeoutMs = 10_000): Promise<Error> {
+  const [err] = await once<[Error]>(connection, 'lost', timeoutMs);
+  return err;
 }

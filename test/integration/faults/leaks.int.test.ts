@@ -33,6 +33,8 @@ it('20 000 calls with a cut per round leave no pending call, timer or consumer b
   const timers = activeTimers();
   // LEAK_ROUNDS=40 for a longer look (80 000 calls) when hunting a leak.
   const rounds = Number(process.env['LEAK_ROUNDS'] ?? 10);
+  // Fewer rounds leave no warm baseline (rounds 1-3) to compare against: the check would compare nothing.
+  if (!Number.isInteger(rounds) || rounds < 4) throw new Error(`LEAK_ROUNDS must be an integer >= 4, got ${process.env['LEAK_ROUNDS']}`);
   const perRound = 2000;
   const heap: number[] = [];
   for (let round = 0; round < rounds; round++) {

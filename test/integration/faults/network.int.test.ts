@@ -5,11 +5,10 @@
 // settles by its deadline plus a small slack with a result or a documented
 // error, no handler runs twice, every confirmed notification reaches every
 // subscriber, new calls succeed afterwards, and nothing is left behind.
-import type { AmqpConnection } from '@warren/amqp';
 import { InflightView } from '@warren/inflight';
 import { ErrorCode } from '@warren/jsonrpc';
 import { Teardown, redisUrl } from '@warren/testkit';
-import { activeTimers, expectNewCallsSucceed, expectNotesDelivered, expectQuiet, repeatedRuns } from './checks';
+import { activeTimers, expectNewCallsSucceed, expectNotesDelivered, expectQuiet, lostOnce, repeatedRuns } from './checks';
 import { Load, lateOrUnexpected, tally, type Outcome } from './load';
 import { FaultRig } from './rig';
 
@@ -27,10 +26,6 @@ async function afterFault(rig: FaultRig, load: Load, allowed: readonly Outcome[]
   await expectNotesDelivered(rig, load.notes);
   await expectNewCallsSucceed(rig);
   await expectQuiet(rig, timersBefore);
-}
-
-function lostOnce(connection: AmqpConnection): Promise<Error> {
-  return new Promise((resolve) => connection.once('lost', resolve));
 }
 
 it('client connections cut mid-load: confirmed calls get their answer after the reconnect, the rest -32007 or a result', async () => {

@@ -36,6 +36,19 @@ export interface LoadOptions {
   /** If given, sampled at the end of the measured phase. */
   serverRssMb?: (() => number | null) | undefined;
   serverPid?: number | undefined;
+  /** CPU µs of RabbitMQ and of Redis so far (found once per bench: a lookup reads all of /proc). */
+  brokerCpu?: BrokerCpu | undefined;
+}
+
+/** Samplers of the brokers' CPU time, undefined where the process is not on this machine. */
+export interface BrokerCpu {
+  readonly rabbit: (() => number) | undefined;
+  readonly redis: (() => number) | undefined;
+}
+
+/** Finds the local RabbitMQ and Redis processes (by name) to sample their CPU time. */
+export function brokerCpu(): BrokerCpu {
+  return { rabbit: cpuSampler('beam.smp'), redis: cpuSampler('redis-server') };
 }
 
 export interface LoadResult {
@@ -106,8 +119,7 @@ export async function runLoad(call: () => Promise<void>, opts: LoadOptions): Pro
   if (warmupCalls > 0) await drive(call, concurrency, warmupCalls, null);
 
   const latNs = new Float64Array(calls);
-  const rabbit = cpuSampler('beam.smp');
-  const redis = cpuSampler('redis-server');
+  const { rabbit, redis } = opts.brokerCpu ?? brokerCpu();
   const srv0 = opts.serverCpuUs ? await opts.serverCpuUs() : null;
   const rabbit0 = rabbit?.();
   const redis0 = redis?.();
@@ -117,16 +129,11 @@ export async function runLoad(call: () => Promise<void>, opts: LoadOptions): Pro
   const errors = await drive(call, concurrency, calls, latNs);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
-  const perCall = (sample: (() => number) | undefined, before: number | undefined): number | null =>
-    sample && before !== undefined ? (sample() - before) / calls : null;
+  const perCall = (before: number | null | undefined, after: number | null | undefined): number | null =>
+    before !== null && before !== undefined && after !== null && after !== undefined ? (after - before) / calls : null;
   const sys1 = [processSyscalls(process.pid), processSyscalls(opts.serverPid)];
-  const syscallsPerCall = (i: number): number | null => {
-    const before = sys0[i];
-    const after = sys1[i];
-    return before !== null && before !== undefined && after !== null && after !== undefined ? (after - before) / calls : null;
-  };
-  const rabbitCpuUsPerCall = perCall(rabbit, rabbit0);
-  const redisCpuUsPerCall = perCall(redis, redis0);
+  const rabbitCpuUsPerCall = perCall(rabbit0, rabbit?.());
+  const redisCpuUsPerCall = perCall(redis0, redis?.());
   const srv1 = opts.serverCpuUs && srv0 !== null ? await opts.serverCpuUs() : null;
 
   const sorted = latNs.subarray(0, calls - errors).sort();
@@ -144,8 +151,8 @@ export async function runLoad(call: () => Promise<void>, opts: LoadOptions): Pro
     redisCpuUsPerCall,
     rssMb: process.memoryUsage().rss / (1024 * 1024),
     serverRssMb: opts.serverRssMb?.() ?? null,
-    clientSyscallsPerCall: syscallsPerCall(0),
-    serverSyscallsPerCall: syscallsPerCall(1),
+    clientSyscallsPerCall: perCall(sys0[0], sys1[0]),
+    serverSyscallsPerCall: perCall(sys0[1], sys1[1]),
   };
 }
 
@@ -184,6 +191,8 @@ export interface RoundResult extends BenchResult {
 export async function benchRounds(targets: readonly BenchTarget[], plan: RoundsPlan): Promise<RoundResult[]> {
   const sessions: Array<{ target: BenchTarget; session: BenchSession }> = [];
   const out: RoundResult[] = [];
+  const brokers = brokerCpu();
+  let stopFailure: PromiseRejectedResult | undefined;
   try {
     for (const target of targets) sessions.push({ target, session: await target.start() });
     const base = sessions.find((s) => s.target.name === plan.baseline);
@@ -197,7 +206,7 @@ export async function benchRounds(targets: readonly BenchTarget[], plan: RoundsP
           const { call, serverCpuUs, serverRssMb, serverPid } = entry.session;
           const warmupCalls = round === 1 && !warmed.has(entry.session) ? plan.warmupFor(concurrency) : plan.rewarmFor(concurrency);
           warmed.add(entry.session);
-          const r = await runLoad(call, { concurrency, calls: plan.callsFor(concurrency), warmupCalls, serverCpuUs, serverRssMb, serverPid });
+          const r = await runLoad(call, { concurrency, calls: plan.callsFor(concurrency), warmupCalls, serverCpuUs, serverRssMb, serverPid, brokerCpu: brokers });
           const row: RoundResult = { target: entry.target.name, concurrency, warmupCalls, round, slot, ...r };
           out.push(row);
           plan.onResult?.(row);
@@ -205,8 +214,10 @@ export async function benchRounds(targets: readonly BenchTarget[], plan: RoundsP
       }
     }
   } finally {
-    for (const { session } of sessions) await session.stop();
+    // Every target is stopped, even when one of them fails to.
+    stopFailure = (await Promise.allSettled(sessions.map(({ session }) => session.stop()))).find((r): r is PromiseRejectedResult => r.status === 'rejected');
   }
+  if (stopFailure) throw stopFailure.reason;
   return out;
 }
 

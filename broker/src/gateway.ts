@@ -3,7 +3,7 @@ import type { AmqpConnection, RpcClient, ServiceRegistry } from '@warren/amqp';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { CallGate } from './calls';
 import { bearerMatcher } from './http/auth';
-import { rawRefusal, refusal, refusalForFastifyError } from './http/errors';
+import { rawRefusal, refusalForFastifyError, sendRefusal } from './http/errors';
 import { RequestLimiter, type RateLimitScope, type Take } from './http/rate-limit';
 import { registerOpsRoutes } from './http/ops-routes';
 import { registerRpcRoute } from './http/rpc-route';
@@ -106,9 +106,8 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     },
     frameworkErrors: (error, request, reply) => {
       request.log.debug({ err: error }, 'request refused');
-      const { status, body } = refusal('WARREN_GW_BAD_REQUEST');
       // The option is generic over route types the refusal does not use.
-      void (reply as unknown as FastifyReply).code(status).send(body);
+      void sendRefusal(reply as unknown as FastifyReply, 'WARREN_GW_BAD_REQUEST');
     },
   });
   // Only JSON is read (fastify also reads text/plain by default); the rest answers 415.
@@ -123,18 +122,14 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     const limited = (reply: FastifyReply, scope: RateLimitScope, take: Take): FastifyReply | undefined => {
       if (take.ok) return undefined;
       reply.log.debug({ scope, ip: reply.request.ip, retryAfterMs: take.retryAfterMs }, 'request rate-limited');
-      const { status, body } = refusal('WARREN_GW_RATE_LIMITED', { scope, retryAfterMs: take.retryAfterMs });
-      return reply.code(status).header('retry-after', String(Math.ceil(take.retryAfterMs / 1000))).send(body);
+      return sendRefusal(reply.header('retry-after', String(Math.ceil(take.retryAfterMs / 1000))), 'WARREN_GW_RATE_LIMITED', { scope, retryAfterMs: take.retryAfterMs });
     };
     app.addHook('onRequest', async (request, reply) => {
       if (request.routeOptions.config.public === true) return;
       if (limiter && limited(reply, 'ip', limiter.ip(request.ip))) return reply;
       if (!tokenIndex) return;
       const index = tokenIndex(request.headers.authorization);
-      if (index === undefined) {
-        const { status, body } = refusal('WARREN_GW_UNAUTHORIZED');
-        return reply.code(status).header('www-authenticate', 'Bearer realm="warren"').send(body);
-      }
+      if (index === undefined) return sendRefusal(reply.header('www-authenticate', 'Bearer realm="warren"'), 'WARREN_GW_UNAUTHORIZED');
       if (limiter && limited(reply, 'token', limiter.token(index))) return reply;
     });
   }
@@ -144,8 +139,7 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     const extra = code === 'WARREN_GW_BODY_TOO_LARGE' ? { limit: o.bodyLimitBytes } : {};
     if (code === 'WARREN_GW_INTERNAL') request.log.error({ err: error, url: request.url }, 'request failed');
     else request.log.debug({ err: error, url: request.url }, 'request refused');
-    const { status, body } = refusal(code, extra);
-    return reply.code(status).send(body);
+    return sendRefusal(reply, code, extra);
   });
 
   registerRpcRoute(app, { gate: calls, allow, decodeLimits, defaultTimeoutMs: o.defaultTimeoutMs, maxTimeoutMs: o.maxTimeoutMs });

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { FastifyReply } from 'fastify';
 import { ErrorCode, errorResponse, type ErrorResponse, type JsonValue } from '@warren/jsonrpc';
 
 /**
@@ -40,12 +41,18 @@ export function refusal(code: GatewayRefusalCode, extra: Record<string, JsonValu
   return { status: entry.status, body: errorResponse(null, entry.code, { reason: entry.reason, ...extra }) };
 }
 
+/** Answers `reply` with the refusal `code` (its status and JSON-RPC error body). */
+export function sendRefusal(reply: FastifyReply, code: GatewayRefusalCode, extra: Record<string, JsonValue> = {}): FastifyReply {
+  const { status, body } = refusal(code, extra);
+  return reply.code(status).send(body);
+}
+
 /**
  * A refusal as raw HTTP/1.1 bytes that close the connection, for requests
  * Node's parser rejects before fastify has a request to reply on (a bad
  * header byte, a bad Content-Length, headers over the size limit).
  */
-export function rawRefusal(code: GatewayRefusalCode, status: number = GatewayRefusal[code].status): string {
+export function rawRefusal(code: GatewayRefusalCode, status: number): string {
   const text = JSON.stringify(refusal(code).body);
   return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`;
 }

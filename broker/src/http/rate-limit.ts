@@ -46,8 +46,9 @@ export interface ResolvedRateLimit {
 export const rateLimitDefaults = { maxKeys: 10_000 } as const;
 
 /** Fills in defaults and names the bad field. */
-export function resolveRateLimit(options: RateLimitOptions | undefined, field = 'GatewayOptions.rateLimit'): ResolvedRateLimit | undefined {
+export function resolveRateLimit(options: RateLimitOptions | undefined): ResolvedRateLimit | undefined {
   if (options === undefined) return undefined;
+  const field = 'GatewayOptions.rateLimit';
   const maxKeys = options.maxKeys ?? rateLimitDefaults.maxKeys;
   if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) throw new RangeError(`${field}.maxKeys must be a positive integer, got ${String(maxKeys)}`);
   return { perIp: resolveBucket(options.perIp, `${field}.perIp`), perToken: resolveBucket(options.perToken, `${field}.perToken`), maxKeys };
@@ -149,9 +150,5 @@ export class RequestLimiter {
   /** `index`: which configured token the request presented (never the token itself). */
   token(index: number): Take {
     return this.tokens ? this.tokens.take(String(index)) : { ok: true };
-  }
-
-  get trackedIps(): number {
-    return this.ips?.size ?? 0;
   }
 }

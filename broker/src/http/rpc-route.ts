@@ -3,7 +3,7 @@ import { relayPayload } from '@warren/amqp';
 import { encodeResponse, type DecodeLimits } from '@warren/jsonrpc';
 import type { FastifyInstance } from 'fastify';
 import type { CallGate } from '../calls';
-import { refusal } from './errors';
+import { sendRefusal } from './errors';
 
 export interface RpcRouteOptions {
   readonly gate: CallGate;
@@ -22,10 +22,7 @@ export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void
   const client = o.gate.clientFor('http');
   app.post('/rpc', async (request, reply) => {
     const timeoutMs = callTimeout(request.headers['x-timeout-ms'], o.defaultTimeoutMs, o.maxTimeoutMs);
-    if (timeoutMs === undefined) {
-      const { status, body } = refusal('WARREN_GW_BAD_TIMEOUT');
-      return reply.code(status).send(body);
-    }
+    if (timeoutMs === undefined) return sendRefusal(reply, 'WARREN_GW_BAD_TIMEOUT');
     // A caller that hangs up cancels what it was waiting for.
     const hangUp = new AbortController();
     // Every call of a batch listens on it (up to the batch limit): not a leak, so no warning.

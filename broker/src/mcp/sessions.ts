@@ -5,7 +5,7 @@ import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/
 import { decode, type DecodeLimits, type ErrorResponse } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { refusal, type GatewayRefusalCode } from '../http/errors';
+import { sendRefusal, type GatewayRefusalCode } from '../http/errors';
 import { SseSessionTransport } from './sse-transport';
 
 export interface McpSessionsOptions {
@@ -205,7 +205,3 @@ export function newSessionId(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-function sendRefusal(reply: FastifyReply, code: GatewayRefusalCode): FastifyReply {
-  const { status, body } = refusal(code);
-  return reply.code(status).send(body);
-}

@@ -306,7 +306,7 @@ export class RpcClient {
           const failure = this.channel === ch
             ? new ServiceUnavailableError(undefined, { reason: 'not_confirmed' }, { cause: err })
             : new ConnectionLostError(undefined, { reason: 'unconfirmed_at_disconnect' }, { cause: err });
-          if (this.pending.reject(callId, failure)) this.onWire.delete(callId);
+          this.pending.reject(callId, failure);
         });
       });
     } catch (err) {
@@ -344,7 +344,7 @@ export class RpcClient {
       const callId = msg.properties.correlationId as string | undefined;
       this.returned++;
       // No queue is bound for this method: nobody serves it. Answer now instead of at the deadline.
-      if (callId && this.pending.reject(callId, new MethodNotFoundError())) this.onWire.delete(callId);
+      if (callId) this.pending.reject(callId, new MethodNotFoundError());
     });
     ch.on('close', () => {
       if (this.channel !== ch) return;

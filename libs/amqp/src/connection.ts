@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
 import amqp, { type ChannelModel } from 'amqplib';
+import { definedOnly } from '@warren/jsonrpc';
 import { redactUrl, silentLogger, type Logger } from '@warren/logger';
 import { backoffDelay, defaultBackoff, type BackoffOptions, type ResolvedBackoff } from './backoff';
 import { closeModel, destroySocket } from './close';
@@ -297,6 +298,3 @@ function asError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
 }
 
-function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
-}

@@ -1,6 +1,6 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import {
-  CancelledError, DeadlineExceededError, Dispatcher, ErrorCode, JsonRpcError, ShuttingDownError, decode, encodeResponse,
+  CancelledError, DeadlineExceededError, Dispatcher, ErrorCode, JsonRpcError, ShuttingDownError, decode, definedOnly, encodeResponse,
   errorResponse, resolveDecodeLimits, type Decoded, type NotificationMessage, type RequestMessage, type ResolvedDecodeLimits,
   type ResponseMessage,
 } from '@warren/jsonrpc';
@@ -21,11 +21,6 @@ import type { Announcement } from './announcement';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
-interface RunningCall {
-  readonly abort: CallAbort;
-  readonly callId: string;
-}
-
 /** Sentinel a race returns when the call's signal fired first. */
 const aborted = Symbol('aborted');
 
@@ -40,7 +35,8 @@ export class WarrenService {
   private readonly log: Logger;
   private readonly limits: ResolvedDecodeLimits;
   private readonly dispatcher: Dispatcher<HandlerContext>;
-  private readonly running = new Map<ConsumeMessage, RunningCall>();
+  /** The abort of each call running now, by its delivery: shutdown aborts what outlives the grace period. */
+  private readonly running = new Map<ConsumeMessage, CallAbort>();
   private channel: Channel | undefined;
   private consumerTags: string[] = [];
   private state: ServiceState = 'starting';
@@ -114,7 +110,7 @@ export class WarrenService {
       await this.waitForRunning(this.o.shutdownGraceMs);
       if (this.running.size > 0) {
         this.log.warn({ running: this.running.size }, 'grace period over; aborting and requeueing running calls');
-        for (const call of this.running.values()) call.abort.abort(new ShuttingDownError());
+        for (const abort of this.running.values()) abort.abort(new ShuttingDownError());
         await this.waitForRunning(1000);
       }
       this.unregister?.();
@@ -233,7 +229,7 @@ export class WarrenService {
       return;
     }
     const abort = new CallAbort();
-    this.running.set(msg, { abort, callId: info.callId });
+    this.running.set(msg, abort);
     // Clamped: setTimeout fires at once for delays past 2^31-1 ms, and the header is the caller's to set.
     const timer = setTimeout(() => abort.abort(new DeadlineExceededError()), Math.min(info.deadline - startedAt, 2 ** 31 - 1));
     try {
@@ -259,7 +255,7 @@ export class WarrenService {
         }
         // Serialized once: the tracker stores the very text the caller receives.
         const text = response ? encodeResponse(response) : undefined;
-        if (tracked && response && text !== undefined && !Array.isArray(response)) await this.o.tracker?.finish(tracked, response, text).catch((err: unknown) => this.log.warn({ err }, 'tracker finish failed'));
+        if (tracked && text !== undefined && response && !Array.isArray(response)) await this.o.tracker?.finish(tracked, response, text).catch((err: unknown) => this.log.warn({ err }, 'tracker finish failed'));
         if (text !== undefined && info.replyTo) this.reply(info, text);
         this.counters.answered++;
         this.settle(ch, msg, 'ack');
@@ -288,7 +284,7 @@ export class WarrenService {
     const messages = notificationsIn(decoded);
     if (messages.length === 0) this.log.warn({ callId: info.callId }, 'event queue received something that is not a notification; dropped');
     const abort = new CallAbort();
-    this.running.set(msg, { abort, callId: info.callId });
+    this.running.set(msg, abort);
     try {
       for (const message of messages) {
         await this.dispatcher.handleNotification(message, this.context(message, info, info.attempt, abort));
@@ -361,9 +357,6 @@ function forgedDeathHeader(msg: ConsumeMessage): boolean {
   return Array.isArray(value) && value.some((e) => typeof e !== 'object' || e === null || Array.isArray(e) || Buffer.isBuffer(e));
 }
 
-function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
 
 /** The answer for a message no handler can take: parse errors, invalid requests, stray responses. */
 function unservableResponse(decoded: Decoded): ResponseMessage | undefined {

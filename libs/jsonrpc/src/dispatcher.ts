@@ -1,6 +1,6 @@
 import { ErrorCode } from './codes';
 import { errorResponse } from './decode';
-import { successResponse } from './encode';
+import { failureResponse, successResponse } from './encode';
 import { InvalidParamsError, MethodNotFoundError, toJsonRpcError } from './errors';
 import { SchemaCompiler, type JsonSchema, type ParamsCheck } from './schema';
 import type { Decoded, DecodedItem, Id, NotificationMessage, Params, RequestMessage, ResponseMessage } from './types';
@@ -169,7 +169,7 @@ export class Dispatcher<Ctx> {
   }
 
   private failure(id: Id, thrown: unknown): ResponseMessage {
-    return { jsonrpc: '2.0', error: toJsonRpcError(thrown, this.options.exposeErrorStack === true).toErrorObject(), id };
+    return failureResponse(id, toJsonRpcError(thrown, this.options.exposeErrorStack === true).toErrorObject());
   }
 
   /** Runs the handler; throws what it throws and returns what it returns, promise or not. */

@@ -9,7 +9,7 @@ export {
   DeadlineExceededError, ServiceUnavailableError, CancelledError, OverloadedError, WorkerLostError,
   UnauthorizedError, ConnectionLostError, ShuttingDownError, toJsonRpcError,
 } from './errors';
-export { type DecodeLimits, type ResolvedDecodeLimits, defaultDecodeLimits, resolveDecodeLimits } from './limits';
+export { type DecodeLimits, type ResolvedDecodeLimits, defaultDecodeLimits, definedOnly, resolveDecodeLimits } from './limits';
 export { decode, classifyPayload, classifyItem, errorResponse } from './decode';
 export { encode, encodeResponse, successResponse, failureResponse, requestMessage, notificationMessage } from './encode';
 export { type JsonSchema, type ParamsCheck, SchemaCompiler } from './schema';

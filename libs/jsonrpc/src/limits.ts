@@ -14,13 +14,14 @@ export const defaultDecodeLimits: ResolvedDecodeLimits = { maxBytes: 1024 * 1024
 
 /** Fills in defaults and names the bad field, so a misconfiguration fails at start-up rather than on the first message. */
 export function resolveDecodeLimits(limits: DecodeLimits = {}): ResolvedDecodeLimits {
-  const resolved = { ...defaultDecodeLimits, ...stripUndefined(limits) };
+  const resolved = { ...defaultDecodeLimits, ...definedOnly(limits) };
   for (const [field, value] of Object.entries(resolved)) {
     if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`DecodeLimits.${field} must be a positive integer, got ${String(value)}`);
   }
   return resolved;
 }
 
-function stripUndefined<T extends object>(value: T): Partial<T> {
+/** A copy of `value` without its undefined properties, for spreading over defaults. */
+export function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -60,7 +60,7 @@ export class PendingCalls<K, V> {
       const timer = setTimeout(this.expire, Math.max(0, opts.timeoutMs), key);
       const signal = opts.signal;
       const onAbort = signal ? (): void => void this.settle(key, 'aborted', this.options.abortError(key, signal.reason)) : undefined;
-      if (signal && onAbort) signal.addEventListener('abort', onAbort, { once: true });
+      if (onAbort) signal?.addEventListener('abort', onAbort, { once: true });
       this.entries.set(key, { resolve, reject, timer, signal, onAbort, onSettle: opts.onSettle });
     });
   }

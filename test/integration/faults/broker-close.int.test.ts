@@ -50,7 +50,7 @@ maybe('connections closed by the broker', () => {
     const timers = activeTimers();
     const load = new Load(rig.client, { total: 2000, inflight: 300, params: slow });
     await load.settledAtLeast(300);
-    const lost = Promise.all(rig.workerConnections.map(lostOnce));
+    const lost = Promise.all(rig.workerConnections.map((c) => lostOnce(c)));
     expect(await closeConnectionsNamed(...rig.workers.map((w) => rig.connectionName(`worker-${w.instanceId}`)))).toBe(rig.workers.length);
     await lost;
     expect(load.settled).toBeLessThan(2000);

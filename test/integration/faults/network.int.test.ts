@@ -63,7 +63,7 @@ it('worker connections cut mid-load: redelivered calls wait for their running fi
   const timers = activeTimers();
   const load = new Load(rig.client, { total: 1000, inflight: 300 });
   await load.settledAtLeast(300);
-  const lost = Promise.all(rig.workerConnections.map(lostOnce));
+  const lost = Promise.all(rig.workerConnections.map((c) => lostOnce(c)));
   rig.workerProxy.cutAll();
   await lost;
   await afterFault(rig, load, ['ok'], timers);
@@ -78,7 +78,7 @@ it('a stall (packets held, no reset) is detected by heartbeats within a few seco
   const load = new Load(rig.client, { total: 1000, inflight: 300 });
   await load.settledAtLeast(300);
   const clientLost = lostOnce(rig.clientConnection);
-  const workersLost = Promise.all(rig.workerConnections.map(lostOnce));
+  const workersLost = Promise.all(rig.workerConnections.map((c) => lostOnce(c)));
   const stalledAt = Date.now();
   rig.clientProxy.stall();
   rig.workerProxy.stall();

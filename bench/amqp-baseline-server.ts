@@ -8,8 +8,9 @@
  */
 import { createInterface } from 'node:readline';
 import { connect, type ConsumeMessage } from 'amqplib';
+import { amqpUrl } from '@warren/testkit';
 
-const AMQP_URL = process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
+const AMQP_URL = amqpUrl();
 const PREFETCH = 64;
 
 interface Request {

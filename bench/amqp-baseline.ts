@@ -10,8 +10,9 @@ import { createInterface } from 'node:readline';
 import { connect, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import type { BenchSession, BenchTarget } from './harness';
 import { processRssMb } from './proc-stats';
+import { amqpUrl } from '@warren/testkit';
 
-export const AMQP_URL = process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
+export const AMQP_URL = amqpUrl();
 const SERVER_FILE = join(__dirname, 'amqp-baseline-server.ts');
 const DIRECT_REPLY_TO = 'amq.rabbitmq.reply-to';
 

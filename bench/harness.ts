@@ -6,6 +6,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { percentile } from '@warren/cli';
 import { cpuSampler, processSyscalls } from './proc-stats';
 
 /** A started target. `call` performs one RPC round trip and rejects on failure/timeout. */
@@ -107,12 +108,8 @@ async function drive(call: () => Promise<void>, concurrency: number, calls: numb
   return errors;
 }
 
-/** Nearest-rank percentile of an ascending-sorted array, in ms (NaN when empty). */
-function percentileMs(sortedNs: Float64Array, p: number): number {
-  if (sortedNs.length === 0) return Number.NaN;
-  const idx = Math.min(sortedNs.length - 1, Math.max(0, Math.ceil((p / 100) * sortedNs.length) - 1));
-  return (sortedNs[idx] ?? Number.NaN) / 1e6;
-}
+/** Nearest-rank percentile of ascending-sorted nanoseconds, in ms (NaN when empty). */
+const percentileMs = (sortedNs: Float64Array, p: number): number => percentile(sortedNs, p / 100) / 1e6;
 
 export async function runLoad(call: () => Promise<void>, opts: LoadOptions): Promise<LoadResult> {
   const { concurrency, calls, warmupCalls } = opts;

@@ -10,8 +10,9 @@ import { randomBytes } from 'node:crypto';
 import type { TrackedCall } from '@warren/amqp';
 import { createRedisTracker } from '@warren/inflight';
 import { cpuSampler } from './proc-stats';
+import { redisUrl } from '@warren/testkit';
 
-const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = redisUrl();
 
 function option(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);

@@ -9,8 +9,9 @@
 import { createInterface } from 'node:readline';
 import { startService, type CallTracker } from '@warren/amqp';
 import { benchTracker } from './warren-tracking';
+import { amqpUrl } from '@warren/testkit';
 
-const AMQP_URL = process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
+const AMQP_URL = amqpUrl();
 
 async function main(): Promise<void> {
   const [namespace, mode] = process.argv.slice(2);

@@ -14,6 +14,7 @@ import { Redis } from 'ioredis';
 import { AmqpConnection, RpcClient, names } from '@warren/amqp';
 import { InflightView, callWithRecovery } from '@warren/inflight';
 import { JsonRpcError } from '@warren/jsonrpc';
+import { percentile } from '@warren/cli';
 import { FaultProxy, spawnTs, type TsChild } from '@warren/testkit';
 import { multiKey, runsKey, workMethod, workService, type WorkParams } from './soak-worker';
 
@@ -89,7 +90,7 @@ class Period {
 
   report(now: number): SoakReport {
     const sorted = Float64Array.from(this.latencies).sort();
-    const pct = (p: number): number => (sorted.length === 0 ? 0 : Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0));
+    const pct = (p: number): number => (sorted.length === 0 ? 0 : Math.round(percentile(sorted, p / 100)));
     return {
       period: this.period, seconds: Math.round((now - this.startedAt) / 100) / 10, calls: this.calls, ok: this.ok, errors: { ...this.errors },
       duplicates: this.duplicates, rerunsAfterKill: this.rerunsAfterKill, lost: this.lost,

@@ -13,6 +13,7 @@ import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ensureServices } from './ensure-services';
 import { runSoak, type FaultKind, type SoakReport } from './soak-run';
+import { amqpUrl, redisUrl } from '@warren/testkit';
 
 const allFaults: readonly FaultKind[] = ['cut-client', 'cut-worker', 'stall-worker', 'kill-worker'];
 
@@ -64,8 +65,6 @@ function row(label: string, r: SoakReport): string {
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   await ensureServices();
-  const amqpUrl = process.env['AMQP_URL'] || 'amqp://guest:guest@127.0.0.1:5672';
-  const redisUrl = process.env['REDIS_URL'] || 'redis://127.0.0.1:6379';
   console.log(`soak: ${o.durationMs / 60_000} min, concurrency ${o.concurrency}, ${o.workers} workers, deadline ${o.timeoutMs} ms, a fault every ${o.faultEveryMs[0] / 1000}-${o.faultEveryMs[1] / 1000} s (${o.faults.join(', ')})${o.recover ? ', callWithRecovery' : ''}`);
   console.log(`${'minute'.padStart(6)} ${'calls'.padStart(8)} ${'ok'.padStart(8)} ${'errors by code'.padEnd(22)} ${'dup'.padStart(4)} ${'lost'.padStart(5)} ${'p50ms'.padStart(6)} ${'p99ms'.padStart(6)} ${'maxms'.padStart(6)}   faults`);
   const { json, ...soak } = o;
@@ -79,8 +78,8 @@ async function main(): Promise<void> {
   const summary = await runSoak({
     ...soak,
     signal: stop.signal,
-    amqpUrl,
-    redisUrl,
+    amqpUrl: amqpUrl(),
+    redisUrl: redisUrl(),
     onReport: (r) => console.log(row(String(r.period), r)),
     log: (line) => console.error(line),
   });

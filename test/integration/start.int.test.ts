@@ -1,8 +1,7 @@
 // `npm start` as a newcomer runs it: the broker and the example services come
 // up together, answer over HTTP, and stop cleanly on SIGTERM/SIGINT.
-import { createServer } from 'node:net';
 import path from 'node:path';
-import { Teardown, amqpUrl, redisUrl, spawnTs, waitFor } from '@warren/testkit';
+import { Teardown, amqpUrl, freePort, redisUrl, spawnTs, waitFor } from '@warren/testkit';
 import { TestNamespace } from '../support/amqp';
 import { deleteRedisKeys, repoRoot } from './helpers';
 
@@ -14,14 +13,6 @@ beforeAll(() => {
   for (const s of ['calculator', 'audit', 'jobs', 'warren-broker']) ns.service(s);
 });
 afterAll(() => td.run());
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 it.each(['SIGTERM', 'SIGINT'] as const)('brings everything up, answers over HTTP, and stops on %s', async (signal) => {
   const port = await freePort();

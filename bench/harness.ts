@@ -230,7 +230,9 @@ export function summarize(rows: readonly RoundResult[]): BenchResult[] {
   const groups = new Map<string, RoundResult[]>();
   for (const r of rows) {
     const key = `${r.target}\u0000${r.concurrency}`;
-    groups.set(key, [...(groups.get(key) ?? []), r]);
+    const group = groups.get(key);
+    if (group) group.push(r);
+    else groups.set(key, [r]);
   }
   return [...groups.values()].map((g) => {
     const first = g[0] as RoundResult;

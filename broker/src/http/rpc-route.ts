@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { relayPayload } from '@warren/amqp';
-import { encodeResponse, type DecodeLimits } from '@warren/jsonrpc';
+import { encodeResponse, resolveDecodeLimits, type DecodeLimits } from '@warren/jsonrpc';
 import type { FastifyInstance } from 'fastify';
 import type { CallGate } from '../calls';
 import { sendRefusal } from './errors';
@@ -20,13 +20,14 @@ export interface RpcRouteOptions {
  */
 export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void {
   const client = o.gate.clientFor('http');
+  // Every call of a batch listens on the request's hang-up signal: up to the batch limit is expected, more would be a leak.
+  const listenersPerRequest = resolveDecodeLimits(o.decodeLimits).maxBatch + 1;
   app.post('/rpc', async (request, reply) => {
     const timeoutMs = callTimeout(request.headers['x-timeout-ms'], o.defaultTimeoutMs, o.maxTimeoutMs);
     if (timeoutMs === undefined) return sendRefusal(reply, 'WARREN_GW_BAD_TIMEOUT');
     // A caller that hangs up cancels what it was waiting for.
     const hangUp = new AbortController();
-    // Every call of a batch listens on it (up to the batch limit): not a leak, so no warning.
-    setMaxListeners(0, hangUp.signal);
+    setMaxListeners(listenersPerRequest, hangUp.signal);
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) hangUp.abort(new Error('client closed the connection'));
     });

@@ -2,7 +2,7 @@
 // shuts down gracefully on SIGINT/SIGTERM. The only broker file that reads
 // process.env or exits.
 import { shutdownHandler } from '@warren/amqp';
-import { InflightView, inflightMethods, inflightNotifications } from '@warren/inflight';
+import { InflightView, inflightMethods, inflightNotifications, trackQueued } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { startBroker } from './broker';
 import { brokerOptionsFromEnv } from './env';
@@ -14,8 +14,9 @@ const shutdownTimeoutMs = 15_000;
 async function main(): Promise<void> {
   const { redisUrl, logLevel, keyPrefix, ...options } = brokerOptionsFromEnv(process.env);
   const logger = createLogger({ name: 'warren-broker', level: logLevel });
-  // With Redis, the broker shows the cluster's in-flight calls (GET /inflight) and serves the
-  // in-flight view as JSON-RPC (inflight.list/status/cancel/workers, $/cancelRequest).
+  // With Redis, the broker shows the cluster's in-flight calls (GET /inflight), serves the
+  // in-flight view as JSON-RPC (inflight.list/status/cancel/workers, $/cancelRequest), and
+  // marks the calls it relays queued until a worker takes them.
   const view = redisUrl === undefined ? undefined : new InflightView({ redis: redisUrl, keyPrefix: keyPrefix ?? options.namespace ?? 'warren', logger });
   const broker = await startBroker({
     ...options,
@@ -23,6 +24,8 @@ async function main(): Promise<void> {
     probes: redisUrl === undefined ? [] : [redisPingProbe(redisUrl)],
     ...(view === undefined ? {} : { inflight: { list: () => view.list() }, serviceMethods: inflightMethods(view), serviceNotifications: inflightNotifications(view) }),
   });
+  // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
+  if (view) trackQueued(broker.client, view, logger);
   const url = await broker.listen();
   logger.info({ url, amqp: options.urls.map(redactUrl), namespace: options.namespace ?? 'warren', auth: (options.tokens?.length ?? 0) > 0 }, 'broker ready');
 

@@ -1,5 +1,7 @@
 import path from 'node:path';
+import amqp from 'amqplib';
 import { Teardown, amqpUrl, redisUrl, spawnTs, waitFor } from '@warren/testkit';
+import { deleteRedisKeys } from '../../test/integration/helpers';
 import { TestNamespace } from '../../test/support/amqp';
 import { redisPingProbe } from '../src';
 
@@ -7,9 +9,24 @@ const td = new Teardown();
 const ns = new TestNamespace();
 afterAll(() => td.run());
 
+/** A service queue bound for `method` that nobody consumes: requests for it wait there. Deleted with the namespace. */
+async function parkQueue(service: string, method: string): Promise<void> {
+  const model = await amqp.connect(amqpUrl());
+  try {
+    const ch = await model.createChannel();
+    const queue = ns.names.serviceQueue(service);
+    await ch.assertQueue(queue, { durable: false });
+    await ch.bindQueue(queue, ns.names.requestExchange, method);
+    await ch.close();
+  } finally {
+    await model.close();
+  }
+}
+
 describe('main.ts', () => {
   it('starts from the environment, answers, and exits 0 on SIGTERM', async () => {
     td.add(() => ns.destroy());
+    td.add(() => deleteRedisKeys(`${ns.namespace}:`));
     ns.service('warren-broker');
     const child = spawnTs(path.join(__dirname, '..', 'src', 'main.ts'), [], {
       AMQP_URL: amqpUrl(),
@@ -32,6 +49,21 @@ describe('main.ts', () => {
       return answer.result?.state === 'unknown';
     });
     expect((await rpc('{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"no-such-call"}}')).status).toBe(204);
+    // A relayed call no worker has taken yet (its queue has no consumer) reads as queued, not unknown.
+    await parkQueue(ns.service('parked'), 'parked');
+    const hangUp = new AbortController();
+    void fetch(`${ready.url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","method":"parked","id":"p1"}', signal: hangUp.signal }).catch(() => undefined);
+    let callId: string | undefined;
+    await waitFor(async () => {
+      const seen = (await (await fetch(`${ready.url}/inflight`)).json()) as { gateway: { callId: string; method: string }[] };
+      callId = seen.gateway.find((c) => c.method === 'parked')?.callId;
+      return callId !== undefined;
+    }, { message: 'parked call relayed' });
+    await waitFor(async () => {
+      const answer = (await (await rpc(JSON.stringify({ jsonrpc: '2.0', method: 'inflight.status', params: { callId }, id: 2 }))).json()) as { result?: { state?: string; method?: string; attempt?: number } };
+      return answer.result?.state === 'queued' && answer.result.method === 'parked' && answer.result.attempt === 0;
+    }, { message: 'relayed call marked queued' });
+    hangUp.abort();
     const exit = await child.kill('SIGTERM');
     expect(exit).toMatchObject({ code: 0 });
     expect(child.stdout.some((l) => l.includes('"msg":"broker stopped"'))).toBe(true);

@@ -88,6 +88,19 @@ class PublishHeaders {
 /** Told when a caller gives up on a call (abort), so it can be cancelled where it runs. */
 export type CancelListener = (callId: string) => void;
 
+/** A request the client has taken and is sending (or holding while disconnected). */
+export interface SentCall {
+  readonly callId: string;
+  readonly method: string;
+  /** The JSON-RPC id in the body. */
+  readonly id: Id;
+  /** Absolute deadline, ms since the epoch (this process's clock). */
+  readonly deadline: number;
+}
+
+/** Told of every request as it is sent, e.g. to record it as queued before any worker takes it. */
+export type SendListener = (call: SentCall) => void;
+
 /**
  * A JSON-RPC client over RabbitMQ: requests go to the request exchange with
  * the method as routing key, replies come back on this client's reply queue
@@ -111,6 +124,7 @@ export class RpcClient {
   private lateReplies = 0;
   private returned = 0;
   private readonly cancelListeners: CancelListener[] = [];
+  private readonly sendListeners: SendListener[] = [];
   private readonly headers = new PublishHeaders();
 
   private constructor(private readonly connection: AmqpConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
@@ -148,6 +162,15 @@ export class RpcClient {
   /** Registers a listener for calls the caller aborted (used to cancel them across workers). */
   onCancel(listener: CancelListener): void {
     this.cancelListeners.push(listener);
+  }
+
+  /**
+   * Registers a listener for every request this client sends, told in the
+   * same tick as `call`/`request` takes it, before it is published.
+   * Listeners must not throw and should be quick: they run on every call.
+   */
+  onSend(listener: SendListener): void {
+    this.sendListeners.push(listener);
   }
 
   /**
@@ -268,8 +291,20 @@ export class RpcClient {
       persistent: opts.persistent ?? this.o.persistent,
     };
     const answer = this.pending.add(request.callId, { timeoutMs: deadline - now, signal: opts.signal, onSettle: this.onSettled });
+    if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline });
     this.publishRequest(request);
     return answer;
+  }
+
+  private told(call: SentCall): void {
+    for (const listener of this.sendListeners) {
+      try {
+        listener(call);
+      } catch (err) {
+        // A listener's bug must not fail the call it was told about.
+        this.log.warn({ err, callId: call.callId }, 'send listener threw');
+      }
+    }
   }
 
   private readonly onSettled: SettleListener<string> = (outcome, callId) => {

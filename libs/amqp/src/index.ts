@@ -53,7 +53,7 @@ export async function startService(options: ConnectTo & ServiceOptions): Promise
 
 export { AmqpConnection, type ConnectionOptions, type ConnectionState, type TlsOptions, type OnOpen } from './connection';
 export { type BackoffOptions, backoffDelay, defaultBackoff } from './backoff';
-export { RpcClient, type CallOptions, type NotifyOptions, type BatchEntry, type BatchResult, type RpcProxy, type ClientStats, type CancelListener } from './client';
+export { RpcClient, type CallOptions, type NotifyOptions, type BatchEntry, type BatchResult, type RpcProxy, type ClientStats, type CancelListener, type SendListener, type SentCall } from './client';
 export { type ClientOptions, resolveClientOptions } from './client-options';
 export { WarrenService } from './service';
 export { type ServiceOptions, type ServiceMethod, type ServiceNotification, type ToolSpec, resolveServiceOptions } from './service-options';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import {
-  connectClient, startService, AmqpConnection, type HandlerContext, type RpcClient, type ServiceOptions, type WarrenService,
+  connectClient, startService, AmqpConnection, type HandlerContext, type RpcClient, type SentCall, type ServiceOptions, type WarrenService,
 } from '@warren/amqp';
 import {
   CancelledError, DeadlineExceededError, ErrorCode, InvalidParamsError, MethodNotFoundError, type JsonValue,
@@ -86,6 +86,26 @@ describe('calls', () => {
     const expected = client.nextCallId();
     await client.call('math.ctx', []);
     expect(seen.at(-1)?.callId).toBe(expected);
+  });
+
+  it('tells send listeners of each request (call id, method, id, deadline) as it is sent; a listener that throws fails nothing', async () => {
+    const own = await connectClient({ urls, namespace: ns.namespace, defaultTimeoutMs: 5000 });
+    td.add(() => own.close());
+    const sent: SentCall[] = [];
+    own.onSend(() => {
+      throw new Error('listener bug');
+    });
+    own.onSend((c) => sent.push(c));
+    const expected = own.nextCallId();
+    const before = Date.now();
+    await expect(own.call('math.add', [1, 2], { id: 'mine', timeoutMs: 3000 })).resolves.toBe(3);
+    await expect(own.request({ jsonrpc: '2.0', method: 'math.add', params: [2, 2], id: 7 })).resolves.toMatchObject({ result: 4, id: 7 });
+    await own.notify('no.one.listens', []);
+    expect(sent).toHaveLength(2); // requests only: a notification is never answered, so never queued
+    expect(sent[0]).toEqual({ callId: expected, method: 'math.add', id: 'mine', deadline: expect.any(Number) });
+    expect(sent[0]!.deadline).toBeGreaterThanOrEqual(before + 3000);
+    expect(sent[0]!.deadline).toBeLessThanOrEqual(Date.now() + 3000);
+    expect(sent[1]).toMatchObject({ method: 'math.add', id: 7 });
   });
 
   it('lets nested calls inherit the deadline and the trace', async () => {

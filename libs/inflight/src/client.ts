@@ -24,6 +24,25 @@ export function cancelOnAbort(client: RpcClient, view: Pick<InflightView, 'cance
   });
 }
 
+/**
+ * Makes the calls this client sends show as `queued` in the in-flight view
+ * (`status`, `warren status`) until a worker takes them, instead of
+ * `unknown`. Costs one Redis write per call on the caller's side (pipelined
+ * with its neighbours), and the worker's claim of such a call reads the
+ * record before replacing it. A failed write is logged and the call goes on.
+ *
+ * @example
+ * trackQueued(client, view);
+ * const id = client.nextCallId();
+ * const p = client.call('slow', []);
+ * await view.status(id); // { state: 'queued', method: 'slow', attempt: 0, ... } until a worker takes it
+ */
+export function trackQueued(client: RpcClient, view: Pick<InflightView, 'markQueued'>, log?: Logger): void {
+  client.onSend((call) => {
+    view.markQueued(call).catch((err: unknown) => log?.debug({ err, callId: call.callId }, 'call not marked queued (in-flight store unavailable)'));
+  });
+}
+
 export interface RecoveryOptions extends CallOptions {
   /** How long to wait for the stored outcome after the reply was lost. @default the call's timeoutMs, else 30000 */
   readonly recoverWithinMs?: number;

@@ -97,6 +97,17 @@ export function encodeOwner(worker: string, token: string, attempt: number, meta
 }
 
 /**
+ * The record of a call its caller has sent and no worker has taken yet:
+ * queued, attempt 0, no owner. The claim script takes it like a call given
+ * back (attempt 0 + 1 = 1, no previous owner); a cancel marks it like any
+ * queued call.
+ */
+export function queuedRecord(meta: string): string {
+  const S = recordSeparator;
+  return `Q${S}${S}${S}${S}${S}0${S}${S}${meta}${S}${S}`;
+}
+
+/**
  * A stored record (GET) as named fields, empty ones left out, the state as a
  * word: the shape {@link toCallStatus} reads. No record: `{}`.
  */
@@ -133,9 +144,9 @@ export function decodeMeta(raw: string | undefined): Partial<CallMeta> {
 
 /** Every state a call can be seen in. */
 export type CallState =
-  /** No record: not taken by any worker yet (still queued in RabbitMQ), never sent, or forgotten (TTL). */
+  /** No record: never sent, forgotten (TTL), or sent by a caller that does not mark its calls queued and not taken by any worker yet. */
   | 'unknown'
-  /** Given back unfinished (its worker shut down and requeued it); the next worker takes it over. */
+  /** Sent and not taken by any worker yet (its caller marks calls queued: `trackQueued`), or given back unfinished (its worker shut down and requeued it). */
   | 'queued'
   | 'running'
   | 'done'

@@ -5,8 +5,8 @@
  * calls. See README.md for the key layout and the error table.
  */
 export { RedisCallTracker, createRedisTracker } from './tracker';
-export { InflightView, type InflightCall, type CancelOutcome } from './view';
-export { cancelOnAbort, callWithRecovery, type RecoveryOptions } from './client';
+export { InflightView, type InflightCall, type CancelOutcome, type QueuedCall } from './view';
+export { cancelOnAbort, callWithRecovery, trackQueued, type RecoveryOptions } from './client';
 export { inflightMethods, inflightNotifications } from './methods';
 export { type TrackerHealth, type TrackingState } from './health';
 export {

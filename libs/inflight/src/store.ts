@@ -1,7 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from '@warren/logger';
 import {
-  encodeOwner, parseClaimReply, parseRecord, parseWorkersReply, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
+  encodeOwner, parseClaimReply, parseRecord, queuedRecord, parseWorkersReply, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
 } from './decision';
 import type { Keys } from './keys';
 import type { RedisConfig } from './options';
@@ -260,6 +260,14 @@ export class RedisStore implements TrackerStore {
 
   async workers(): Promise<{ now: number; workers: WorkerInfo[] }> {
     return parseWorkersReply(await this.run('inflightWorkers', this.k.workers, this.k.workersSeen));
+  }
+
+  /**
+   * Records a call as queued unless it has a record already: a worker that
+   * claimed it first, or a cancel, wins (SET NX). True when recorded.
+   */
+  async markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean> {
+    return (await this.client.set(this.k.call(callId), queuedRecord(meta), 'PX', ttlMs, 'NX')) === 'OK';
   }
 
   /** One call's record, as named fields ({@link parseRecord}); empty when there is none. */

@@ -1,8 +1,8 @@
-import type { ResponseMessage } from '@warren/jsonrpc';
+import type { Id, ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
-import { toCallStatus, type CallState, type CallStatus, type WorkerInfo } from './decision';
+import { encodeMeta, toCallStatus, type CallState, type CallStatus, type WorkerInfo } from './decision';
 import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
-import { cancelMarkTtlMs, keys } from './keys';
+import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
 import { sleep } from './sleep';
 import { RedisStore } from './store';
@@ -24,6 +24,18 @@ export type InflightCall = {
   readonly leaseUntil: number;
   readonly cancelRequested: boolean;
 };
+
+/** A call its caller has sent, as {@link InflightView.markQueued} records it (the fields of @warren/amqp's SentCall). */
+export interface QueuedCall {
+  readonly callId: string;
+  readonly method: string;
+  /** The JSON-RPC id in the request body. */
+  readonly id: Id;
+  /** Absolute deadline, ms since the epoch. */
+  readonly deadline: number;
+  /** The service meant to run it, when the caller knows. */
+  readonly service?: string;
+}
 
 /** What a cancel did. */
 export type CancelOutcome =
@@ -65,7 +77,7 @@ export class InflightView {
     return this.op(async () => {
       const { now, workers } = await this.store.workers();
       const ids = new Set(workers.filter((w) => filter.service === undefined || w.service === filter.service).flatMap((w) => w.calls));
-      // One HGETALL per call, sent together (auto-pipelined): one round trip.
+      // One GET per call, sent together (auto-pipelined): one round trip.
       const records = await Promise.all([...ids].map(async (id) => toCallStatus(id, await this.store.record(id), now)));
       return records
         .filter((s) => s.state === 'running')
@@ -114,6 +126,19 @@ export class InflightView {
       if (left <= 0 || opts.signal?.aborted) throw new ResultTimeoutError(callId);
       await sleep(Math.min(opts.pollMs ?? 100, left), opts.signal);
     }
+  }
+
+  /**
+   * Records a call its caller has just sent as queued, so that `status` says
+   * `queued` (not `unknown`) until a worker takes it. A call already taken,
+   * finished or cancelled keeps its record. The record lives until the
+   * call's deadline plus `graceMs`. Resolves true when recorded.
+   */
+  async markQueued(call: QueuedCall): Promise<boolean> {
+    return this.op(() => {
+      const meta = encodeMeta({ service: call.service ?? '', method: call.method, deadline: call.deadline, rid: JSON.stringify(call.id) });
+      return this.store.markQueued(call.callId, meta, callTtlMs(call.deadline, Date.now(), this.o.graceMs));
+    });
   }
 
   /**

@@ -1,0 +1,104 @@
+// Calls no worker has taken yet: with trackQueued their caller records them,
+// so status says `queued` (not `unknown`) until a worker claims them, and
+// `expired` if none does before the deadline. The mark never overwrites a
+// record a worker or a cancel wrote, and a claimed mark is no takeover.
+import { connectClient, startService, type RpcClient, type WarrenService } from '@warren/amqp';
+import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
+import { Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
+import { TestNamespace } from '../../../test/support/amqp';
+import { InflightView, createRedisTracker, trackQueued, type RedisCallTracker } from '../src';
+import { parseRecord, queuedRecord } from '../src/decision';
+import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
+import { TestPrefix, startCall } from './support';
+
+const td = new Teardown();
+const ns = new TestNamespace();
+const tp = new TestPrefix();
+const serviceName = ns.service('queued');
+let client: RpcClient;
+let view: InflightView;
+let tracker: RedisCallTracker;
+let service: WarrenService;
+
+beforeAll(async () => {
+  td.add(() => ns.destroy());
+  td.add(() => tp.destroy());
+  view = new InflightView({ redis: redisUrl(), keyPrefix: tp.prefix });
+  td.add(() => view.close());
+  tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: tp.prefix, leaseMs: 3000, heartbeatMs: 500 });
+  // prefetch 1: a second call waits in the queue behind the first.
+  service = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: serviceName, prefetch: 1, methods: workMethods(tp.redis, tp.prefix), tracker });
+  td.add(() => service.close());
+  client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 20_000 });
+  td.add(() => client.close());
+  trackQueued(client, view);
+});
+afterAll(() => td.run());
+
+async function codeOf(answer: Promise<unknown>): Promise<number | string> {
+  return answer.then(() => 'resolved', (err: unknown) => (err instanceof JsonRpcError ? err.code : String(err)));
+}
+
+const starts = async (callId: string): Promise<number> => Number((await tp.redis.get(testKeys(tp.prefix, callId).starts)) ?? 0);
+
+it('a queued record reads back as queued, attempt 0, with what the call is', () => {
+  const fields = parseRecord(queuedRecord('\tadd\t1700000000000\t"a"'));
+  expect(fields).toEqual({ state: 'queued', attempt: '0', meta: '\tadd\t1700000000000\t"a"' });
+});
+
+it('shows a call waiting in RabbitMQ as queued, then running, then done; the claim of a queued mark is no takeover', async () => {
+  const takeovers = tracker.health().takeovers;
+  const first = startCall<WorkResult>(client, 'work', { ms: 1500, value: 1 });
+  await waitFor(async () => (await view.status(first.callId)).state === 'running', { message: 'first call running' });
+  const sentAt = Date.now();
+  const second = startCall<WorkResult>(client, 'work', { ms: 1500, value: 2 }, { timeoutMs: 15_000 });
+  await waitFor(async () => (await view.status(second.callId)).state !== 'unknown', { message: 'second call marked' });
+  const queued = await view.status(second.callId);
+  expect(queued).toMatchObject({ state: 'queued', method: 'work', attempt: 0, cancelRequested: false });
+  expect(queued.worker).toBeUndefined();
+  expect(queued.deadline).toBeGreaterThanOrEqual(sentAt + 15_000);
+  expect(queued.deadline).toBeLessThanOrEqual(Date.now() + 15_000);
+  expect(await starts(second.callId)).toBe(0);
+
+  await expect(first.answer).resolves.toMatchObject({ value: 2, attempt: 1 });
+  await waitFor(async () => (await view.status(second.callId)).state === 'running', { message: 'second call taken' });
+  expect(await view.status(second.callId)).toMatchObject({ state: 'running', service: serviceName, worker: service.instanceId, attempt: 1 });
+  await expect(second.answer).resolves.toMatchObject({ value: 4, attempt: 1 });
+  expect(await view.status(second.callId)).toMatchObject({ state: 'done', attempt: 1, response: { result: { value: 4 } } });
+  expect(tracker.health().takeovers).toBe(takeovers);
+}, 30_000);
+
+it('a queued call nobody takes before its deadline reads as expired, and never runs', async () => {
+  const first = startCall<WorkResult>(client, 'work', { ms: 1500, value: 3 });
+  await waitFor(async () => (await view.status(first.callId)).state === 'running', { message: 'first call running' });
+  const late = startCall<WorkResult>(client, 'work', { ms: 10, value: 4 }, { timeoutMs: 300 });
+  expect(await codeOf(late.answer)).toBe(ErrorCode.DeadlineExceeded);
+  expect(await view.status(late.callId)).toMatchObject({ state: 'expired', method: 'work', attempt: 0 });
+  await first.answer;
+  // The request expired in the queue (its message TTL), so it is never dequeued; give a stray one a moment to show.
+  await new Promise((r) => setTimeout(r, 200));
+  expect(await starts(late.callId)).toBe(0);
+  expect((await view.status(late.callId)).state).toBe('expired');
+}, 30_000);
+
+it('cancelling a queued call by id skips it; the caller gets -32003', async () => {
+  const first = startCall<WorkResult>(client, 'work', { ms: 1000, value: 5 });
+  await waitFor(async () => (await view.status(first.callId)).state === 'running', { message: 'first call running' });
+  const queued = startCall<WorkResult>(client, 'work', { ms: 10, value: 6 });
+  await waitFor(async () => (await view.status(queued.callId)).state === 'queued', { message: 'second call marked' });
+  expect(await view.cancel(queued.callId)).toEqual({ outcome: 'marked' });
+  expect(await codeOf(queued.answer)).toBe(ErrorCode.Cancelled);
+  expect(await starts(queued.callId)).toBe(0);
+  expect(await view.status(queued.callId)).toMatchObject({ state: 'cancelled', response: { error: { code: ErrorCode.Cancelled } } });
+  await first.answer;
+}, 30_000);
+
+it('a mark that arrives after the worker took the call changes nothing', async () => {
+  const done = startCall<WorkResult>(client, 'work', { ms: 0, value: 7 });
+  await expect(done.answer).resolves.toMatchObject({ value: 14 });
+  const before = await view.status(done.callId);
+  expect(before.state).toBe('done');
+  expect(await view.markQueued({ callId: done.callId, method: 'work', id: done.callId, deadline: Date.now() + 5000 })).toBe(false);
+  expect(await view.status(done.callId)).toEqual(before);
+  expect(await tp.keysWithoutTtl()).toEqual([]);
+});

@@ -5,7 +5,7 @@
 // tell whether any call ran twice. Run as a process it is configured by
 // WORK_* variables, prints `ready`, and is meant to be SIGKILLed.
 import { Redis } from 'ioredis';
-import { startService, type HandlerContext, type ServiceMethod } from '@warren/amqp';
+import { positiveIntFromEnv, startService, type HandlerContext, type ServiceMethod } from '@warren/amqp';
 import { createRedisTracker } from '@warren/inflight';
 import { CancelledError, JsonRpcError } from '@warren/jsonrpc';
 
@@ -69,25 +69,25 @@ function env(name: string, fallback?: string): string {
 
 async function main(): Promise<void> {
   const prefix = env('WORK_PREFIX');
-  const leaseMs = Number(env('WORK_LEASE_MS', '2000'));
+  const leaseMs = positiveIntFromEnv(process.env, 'WORK_LEASE_MS', 2000);
   const redis = new Redis(env('WORK_REDIS_URL'), { maxRetriesPerRequest: 1 });
   const service = await startService({
     urls: env('WORK_AMQP_URL'),
-    heartbeatSeconds: Number(env('WORK_HEARTBEAT_S', '1')),
+    heartbeatSeconds: positiveIntFromEnv(process.env, 'WORK_HEARTBEAT_S', 1),
     socketTimeoutMs: 1000,
     reconnect: { initialDelayMs: 50, maxDelayMs: 500 },
     connectionName: `${prefix}-worker-${env('WORK_INSTANCE')}`,
     namespace: env('WORK_NAMESPACE'),
     name: workService,
     instanceId: env('WORK_INSTANCE'),
-    prefetch: Number(env('WORK_PREFETCH', '64')),
+    prefetch: positiveIntFromEnv(process.env, 'WORK_PREFETCH', 64),
     methods: workMethods(redis, prefix),
     tracker: createRedisTracker({
       redis: env('WORK_TRACKER_REDIS_URL', env('WORK_REDIS_URL')),
       keyPrefix: prefix,
       leaseMs,
       heartbeatMs: Math.floor(leaseMs / 4),
-      maxAttempts: Number(env('WORK_MAX_ATTEMPTS', '3')),
+      maxAttempts: positiveIntFromEnv(process.env, 'WORK_MAX_ATTEMPTS', 3),
     }),
   });
   process.on('SIGTERM', () => void service.close().then(() => redis.quit()).finally(() => process.exit(0)));

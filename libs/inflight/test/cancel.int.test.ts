@@ -1,35 +1,26 @@
 // Cancellation across workers: a running call's handler sees its AbortSignal
 // fire, a queued call never starts, and both callers get CancelledError
 // (-32003), whether an operator cancels by id or the caller aborts.
-import { connectClient, startService, type RpcClient, type WarrenService } from '@warren/amqp';
+import type { RpcClient, WarrenService } from '@warren/amqp';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
-import { Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
-import { TestNamespace } from '../../../test/support/amqp';
-import { InflightView, cancelOnAbort, createRedisTracker, type RedisCallTracker } from '../src';
-import { testKeys, workMethods } from './fixtures/methods';
-import { TestPrefix, startCall } from './support';
+import { waitFor } from '@warren/testkit';
+import { cancelOnAbort, type InflightView, type RedisCallTracker } from '../src';
+import { testKeys } from './fixtures/methods';
+import { TestBed, startCall } from './support';
 
-const td = new Teardown();
-const ns = new TestNamespace();
-const tp = new TestPrefix();
+const bed = new TestBed();
+const { tp } = bed;
 let client: RpcClient;
 let view: InflightView;
 let tracker: RedisCallTracker;
 let service: WarrenService;
 
 beforeAll(async () => {
-  td.add(() => ns.destroy());
-  td.add(() => tp.destroy());
-  view = new InflightView({ redis: redisUrl(), keyPrefix: tp.prefix });
-  td.add(() => view.close());
-  tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: tp.prefix, leaseMs: 3000, heartbeatMs: 500 });
+  ({ client, view } = await bed.start());
   // prefetch 1: a second call waits in the queue behind the first.
-  service = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: ns.service('cancel'), prefetch: 1, methods: workMethods(tp.redis, tp.prefix), tracker });
-  td.add(() => service.close());
-  client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 20_000 });
-  td.add(() => client.close());
+  ({ service, tracker } = await bed.trackedService('cancel', { prefetch: 1 }));
 });
-afterAll(() => td.run());
+afterAll(() => bed.close());
 
 async function codeOf(answer: Promise<unknown>): Promise<number | string> {
   return answer.then(() => 'resolved', (err: unknown) => (err instanceof JsonRpcError ? err.code : String(err)));

@@ -3,30 +3,24 @@
 // answer; and past maxAttempts, the caller gets WorkerLostError and the
 // request is dead-lettered.
 import { join } from 'node:path';
-import { connectClient, startService, type RpcClient, type WarrenService } from '@warren/amqp';
+import { startService, type RpcClient, type WarrenService } from '@warren/amqp';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
-import { Teardown, amqpUrl, redisUrl, spawnTs, waitFor, type TsChild } from '@warren/testkit';
-import { TestNamespace, queueDepth } from '../../../test/support/amqp';
+import { amqpUrl, redisUrl, spawnTs, waitFor, type TsChild } from '@warren/testkit';
+import { queueDepth } from '../../../test/support/amqp';
 import { InflightView, createRedisTracker } from '../src';
 import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
-import { TestPrefix, startCall } from './support';
+import { TestBed, startCall } from './support';
 
-const td = new Teardown();
-const ns = new TestNamespace();
-const tp = new TestPrefix();
+const bed = new TestBed();
+const { td, ns, tp } = bed;
 const leaseMs = 1000;
 let client: RpcClient;
 let view: InflightView;
 
 beforeAll(async () => {
-  td.add(() => ns.destroy());
-  td.add(() => tp.destroy());
-  client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 20_000 });
-  td.add(() => client.close());
-  view = new InflightView({ redis: redisUrl(), keyPrefix: tp.prefix });
-  td.add(() => view.close());
+  ({ client, view } = await bed.start());
 });
-afterAll(() => td.run());
+afterAll(() => bed.close());
 
 function spawnWorker(service: string, instanceId: string, extra: Record<string, string> = {}): TsChild {
   const child = spawnTs(join(__dirname, 'fixtures', 'worker.ts'), [], {

@@ -2,34 +2,27 @@
 // Redis cuts and refuses connections; the real server is left alone): no call
 // fails because of it, the tracker says it is degraded, and tracking resumes
 // when Redis is reachable again. With requireTracking, calls fail instead.
-import { connectClient, startService, type RpcClient } from '@warren/amqp';
+import { startService, type RpcClient } from '@warren/amqp';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
-import { FaultProxy, Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
-import { TestNamespace } from '../../../test/support/amqp';
+import { FaultProxy, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
 import { InflightView, createRedisTracker } from '../src';
 import { workMethods } from './fixtures/methods';
-import { TestPrefix, startCall } from './support';
+import { TestBed, startCall } from './support';
 
-const td = new Teardown();
-const ns = new TestNamespace();
-const tp = new TestPrefix();
+const bed = new TestBed();
+const { td, ns, tp } = bed;
 let client: RpcClient;
 let view: InflightView;
 let proxy: FaultProxy;
 
 beforeAll(async () => {
-  td.add(() => ns.destroy());
-  td.add(() => tp.destroy());
+  // The view goes to Redis directly: it checks what the workers wrote.
+  ({ client, view } = await bed.start());
   const redis = new URL(redisUrl());
   proxy = await FaultProxy.start({ target: { host: redis.hostname, port: Number(redis.port || 6379) } });
   td.add(() => proxy.close());
-  // The view goes to Redis directly: it checks what the workers wrote.
-  view = new InflightView({ redis: redisUrl(), keyPrefix: tp.prefix });
-  td.add(() => view.close());
-  client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 20_000 });
-  td.add(() => client.close());
 });
-afterAll(() => td.run());
+afterAll(() => bed.close());
 
 function redisDown(): void {
   proxy.refuse(true);

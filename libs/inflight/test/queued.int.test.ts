@@ -2,18 +2,16 @@
 // so status says `queued` (not `unknown`) until a worker claims them, and
 // `expired` if none does before the deadline. The mark never overwrites a
 // record a worker or a cancel wrote, and a claimed mark is no takeover.
-import { connectClient, startService, type RpcClient, type WarrenService } from '@warren/amqp';
+import type { RpcClient, WarrenService } from '@warren/amqp';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
-import { Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
-import { TestNamespace } from '../../../test/support/amqp';
-import { InflightView, createRedisTracker, trackQueued, type RedisCallTracker } from '../src';
+import { waitFor } from '@warren/testkit';
+import { trackQueued, type InflightView, type RedisCallTracker } from '../src';
 import { parseRecord, queuedRecord } from '../src/decision';
-import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
-import { TestPrefix, startCall } from './support';
+import { testKeys, type WorkResult } from './fixtures/methods';
+import { TestBed, startCall } from './support';
 
-const td = new Teardown();
-const ns = new TestNamespace();
-const tp = new TestPrefix();
+const bed = new TestBed();
+const { ns, tp } = bed;
 const serviceName = ns.service('queued');
 let client: RpcClient;
 let view: InflightView;
@@ -21,19 +19,12 @@ let tracker: RedisCallTracker;
 let service: WarrenService;
 
 beforeAll(async () => {
-  td.add(() => ns.destroy());
-  td.add(() => tp.destroy());
-  view = new InflightView({ redis: redisUrl(), keyPrefix: tp.prefix });
-  td.add(() => view.close());
-  tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: tp.prefix, leaseMs: 3000, heartbeatMs: 500 });
+  ({ client, view } = await bed.start());
   // prefetch 1: a second call waits in the queue behind the first.
-  service = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: serviceName, prefetch: 1, methods: workMethods(tp.redis, tp.prefix), tracker });
-  td.add(() => service.close());
-  client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 20_000 });
-  td.add(() => client.close());
+  ({ service, tracker } = await bed.trackedService(serviceName, { prefetch: 1 }));
   trackQueued(client, view);
 });
-afterAll(() => td.run());
+afterAll(() => bed.close());
 
 async function codeOf(answer: Promise<unknown>): Promise<number | string> {
   return answer.then(() => 'resolved', (err: unknown) => (err instanceof JsonRpcError ? err.code : String(err)));

@@ -1,29 +1,22 @@
 // A request redelivered after it finished (the worker's connection cut after
 // the outcome was stored, before the reply and the ack went out): the handler
 // does not run again, and the caller gets the stored result.
-import { connectClient, startService, type Abortable, type CallTracker, type RpcClient, type TrackDecision, type TrackedCall } from '@warren/amqp';
+import { startService, type Abortable, type CallTracker, type RpcClient, type TrackDecision, type TrackedCall } from '@warren/amqp';
 import type { ResponseMessage } from '@warren/jsonrpc';
-import { FaultProxy, Teardown, amqpUrl, redisUrl } from '@warren/testkit';
-import { TestNamespace } from '../../../test/support/amqp';
+import { FaultProxy, amqpUrl, redisUrl } from '@warren/testkit';
 import { InflightView, createRedisTracker, type RedisCallTracker } from '../src';
 import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
-import { TestPrefix, startCall } from './support';
+import { TestBed, startCall } from './support';
 
-const td = new Teardown();
-const ns = new TestNamespace();
-const tp = new TestPrefix();
+const bed = new TestBed();
+const { td, ns, tp } = bed;
 let client: RpcClient;
 let view: InflightView;
 
 beforeAll(async () => {
-  td.add(() => ns.destroy());
-  td.add(() => tp.destroy());
-  client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 20_000 });
-  td.add(() => client.close());
-  view = new InflightView({ redis: redisUrl(), keyPrefix: tp.prefix });
-  td.add(() => view.close());
+  ({ client, view } = await bed.start());
 });
-afterAll(() => td.run());
+afterAll(() => bed.close());
 
 /** Passes everything to the real tracker, and cuts the worker's AMQP connection right after the first outcome is stored. */
 class CutAfterFinish implements CallTracker {

@@ -1,7 +1,10 @@
 import { Redis } from 'ioredis';
-import type { CallOptions, RpcClient } from '@warren/amqp';
+import { connectClient, startService, type CallOptions, type RpcClient, type ServiceMethod, type WarrenService } from '@warren/amqp';
 import type { Params } from '@warren/jsonrpc';
-import { redisUrl, uniqueName } from '@warren/testkit';
+import { Teardown, amqpUrl, redisUrl, uniqueName } from '@warren/testkit';
+import { TestNamespace } from '../../../test/support/amqp';
+import { InflightView, createRedisTracker, type RedisCallTracker, type TrackerOptions } from '../src';
+import { workMethods } from './fixtures/methods';
 
 /** A key prefix of its own for one test file, and a way to delete every key under it. */
 export class TestPrefix {
@@ -45,4 +48,48 @@ export function startCall<R>(client: RpcClient, method: string, params?: Params,
   // Tests await `answer` later; this keeps an early rejection from counting as unhandled meanwhile.
   answer.catch(() => undefined);
   return { callId, answer };
+}
+
+/**
+ * What the integration tests here start from: a namespace and a key prefix
+ * of their own, a client and a view on the real Redis, and tracked service
+ * instances on demand. `close()` takes all of it down, keys and queues too.
+ */
+export class TestBed {
+  readonly td = new Teardown();
+  readonly ns = new TestNamespace();
+  readonly tp = new TestPrefix();
+
+  async start(): Promise<{ client: RpcClient; view: InflightView }> {
+    this.td.add(() => this.ns.destroy());
+    this.td.add(() => this.tp.destroy());
+    const view = new InflightView({ redis: redisUrl(), keyPrefix: this.tp.prefix });
+    this.td.add(() => view.close());
+    const client = await connectClient({ urls: amqpUrl(), namespace: this.ns.namespace, defaultTimeoutMs: 20_000 });
+    this.td.add(() => client.close());
+    return { client, view };
+  }
+
+  /** A service instance tracked under this bed's prefix, serving `work` unless `methods` says otherwise; closed by `close()`. */
+  async trackedService(
+    name: string,
+    opts: { readonly prefetch: number; readonly instanceId?: string; readonly methods?: Record<string, ServiceMethod>; readonly tracker?: TrackerOptions },
+  ): Promise<{ service: WarrenService; tracker: RedisCallTracker }> {
+    const tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: this.tp.prefix, leaseMs: 3000, heartbeatMs: 500, ...opts.tracker });
+    const service = await startService({
+      urls: amqpUrl(),
+      namespace: this.ns.namespace,
+      name: this.ns.service(name),
+      prefetch: opts.prefetch,
+      methods: opts.methods ?? workMethods(this.tp.redis, this.tp.prefix),
+      tracker,
+      ...(opts.instanceId === undefined ? {} : { instanceId: opts.instanceId }),
+    });
+    this.td.add(() => service.close());
+    return { service, tracker };
+  }
+
+  close(): Promise<void> {
+    return this.td.run();
+  }
 }

@@ -2,26 +2,21 @@
 // itself (redis-server processes on free ports): a three-node Redis Cluster,
 // where every script must stay in one slot and cancels cross nodes, and a
 // master with a replica under Sentinel, failed over in the middle of a load.
-import { connectClient, startService, type RpcClient } from '@warren/amqp';
+import { startService, type RpcClient } from '@warren/amqp';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
-import { RedisServers, Teardown, amqpUrl, redisCli, waitFor } from '@warren/testkit';
-import { TestNamespace } from '../../../test/support/amqp';
+import { RedisServers, amqpUrl, redisCli, waitFor } from '@warren/testkit';
 import { InflightView, createRedisTracker } from '../src';
 import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
-import { TestPrefix, startCall } from './support';
+import { TestBed, startCall } from './support';
 
-const td = new Teardown();
-const ns = new TestNamespace();
-const tp = new TestPrefix();
+const bed = new TestBed();
+const { td, ns, tp } = bed;
 let client: RpcClient;
 
 beforeAll(async () => {
-  td.add(() => ns.destroy());
-  td.add(() => tp.destroy());
-  client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 20_000 });
-  td.add(() => client.close());
+  ({ client } = await bed.start());
 });
-afterAll(() => td.run());
+afterAll(() => bed.close());
 
 // These start redis-server processes of their own; where there is no redis-server binary (a
 // testcontainers-only machine) they are skipped, and say so.

@@ -3,39 +3,28 @@
 // JSON-RPC methods, and a caller recovering a lost reply by call id.
 import { connectClient, startService, type RpcClient } from '@warren/amqp';
 import { ErrorCode, InvalidParamsError } from '@warren/jsonrpc';
-import { FaultProxy, Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
-import { TestNamespace } from '../../../test/support/amqp';
-import { InflightView, callWithRecovery, createRedisTracker, inflightMethods, type CallStatus } from '../src';
+import { FaultProxy, amqpUrl, waitFor } from '@warren/testkit';
+import { callWithRecovery, inflightMethods, type CallStatus, type InflightView } from '../src';
 import { workMethods, type WorkResult } from './fixtures/methods';
-import { TestPrefix, startCall } from './support';
+import { TestBed, startCall } from './support';
 
-const td = new Teardown();
-const ns = new TestNamespace();
-const tp = new TestPrefix();
+const bed = new TestBed();
+const { td, ns, tp } = bed;
 const service = ns.service('slow');
 let client: RpcClient;
 let view: InflightView;
 
 beforeAll(async () => {
-  td.add(() => ns.destroy());
-  td.add(() => tp.destroy());
-  view = new InflightView({ redis: redisUrl(), keyPrefix: tp.prefix });
-  td.add(() => view.close());
-  for (const instanceId of ['w-a', 'w-b']) {
-    const tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: tp.prefix, leaseMs: 3000, heartbeatMs: 100 });
-    const methods = {
-      ...workMethods(tp.redis, tp.prefix),
-      boom: { handler: () => { throw new InvalidParamsError(undefined, { reason: 'always' }); } },
-    };
-    const s = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: service, instanceId, prefetch: 3, methods, tracker });
-    td.add(() => s.close());
-  }
+  ({ client, view } = await bed.start());
+  const methods = {
+    ...workMethods(tp.redis, tp.prefix),
+    boom: { handler: () => { throw new InvalidParamsError(undefined, { reason: 'always' }); } },
+  };
+  for (const instanceId of ['w-a', 'w-b']) await bed.trackedService(service, { prefetch: 3, instanceId, methods, tracker: { heartbeatMs: 100 } });
   const ops = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: ns.service('ops'), methods: inflightMethods(view) });
   td.add(() => ops.close());
-  client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 20_000 });
-  td.add(() => client.close());
 });
-afterAll(() => td.run());
+afterAll(() => bed.close());
 
 it('lists the running calls and their workers while they run, and their outcomes after', async () => {
   const started = Date.now();

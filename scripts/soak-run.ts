@@ -9,13 +9,14 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import amqp from 'amqplib';
 import { Redis } from 'ioredis';
-import { AmqpConnection, RpcClient, names } from '@warren/amqp';
+import { AmqpConnection, RpcClient } from '@warren/amqp';
 import { InflightView, callWithRecovery } from '@warren/inflight';
 import { JsonRpcError } from '@warren/jsonrpc';
 import { percentile } from '@warren/cli';
 import { FaultProxy, spawnTs, type TsChild } from '@warren/testkit';
+import { deleteRedisKeys } from '../test/integration/helpers';
+import { TestNamespace } from '../test/support/amqp';
 import { multiKey, runsKey, workMethod, workService, type WorkParams } from './soak-worker';
 
 export type FaultKind = 'cut-client' | 'cut-worker' | 'stall-worker' | 'kill-worker';
@@ -108,21 +109,18 @@ interface Worker {
 const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(Math.random() * items.length)];
 const between = ([lo, hi]: readonly [number, number]): number => lo + Math.random() * (hi - lo);
 
-async function proxyTo(url: string, defaultPort: number): Promise<FaultProxy> {
-  const u = new URL(url);
-  return FaultProxy.start({ target: { host: u.hostname, port: Number(u.port || defaultPort) } });
-}
-
 /** Runs the soak and resolves with every period's report and the total; cleans up whatever happens. */
 export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
   const log = o.log ?? (() => undefined);
   const timeoutMs = o.timeoutMs ?? 10_000;
   const kinds = o.faults ?? ['cut-client', 'cut-worker', 'stall-worker', 'kill-worker'];
   const workMs = o.workMs ?? [0, 20];
-  const namespace = `soak-${randomBytes(4).toString('hex')}`;
+  const ns = new TestNamespace(`soak-${randomBytes(4).toString('hex')}`);
+  ns.service(workService);
+  const { namespace } = ns;
   const prefix = namespace;
   const redis = new Redis(o.redisUrl, { maxRetriesPerRequest: 1 });
-  const clientProxy = await proxyTo(o.amqpUrl, 5672);
+  const clientProxy = await FaultProxy.forUrl(o.amqpUrl);
   /** Live workers, the ones faults pick from. */
   const workers: Worker[] = [];
   const killed = new Set<string>();
@@ -133,7 +131,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
 
   const startWorker = async (): Promise<void> => {
     const instanceId = `w${workerSeq++}`;
-    const proxy = await proxyTo(o.amqpUrl, 5672);
+    const proxy = await FaultProxy.forUrl(o.amqpUrl);
     proxies.push(proxy);
     const child = spawnTs(path.join(__dirname, 'soak-worker.ts'), [], {
       WORK_AMQP_URL: proxy.url(o.amqpUrl), WORK_REDIS_URL: o.redisUrl, WORK_NAMESPACE: namespace, WORK_PREFIX: prefix,
@@ -159,8 +157,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
     await view?.close().catch(() => undefined);
     await Promise.all(children.map((child) => child.kill('SIGKILL')));
     await Promise.all(proxies.map((p) => p.close()));
-    await removeNamespace(o.amqpUrl, namespace).catch(() => undefined);
-    await removeKeys(redis, prefix).catch(() => undefined);
+    await ns.destroy(o.amqpUrl).catch(() => undefined);
+    await deleteRedisKeys(`${prefix}:`, o.redisUrl).catch(() => undefined);
     redis.disconnect();
   }
 
@@ -309,24 +307,3 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
   }
 }
 
-async function removeNamespace(url: string, namespace: string): Promise<void> {
-  const n = names(namespace);
-  const model = await amqp.connect(url);
-  try {
-    const ch = await model.createChannel();
-    for (const q of [n.serviceQueue(workService), n.deadLetterQueue(workService)]) await ch.deleteQueue(q);
-    for (const e of [n.requestExchange, n.eventExchange, n.deadLetterExchange, n.controlExchange]) await ch.deleteExchange(e);
-    await ch.close();
-  } finally {
-    await model.close().catch(() => undefined);
-  }
-}
-
-async function removeKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
-}

@@ -76,8 +76,8 @@ export function runCli(args: readonly string[], opts: { env: Record<string, stri
 }
 
 /** Deletes every Redis key starting with `prefix` (the keys a test made under its unique prefix). */
-export async function deleteRedisKeys(prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 });
+export async function deleteRedisKeys(prefix: string, url: string = redisUrl()): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   redis.on('error', () => undefined);
   try {
     await redis.connect();

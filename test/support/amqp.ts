@@ -1,5 +1,5 @@
 import amqp from 'amqplib';
-import { names } from '@warren/amqp';
+import { names, type Names } from '@warren/amqp';
 import { amqpUrl, uniqueName } from '@warren/testkit';
 
 /**
@@ -7,10 +7,14 @@ import { amqpUrl, uniqueName } from '@warren/testkit';
  * exchanges or queues, and a way to delete what was declared in it.
  */
 export class TestNamespace {
-  readonly namespace = uniqueName('t').replace(/[^A-Za-z0-9_.-]/g, '');
-  readonly names = names(this.namespace);
+  readonly names: Names;
   private readonly services = new Set<string>();
   private readonly instances: [string, string][] = [];
+
+  /** `namespace`: a name of your own (the soak's), else a unique one. */
+  constructor(readonly namespace: string = uniqueName('t').replace(/[^A-Za-z0-9_.-]/g, '')) {
+    this.names = names(namespace);
+  }
 
   /** Remembers a service whose queues must be deleted at the end. */
   service(name: string): string {
@@ -18,8 +22,9 @@ export class TestNamespace {
     return name;
   }
 
-  async destroy(): Promise<void> {
-    const model = await amqp.connect(amqpUrl());
+  /** Deletes the queues of every service named through {@link service}, and the namespace's exchanges. */
+  async destroy(url: string = amqpUrl()): Promise<void> {
+    const model = await amqp.connect(url);
     try {
       const ch = await model.createChannel();
       for (const s of this.services) {

@@ -250,8 +250,7 @@ describe('shutdown', () => {
 describe('connection loss', () => {
   it('recovers pending calls through the named reply queue after the client connection is cut', async () => {
     const { FaultProxy } = await import('@warren/testkit');
-    const target = new URL(urls);
-    const proxy = await FaultProxy.start({ target: { host: target.hostname, port: Number(target.port || 5672) } });
+    const proxy = await FaultProxy.forUrl(urls);
     td.add(() => proxy.close());
     await service({ name: 'steady', methods: { 'steady.slow': { handler: async (p) => (await new Promise((r) => setTimeout(r, 300)), p as JsonValue) } } });
     const cut = await connectClient({ urls: proxy.url(urls), namespace: ns.namespace, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
@@ -266,8 +265,7 @@ describe('connection loss', () => {
 
   it('fails pending calls fast in direct reply-to mode, then works again', async () => {
     const { FaultProxy } = await import('@warren/testkit');
-    const target = new URL(urls);
-    const proxy = await FaultProxy.start({ target: { host: target.hostname, port: Number(target.port || 5672) } });
+    const proxy = await FaultProxy.forUrl(urls);
     td.add(() => proxy.close());
     await service({ name: 'steady2', methods: { 'steady2.slow': { handler: async () => (await new Promise((r) => setTimeout(r, 300)), 'ok') } } });
     const direct = await connectClient({ urls: proxy.url(urls), namespace: ns.namespace, replyMode: 'direct', reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });

@@ -18,8 +18,7 @@ let proxy: FaultProxy;
 beforeAll(async () => {
   // The view goes to Redis directly: it checks what the workers wrote.
   ({ client, view } = await bed.start());
-  const redis = new URL(redisUrl());
-  proxy = await FaultProxy.start({ target: { host: redis.hostname, port: Number(redis.port || 6379) } });
+  proxy = await FaultProxy.forUrl(redisUrl());
   td.add(() => proxy.close());
 });
 afterAll(() => bed.close());

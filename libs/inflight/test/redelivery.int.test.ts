@@ -46,8 +46,7 @@ class CutAfterFinish implements CallTracker {
 }
 
 it('answers the redelivery from the store without running the handler again', async () => {
-  const broker = new URL(amqpUrl());
-  const proxy = await FaultProxy.start({ target: { host: broker.hostname, port: Number(broker.port || 5672) } });
+  const proxy = await FaultProxy.forUrl(amqpUrl());
   td.add(() => proxy.close());
   const tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: tp.prefix, leaseMs: 3000, heartbeatMs: 500 });
   const service = await startService({

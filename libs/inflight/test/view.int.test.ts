@@ -77,8 +77,7 @@ it('serves the view as JSON-RPC methods', async () => {
 });
 
 it('recovers the result of a call whose reply was lost, by call id', async () => {
-  const broker = new URL(amqpUrl());
-  const proxy = await FaultProxy.start({ target: { host: broker.hostname, port: Number(broker.port || 5672) } });
+  const proxy = await FaultProxy.forUrl(amqpUrl());
   td.add(() => proxy.close());
   // Direct reply-to: the reply path dies with the connection, and the client says so (ConnectionLostError).
   const fragile = await connectClient({ urls: proxy.url(amqpUrl()), namespace: ns.namespace, replyMode: 'direct', defaultTimeoutMs: 10_000 });

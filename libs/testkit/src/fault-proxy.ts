@@ -16,6 +16,8 @@ export interface FaultProxyOptions {
 
 const LISTEN_HOST = '127.0.0.1';
 
+const defaultPorts: Readonly<Record<string, number>> = { 'amqp:': 5672, 'amqps:': 5671, 'redis:': 6379, 'rediss:': 6379 };
+
 /**
  * A TCP proxy for fault-injection tests: put it between a client and
  * RabbitMQ or Redis (`proxy.url(amqpUrl())`), then cut, stall, slow down or
@@ -51,6 +53,17 @@ export class FaultProxy {
     });
     server.on('error', () => undefined);
     return proxy;
+  }
+
+  /**
+   * A proxy in front of the server a URL names (`amqp:`, `amqps:`, `redis:`, `rediss:`; the
+   * scheme's default port when the URL has none). Pass its `url(sameUrl)` to the client.
+   */
+  static forUrl(serverUrl: string): Promise<FaultProxy> {
+    const url = new URL(serverUrl);
+    const port = url.port === '' ? defaultPorts[url.protocol] : Number(url.port);
+    if (port === undefined) throw new Error(`FaultProxy.forUrl: no default port for ${url.protocol} (give one in the URL)`);
+    return FaultProxy.start({ target: { host: url.hostname, port } });
   }
 
   /** The port the proxy listens on. */

@@ -87,6 +87,16 @@ describe('FaultProxy', () => {
     expect(proxy.url('redis://127.0.0.1:6379')).toBe(`redis://127.0.0.1:${proxy.port}`);
   });
 
+  it('forUrl proxies the server a URL names; a scheme without a known default port needs one in the URL', async () => {
+    const echo = await startEcho();
+    const proxy = await FaultProxy.forUrl(`redis://127.0.0.1:${echo.port}/0`);
+    td.add(() => proxy.close());
+    const client = await connect(proxy.port);
+    client.socket.write('via url');
+    await echoed(client, 'via url');
+    expect(() => FaultProxy.forUrl('http://h')).toThrow(/no default port for http:/);
+  });
+
   it('cutAll closes both the client and the upstream side', async () => {
     const echo = await startEcho();
     const proxy = await startProxy(echo.port);

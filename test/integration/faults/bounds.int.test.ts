@@ -60,8 +60,7 @@ it('the dead-letter queue keeps at most deadLetterMax messages (x-max-length), d
 
 it('a reply queue that expired while its client was away: calls on the wire fail -32007 at the reconnect, not at their deadline', async () => {
   await service({ name: 'expiry', methods: workMethods(redis, prefix, 'expiry.run') });
-  const broker = new URL(amqpUrl());
-  const proxy = await FaultProxy.start({ target: { host: broker.hostname, port: Number(broker.port || 5672) } });
+  const proxy = await FaultProxy.forUrl(amqpUrl());
   td.add(() => proxy.close());
   const away = await connectClient({ urls: proxy.url(amqpUrl()), namespace: ns.namespace, replyQueueExpiresMs: 1000, reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
   td.add(() => away.close());

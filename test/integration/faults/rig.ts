@@ -32,11 +32,6 @@ function connectionOptions(url: string, name: string, heartbeatSeconds: number):
   return { urls: url, heartbeatSeconds, socketTimeoutMs: 1000, connectionName: name, reconnect: { initialDelayMs: 50, maxDelayMs: 500 } };
 }
 
-async function proxyTo(url: string, defaultPort: number): Promise<FaultProxy> {
-  const target = new URL(url);
-  return FaultProxy.start({ target: { host: target.hostname, port: Number(target.port || defaultPort) } });
-}
-
 export class FaultRig {
   readonly ns = new TestNamespace();
   /** Redis key prefix of this rig: trackers' records and the run counts. */
@@ -62,7 +57,7 @@ export class FaultRig {
 
   static async start(td: Teardown, options: RigOptions = {}): Promise<FaultRig> {
     const o = { workers: 2, prefetch: 64, leaseMs: 2000, heartbeatSeconds: 1, ...options };
-    const [clientProxy, workerProxy, redisProxy] = await Promise.all([proxyTo(amqpUrl(), 5672), proxyTo(amqpUrl(), 5672), proxyTo(redisUrl(), 6379)]);
+    const [clientProxy, workerProxy, redisProxy] = await Promise.all([FaultProxy.forUrl(amqpUrl()), FaultProxy.forUrl(amqpUrl()), FaultProxy.forUrl(redisUrl())]);
     const rig = new FaultRig(td, clientProxy, workerProxy, redisProxy, o);
     td.add(() => rig.ns.destroy());
     td.add(() => deleteRedisKeys(`${rig.prefix}:`));

@@ -176,7 +176,11 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> {
         // A setup waiting on a connection that died may never settle (amqplib leaves some promises
         // pending when the socket goes): the attempt fails as soon as the connection closes.
         const lost = closed(model);
-        for (const setup of [...this.setups]) await Promise.race([setup(model), lost]);
+        try {
+          for (const setup of [...this.setups]) await Promise.race([setup(model), lost.promise]);
+        } finally {
+          lost.release();
+        }
         // Lost while the setups ran (see attach): fail this attempt, so the one retry loop makes the next.
         if (this.current !== model) throw new Error('connection lost during setup');
         this.setState({ type: 'open', url: redactUrl(url) });
@@ -277,11 +281,18 @@ function coalesceWrites(model: ChannelModel): void {
   }) as Writable['write'];
 }
 
-/** Rejects when `model` closes (never resolves); already marked handled, for use in races. */
-function closed(model: ChannelModel): Promise<never> {
-  const lost = new Promise<never>((_resolve, reject) => model.once('close', (err?: Error) => reject(err ?? new Error('connection lost during setup'))));
-  lost.catch(() => undefined);
-  return lost;
+/**
+ * A promise that rejects when `model` closes (never resolves; already marked handled, for use in
+ * races), and `release` to stop listening once the race is over, so no listener outlives it.
+ */
+function closed(model: ChannelModel): { promise: Promise<never>; release(): void } {
+  let onClose: ((err?: Error) => void) | undefined;
+  const promise = new Promise<never>((_resolve, reject) => {
+    onClose = (err?: Error): void => reject(err ?? new Error('connection lost during setup'));
+    model.once('close', onClose);
+  });
+  promise.catch(() => undefined);
+  return { promise, release: () => void (onClose && model.off('close', onClose)) };
 }
 
 function withHeartbeat(url: string, seconds: number): string {

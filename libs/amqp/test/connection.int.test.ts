@@ -29,6 +29,21 @@ describe('connection', () => {
     expect(connection.state).toMatchObject({ type: 'open' });
   });
 
+  it('leaves one close listener on an open connection: the one that notices its loss', async () => {
+    const connection = new AmqpConnection({ urls });
+    td.add(() => connection.close());
+    let listeners = -1;
+    await connection.onOpen(async (model) => void (listeners = model.listenerCount('close')));
+    await connection.start();
+    // Counted during setup: its own, and the one that fails a setup stuck on a dead connection.
+    expect(listeners).toBe(2);
+    await connection.simulateLoss();
+    await waitFor(() => connection.state.type === 'open', { timeoutMs: 10_000 });
+    let after = -1;
+    await connection.onOpen(async (model) => void (after = model.listenerCount('close')));
+    expect(after).toBe(1);
+  });
+
   it('does not retry refused credentials', async () => {
     const bad = new URL(urls);
     bad.password = 'definitely-wrong';

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { trackingStates } from '@warren/amqp';
 import { ErrorCode } from '@warren/jsonrpc';
 
 /** Where a call came in. */
@@ -12,6 +13,8 @@ export interface MetricsSources {
   pending(): number;
   sessions(): { sse: number; streamable: number };
   instances(): number;
+  /** Live instances that report their in-flight tracking: service name and tracking state. */
+  tracking(): readonly { readonly service: string; readonly state: string }[];
 }
 
 /**
@@ -54,6 +57,23 @@ export class BrokerMetrics {
         const s = sources.sessions();
         this.set({ transport: 'sse' }, s.sse);
         this.set({ transport: 'streamable-http' }, s.streamable);
+      },
+    });
+    new Gauge({
+      name: 'warren_tracking_instances',
+      help: 'Live service instances with an in-flight tracker, by service and tracking state (degraded: Redis is not answering and calls run untracked).',
+      labelNames: ['service', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        // Every state shows, at 0 when no instance is in it, so an alert on `degraded > 0` has a series to read.
+        const counts = new Map<string, Map<string, number>>();
+        for (const { service, state } of sources.tracking()) {
+          const byState = counts.get(service) ?? new Map(trackingStates.map((s) => [s, 0]));
+          byState.set(state, (byState.get(state) ?? 0) + 1);
+          counts.set(service, byState);
+        }
+        for (const [service, byState] of counts) for (const [state, n] of byState) this.set({ service, state }, n);
       },
     });
     if (defaultMetrics) collectDefaultMetrics({ register: this.registry });

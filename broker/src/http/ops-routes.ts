@@ -42,7 +42,10 @@ export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): voi
     return {
       services: catalogue.services.map((s) => ({
         name: s.name,
-        instances: s.instances.map((i) => ({ instanceId: i.instanceId, startedAt: i.startedAt, lastSeen: i.lastSeen, running: i.running, metadata: i.metadata })),
+        instances: s.instances.map((i) => ({
+          instanceId: i.instanceId, startedAt: i.startedAt, lastSeen: i.lastSeen, running: i.running, metadata: i.metadata,
+          ...(i.tracking === undefined ? {} : { tracking: i.tracking }),
+        })),
         methods: [...catalogue.methods.values()].filter((m) => m.service === s.name).map((m) => ({
           name: m.name,
           ...(m.description === undefined ? {} : { description: m.description }),

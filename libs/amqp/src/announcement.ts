@@ -1,5 +1,6 @@
 import type { JsonSchema } from '@warren/jsonrpc';
 import type { ToolSpec } from './service-options';
+import { trackingStates, type TrackingReport } from './tracker';
 
 /** How a method describes itself for discovery (OpenRPC) and MCP tools. */
 export interface MethodDescription {
@@ -27,6 +28,8 @@ export type Announcement =
       readonly instanceNotifications: readonly string[];
       readonly metadata: Readonly<Record<string, string>>;
       readonly running: number;
+      /** The instance's in-flight tracking, when it has a tracker that reports. */
+      readonly tracking?: TrackingReport;
     }
   | { readonly type: 'withdraw'; readonly service: string; readonly instanceId: string };
 
@@ -43,5 +46,17 @@ export function parseAnnouncement(body: Buffer): Announcement | undefined {
   if (typeof v['service'] !== 'string' || typeof v['instanceId'] !== 'string') return undefined;
   if (v['type'] === 'withdraw') return { type: 'withdraw', service: v['service'], instanceId: v['instanceId'] };
   if (v['type'] !== 'announce' || !Array.isArray(v['methods']) || !Array.isArray(v['notifications'])) return undefined;
-  return value as Announcement;
+  // The report becomes metric labels and values: only a well-formed one is kept.
+  const { tracking, ...rest } = v;
+  const report = parseTrackingReport(tracking);
+  return (report ? { ...rest, tracking: report } : rest) as Announcement;
+}
+
+function parseTrackingReport(value: unknown): TrackingReport | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const r = value as Record<string, unknown>;
+  const state = trackingStates.find((s) => s === r['state']);
+  const count = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+  if (state === undefined || !count(r['since']) || !count(r['degradedTransitions']) || !count(r['untracked'])) return undefined;
+  return { state, since: r['since'], degradedTransitions: r['degradedTransitions'], untracked: r['untracked'] };
 }

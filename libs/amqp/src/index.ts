@@ -59,7 +59,7 @@ export { WarrenService } from './service';
 export { type ServiceOptions, type ServiceMethod, type ServiceNotification, type ToolSpec, resolveServiceOptions } from './service-options';
 export type { ServiceStats } from './service-stats';
 export type { HandlerContext, NestedClient } from './context';
-export type { CallTracker, TrackedCall, TrackDecision } from './tracker';
+export { trackingStates, type CallTracker, type TrackedCall, type TrackDecision, type TrackingReport } from './tracker';
 export type { Abortable } from './call-abort';
 export { names, assertMethodName, isValidMethodName, type Names } from './names';
 export { coreTopology, serviceTopology, applyTopology, type Topology, type QueueType } from './topology';

@@ -71,6 +71,8 @@ export class WarrenService {
     service.client = await RpcClient.create(connection, { ...service.o.client, namespace: service.o.namespace, logger: service.o.logger });
     service.owner = { service: service.o.name, instanceId: service.o.instanceId, log: service.log, client: service.client };
     await service.o.tracker?.start?.({ service: service.o.name, instanceId: service.o.instanceId, running: () => service.running.size });
+    // Operators see a degraded tracker at once (the broker's /services and metrics), not at the next interval.
+    service.o.tracker?.onReportChange?.(() => service.announce());
     service.unregister = await connection.onOpen((model) => service.setup(model));
     service.state = 'running';
     service.announceTimer = setInterval(() => service.announce(), service.o.announceIntervalMs);
@@ -182,6 +184,7 @@ export class WarrenService {
       instanceNotifications: Object.keys(this.o.instanceNotifications),
       metadata: this.o.metadata,
       running: this.running.size,
+      ...(this.o.tracker?.report ? { tracking: this.o.tracker.report() } : {}),
     };
   }
 

@@ -23,6 +23,21 @@ export type TrackDecision =
   /** Do not run and do not answer; dead-letter it with this answer to the caller (attempts exhausted). */
   | { readonly action: 'dead-letter'; readonly response: ResponseMessage };
 
+/** The states a tracking report can be in; anything else in an announcement reads as `unknown`. */
+export const trackingStates = ['connecting', 'tracking', 'degraded', 'closed'] as const;
+
+/** What an instance announces of its tracker. */
+export interface TrackingReport {
+  /** `tracking`: calls are tracked; `connecting` and `degraded`: the store is not answering and calls run untracked. */
+  readonly state: (typeof trackingStates)[number];
+  /** When the state began, ms since the epoch. */
+  readonly since: number;
+  /** Times tracking went from working to degraded. */
+  readonly degradedTransitions: number;
+  /** Calls run (or refused, when tracking is required) without tracking. */
+  readonly untracked: number;
+}
+
 /**
  * The port through which the service runtime reports calls to an in-flight
  * store (Redis, in @warren/inflight). The runtime works without one, and keeps
@@ -36,6 +51,10 @@ export interface CallTracker {
    * response as the caller receives it (serialized once, by the runtime).
    */
   finish(call: TrackedCall, response: ResponseMessage, text: string): Promise<void>;
+  /** How tracking goes on this instance; announced with it (discovery, the broker's /services and metrics). */
+  report?(): TrackingReport;
+  /** Tells `listener` whenever the report's state changes, so the instance announces it at once. */
+  onReportChange?(listener: () => void): void;
   /** Tells the tracker the instance is up (heartbeats) and which calls it runs; closed on shutdown. */
   start?(info: { service: string; instanceId: string; running: () => number }): Promise<void>;
   stop?(): Promise<void>;

@@ -1,3 +1,4 @@
+import type { TrackingReport } from '@warren/amqp';
 import type { Logger } from '@warren/logger';
 
 /**
@@ -5,7 +6,7 @@ import type { Logger } from '@warren/logger';
  * "Redis is not answering": calls run untracked (or fail, with
  * `requireTracking`). `closed` after `stop()`.
  */
-export type TrackingState = 'connecting' | 'tracking' | 'degraded' | 'closed';
+export type TrackingState = TrackingReport['state'];
 
 /** What a tracker reports for metrics and tests. */
 export interface TrackerHealth {
@@ -45,7 +46,14 @@ export class Health {
     degradedTransitions: 0, tracked: 0, untracked: 0, answeredFromStore: 0, waited: 0, takeovers: 0, deadLettered: 0, cancelled: 0, leasesLost: 0,
   };
 
+  private readonly listeners: (() => void)[] = [];
+
   constructor(private readonly log: Logger) {}
+
+  /** Tells `listener` after every change of state. */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
 
   get state(): TrackingState {
     return this.current;
@@ -86,7 +94,9 @@ export class Health {
   }
 
   private set(state: TrackingState): void {
+    if (state === this.current) return;
     this.current = state;
     this.changedAt = Date.now();
+    for (const listener of this.listeners) listener();
   }
 }

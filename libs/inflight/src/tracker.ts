@@ -1,4 +1,4 @@
-import type { Abortable, CallTracker, TrackDecision, TrackedCall } from '@warren/amqp';
+import type { Abortable, CallTracker, TrackDecision, TrackedCall, TrackingReport } from '@warren/amqp';
 import {
   CancelledError, ErrorCode, ServiceUnavailableError, WorkerLostError, failureResponse, isErrorResponse, type ResponseMessage,
 } from '@warren/jsonrpc';
@@ -104,6 +104,16 @@ export class RedisCallTracker implements CallTracker {
 
   get state(): TrackingState {
     return this.status.state;
+  }
+
+  /** What the service announces of its tracking (state and the counters operators alert on). */
+  report(): TrackingReport {
+    const h = this.status.snapshot();
+    return { state: h.state, since: h.since, degradedTransitions: h.degradedTransitions, untracked: h.untracked };
+  }
+
+  onReportChange(listener: () => void): void {
+    this.status.onChange(listener);
   }
 
   async start(info: { service: string; instanceId: string; running: () => number }): Promise<void> {

@@ -162,6 +162,8 @@ it('stops waiting when the call is aborted (deadline, shutdown), without claimin
 });
 
 it('degrades when Redis fails: calls run untracked, one warning per transition, and resumes on the next good heartbeat', async () => {
+  const announced: string[] = [];
+  tracker.onReportChange(() => announced.push(tracker.report().state));
   store.down = true;
   const a = call();
   const d = expectRun(await tracker.begin(a, new AbortController()));
@@ -178,6 +180,9 @@ it('degrades when Redis fails: calls run untracked, one warning per transition, 
   expect(tracker.state).toBe('tracking');
   expect(lines.filter((l) => l.msg.startsWith('in-flight tracking resumed'))).toHaveLength(1);
   expect(tracker.health()).toMatchObject({ degradedTransitions: 1, untracked: 3 });
+  // Told once per change of state, for the service to announce it.
+  expect(announced).toEqual(['degraded', 'tracking']);
+  expect(tracker.report()).toEqual({ state: 'tracking', since: expect.any(Number), degradedTransitions: 1, untracked: 3 });
 
   // A call that started untracked still leaves its outcome, with what it was.
   await tracker.finish(a, ok(1));

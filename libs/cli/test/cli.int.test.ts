@@ -134,6 +134,8 @@ describe('warren services', () => {
     const r = await warren(['services', '--wait', '1000']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^calculator {2}1 instance$/m);
+    // The tracked jobs worker shows its tracking state; untracked services have no such column.
+    expect(r.stdout).toMatch(/^ {2}worker-1\s+\S+\s+\d+\s+tracking$/m);
     expect(r.stdout).toMatch(/methods: add, subtract, sum, get_data, calculate \(tool\)/);
     expect(r.stdout).toMatch(/notifications: notify_hello, logMessage|notifications: logMessage, notify_hello/);
     expect(r.stdout).toMatch(/source: registry/);

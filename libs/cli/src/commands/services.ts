@@ -1,4 +1,4 @@
-import { ServiceRegistry, AmqpConnection, type InstanceInfo } from '@warren/amqp';
+import { ServiceRegistry, AmqpConnection, type InstanceInfo, type TrackingReport } from '@warren/amqp';
 import { redactUrl } from '@warren/logger';
 import { ExitCode, UnreachableError, type ExitCodeValue } from '../errors';
 import { duration, table } from '../format';
@@ -9,7 +9,10 @@ export interface ServicesView {
   readonly source: 'gateway' | 'registry';
   readonly services: readonly {
     readonly name: string;
-    readonly instances: readonly { readonly instanceId: string; readonly startedAt: number; readonly lastSeen?: number; readonly running: number; readonly metadata?: Readonly<Record<string, string>> }[];
+    readonly instances: readonly {
+      readonly instanceId: string; readonly startedAt: number; readonly lastSeen?: number; readonly running: number;
+      readonly metadata?: Readonly<Record<string, string>>; readonly tracking?: TrackingReport;
+    }[];
     readonly methods: readonly { readonly name: string; readonly description?: string; readonly tool?: string }[];
     readonly notifications: readonly string[];
     readonly instanceNotifications?: readonly string[];
@@ -63,7 +66,10 @@ function summarize(name: string, instances: readonly InstanceInfo[]): ServicesVi
   const newest = [...instances].sort((a, b) => b.startedAt - a.startedAt)[0];
   return {
     name,
-    instances: instances.map((i) => ({ instanceId: i.instanceId, startedAt: i.startedAt, lastSeen: i.lastSeen, running: i.running, metadata: i.metadata })),
+    instances: instances.map((i) => ({
+      instanceId: i.instanceId, startedAt: i.startedAt, lastSeen: i.lastSeen, running: i.running, metadata: i.metadata,
+      ...(i.tracking === undefined ? {} : { tracking: i.tracking }),
+    })),
     methods: (newest?.methods ?? []).map((m) => ({ name: m.name, ...(m.description === undefined ? {} : { description: m.description }), ...(m.tool === undefined ? {} : { tool: m.tool.name ?? m.name }) })),
     notifications: [...new Set(instances.flatMap((i) => i.notifications))].sort(),
     instanceNotifications: [...new Set(instances.flatMap((i) => i.instanceNotifications ?? []))].sort(),
@@ -88,7 +94,9 @@ export async function servicesCommand(s: Session, flags: { readonly wait: number
   const now = Date.now();
   for (const svc of view.services) {
     s.out(`${s.c.bold(svc.name)}  ${s.c.dim(`${svc.instances.length} instance${svc.instances.length === 1 ? '' : 's'}`)}`);
-    s.out(indent(table(['instance', 'up', 'running'], svc.instances.map((i) => [i.instanceId, duration(now - i.startedAt), String(i.running)]), s.c, new Set([2]))));
+    const tracked = svc.instances.some((i) => i.tracking !== undefined);
+    const rows = svc.instances.map((i) => [i.instanceId, duration(now - i.startedAt), String(i.running), ...(tracked ? [trackingCell(i.tracking, s)] : [])]);
+    s.out(indent(table(['instance', 'up', 'running', ...(tracked ? ['tracking'] : [])], rows, s.c, new Set([2]))));
     if (svc.methods.length > 0) s.out(indent(`methods: ${svc.methods.map((m) => (m.tool ? `${m.name} ${s.c.cyan('(tool)')}` : m.name)).join(', ')}`));
     const subs = [...svc.notifications, ...(svc.instanceNotifications ?? []).map((n) => `${n} (per instance)`)];
     if (subs.length > 0) s.out(indent(`notifications: ${subs.join(', ')}`));
@@ -96,6 +104,12 @@ export async function servicesCommand(s: Session, flags: { readonly wait: number
   }
   s.out(s.c.dim(`source: ${view.source}`));
   return ExitCode.ok;
+}
+
+/** An instance's tracking state; a degraded one stands out (its calls run without dedupe or cancel). */
+function trackingCell(report: TrackingReport | undefined, s: Session): string {
+  if (report === undefined) return '-';
+  return report.state === 'tracking' ? report.state : s.c.red(report.state);
 }
 
 function indent(text: string): string {

@@ -1,4 +1,4 @@
-import type { AmqpConnection } from '@warren/amqp';
+import { summarizeInstance, type AmqpConnection } from '@warren/amqp';
 import type { FastifyInstance } from 'fastify';
 import type { CallGate } from '../calls';
 import type { InflightSource } from '../inflight';
@@ -42,10 +42,7 @@ export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): voi
     return {
       services: catalogue.services.map((s) => ({
         name: s.name,
-        instances: s.instances.map((i) => ({
-          instanceId: i.instanceId, startedAt: i.startedAt, lastSeen: i.lastSeen, running: i.running, metadata: i.metadata,
-          ...(i.tracking === undefined ? {} : { tracking: i.tracking }),
-        })),
+        instances: s.instances.map(summarizeInstance),
         methods: [...catalogue.methods.values()].filter((m) => m.service === s.name).map((m) => ({
           name: m.name,
           ...(m.description === undefined ? {} : { description: m.description }),

@@ -68,6 +68,6 @@ export { directReplyQueue, type ReplyMode } from './reply-consumer';
 export { parseTraceparent, childTraceparent, type TraceContext } from './trace';
 export { relayPayload, type RelayOptions, type RelayTarget } from './relay';
 export { type Announcement, type MethodDescription, parseAnnouncement } from './announcement';
-export { ServiceRegistry, type InstanceInfo, type RegistryOptions } from './registry';
+export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type RegistryOptions } from './registry';
 export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './service-env';
 export { shutdownHandler, type ShutdownOptions } from './shutdown';

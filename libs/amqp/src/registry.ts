@@ -9,6 +9,16 @@ import { applyTopology, coreTopology } from './topology';
 
 export type InstanceInfo = Extract<Announcement, { type: 'announce' }> & { readonly lastSeen: number };
 
+/** What views of the registry (the broker's GET /services, `warren services`) show of an instance. */
+export type InstanceSummary = Pick<InstanceInfo, 'instanceId' | 'startedAt' | 'lastSeen' | 'running' | 'metadata' | 'tracking'>;
+
+export function summarizeInstance(i: InstanceInfo): InstanceSummary {
+  return {
+    instanceId: i.instanceId, startedAt: i.startedAt, lastSeen: i.lastSeen, running: i.running, metadata: i.metadata,
+    ...(i.tracking === undefined ? {} : { tracking: i.tracking }),
+  };
+}
+
 export interface RegistryOptions {
   /** @default 'warren' */
   readonly namespace?: string;

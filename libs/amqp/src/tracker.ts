@@ -23,7 +23,7 @@ export type TrackDecision =
   /** Do not run and do not answer; dead-letter it with this answer to the caller (attempts exhausted). */
   | { readonly action: 'dead-letter'; readonly response: ResponseMessage };
 
-/** The states a tracking report can be in; anything else in an announcement reads as `unknown`. */
+/** The states a tracking report can be in; an announced report in any other is dropped. */
 export const trackingStates = ['connecting', 'tracking', 'degraded', 'closed'] as const;
 
 /** What an instance announces of its tracker. */

@@ -1,4 +1,4 @@
-import { ServiceRegistry, AmqpConnection, type InstanceInfo, type TrackingReport } from '@warren/amqp';
+import { ServiceRegistry, AmqpConnection, summarizeInstance, type InstanceInfo, type InstanceSummary, type TrackingReport } from '@warren/amqp';
 import { redactUrl } from '@warren/logger';
 import { ExitCode, UnreachableError, type ExitCodeValue } from '../errors';
 import { duration, table } from '../format';
@@ -9,10 +9,7 @@ export interface ServicesView {
   readonly source: 'gateway' | 'registry';
   readonly services: readonly {
     readonly name: string;
-    readonly instances: readonly {
-      readonly instanceId: string; readonly startedAt: number; readonly lastSeen?: number; readonly running: number;
-      readonly metadata?: Readonly<Record<string, string>>; readonly tracking?: TrackingReport;
-    }[];
+    readonly instances: readonly (Omit<InstanceSummary, 'lastSeen' | 'metadata'> & Partial<Pick<InstanceSummary, 'lastSeen' | 'metadata'>>)[];
     readonly methods: readonly { readonly name: string; readonly description?: string; readonly tool?: string }[];
     readonly notifications: readonly string[];
     readonly instanceNotifications?: readonly string[];
@@ -66,10 +63,7 @@ function summarize(name: string, instances: readonly InstanceInfo[]): ServicesVi
   const newest = [...instances].sort((a, b) => b.startedAt - a.startedAt)[0];
   return {
     name,
-    instances: instances.map((i) => ({
-      instanceId: i.instanceId, startedAt: i.startedAt, lastSeen: i.lastSeen, running: i.running, metadata: i.metadata,
-      ...(i.tracking === undefined ? {} : { tracking: i.tracking }),
-    })),
+    instances: instances.map(summarizeInstance),
     methods: (newest?.methods ?? []).map((m) => ({ name: m.name, ...(m.description === undefined ? {} : { description: m.description }), ...(m.tool === undefined ? {} : { tool: m.tool.name ?? m.name }) })),
     notifications: [...new Set(instances.flatMap((i) => i.notifications))].sort(),
     instanceNotifications: [...new Set(instances.flatMap((i) => i.instanceNotifications ?? []))].sort(),

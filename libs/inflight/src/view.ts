@@ -132,9 +132,13 @@ export class InflightView {
    * Records a call its caller has just sent as queued, so that `status` says
    * `queued` (not `unknown`) until a worker takes it. A call already taken,
    * finished or cancelled keeps its record. The record lives until the
-   * call's deadline plus `graceMs`. Resolves true when recorded.
+   * call's deadline plus `graceMs`. Resolves true when recorded; false when
+   * a record was there, or Redis is not connected (the mark is best effort).
    */
   async markQueued(call: QueuedCall): Promise<boolean> {
+    // Once per call: while Redis is away the mark is skipped at once rather than waited for, so an
+    // outage under load does not pile up a waiter per call.
+    if (this.store.client.status !== 'ready') return false;
     return this.op(() => {
       const meta = encodeMeta({ service: call.service ?? '', method: call.method, deadline: call.deadline, rid: JSON.stringify(call.id) });
       return this.store.markQueued(call.callId, meta, callTtlMs(call.deadline, Date.now(), this.o.graceMs));

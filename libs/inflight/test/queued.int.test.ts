@@ -5,7 +5,7 @@
 import type { RpcClient, WarrenService } from '@warren/amqp';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
 import { waitFor } from '@warren/testkit';
-import { trackQueued, type InflightView, type RedisCallTracker } from '../src';
+import { InflightView, trackQueued, type RedisCallTracker } from '../src';
 import { parseRecord, queuedRecord } from '../src/decision';
 import { testKeys, type WorkResult } from './fixtures/methods';
 import { TestBed, startCall } from './support';
@@ -94,4 +94,16 @@ it('a mark that arrives after the worker took the call changes nothing', async (
   expect(await view.markQueued({ callId: done.callId, method: 'work', id: done.callId, deadline: Date.now() + 5000 })).toBe(false);
   expect(await view.status(done.callId)).toEqual(before);
   expect(await tp.keysWithoutTtl()).toEqual([]);
+});
+
+it('skips the mark at once while Redis is unreachable, so an outage under load piles nothing up', async () => {
+  // A view waits up to commandTimeoutMs for a connection before other operations: a mark that did
+  // the same would keep this test past its timeout.
+  const away = new InflightView({ redis: 'redis://127.0.0.1:1', keyPrefix: tp.prefix, commandTimeoutMs: 60_000 });
+  try {
+    const marks = await Promise.all(Array.from({ length: 50 }, (_, i) => away.markQueued({ callId: `away.${i}`, method: 'work', id: i, deadline: Date.now() + 5000 })));
+    expect(marks.every((m) => m === false)).toBe(true);
+  } finally {
+    await away.close();
+  }
 });

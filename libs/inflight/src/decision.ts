@@ -84,7 +84,7 @@ export const recordSeparator = '\u001f';
 export const recordFields = ['state', 'startedAt', 'lease', 'worker', 'token', 'attempt', 'cancel', 'meta', 'code', 'finishedAt', 'result'] as const;
 
 const stateByLetter: Readonly<Record<string, CallState>> = { R: 'running', Q: 'queued', D: 'done', F: 'failed', C: 'cancelled', E: 'expired' };
-const letterByState: Readonly<Record<string, string>> = { running: 'R', queued: 'Q', done: 'D', failed: 'F', cancelled: 'C', expired: 'E' };
+const letterByState: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(stateByLetter).map(([letter, state]) => [state, letter]));
 
 /** The one-letter form a record stores a state in. */
 export function stateLetter(state: 'done' | 'failed' | 'cancelled' | 'expired'): string {
@@ -103,8 +103,8 @@ export function encodeOwner(worker: string, token: string, attempt: number, meta
  * queued call.
  */
 export function queuedRecord(meta: string): string {
-  const S = recordSeparator;
-  return `Q${S}${S}${S}${S}${S}0${S}${S}${meta}${S}${S}`;
+  const fields: Partial<Record<(typeof recordFields)[number], string>> = { state: 'Q', attempt: '0', meta };
+  return recordFields.map((name) => fields[name] ?? '').join(recordSeparator);
 }
 
 /**

@@ -14,7 +14,6 @@ import { RedisStore, type TrackerStore } from './store';
 /** A call this instance claimed and runs. */
 interface Claim {
   readonly call: TrackedCall;
-  readonly callId: string;
   readonly token: string;
   readonly controller: Abortable;
   renewedAt: number;
@@ -236,7 +235,7 @@ export class RedisCallTracker implements CallTracker {
   }
 
   private run(call: TrackedCall, controller: Abortable, token: string, attempt: number, previousOwner: string | undefined): TrackDecision {
-    const claim: Claim = { call, callId: call.callId, token, controller, renewedAt: Date.now(), finished: false, lost: false };
+    const claim: Claim = { call, token, controller, renewedAt: Date.now(), finished: false, lost: false };
     this.claims.set(call.callId, claim);
     this.status.count('tracked');
     if (previousOwner !== undefined) {
@@ -250,9 +249,9 @@ export class RedisCallTracker implements CallTracker {
   private readonly releaseClaim = (claim: Claim): void => this.release(claim);
 
   private release(claim: Claim): void {
-    if (this.claims.get(claim.callId) === claim) this.claims.delete(claim.callId);
+    if (this.claims.get(claim.call.callId) === claim) this.claims.delete(claim.call.callId);
     // Unfinished (requeued on shutdown, or failed): drop the lease so the next delivery need not wait it out.
-    if (!claim.finished && this.status.tracking) this.store.release(claim.callId, claim.token).catch((err: unknown) => this.failed(err, 'release'));
+    if (!claim.finished && this.status.tracking) this.store.release(claim.call.callId, claim.token).catch((err: unknown) => this.failed(err, 'release'));
   }
 
   private untracked(call: TrackedCall): TrackDecision {
@@ -305,12 +304,12 @@ export class RedisCallTracker implements CallTracker {
     await Promise.all(due.map(async (claim) => {
       claim.renewedAt = now;
       try {
-        const outcome = await this.store.renew(claim.callId, claim.token, this.o.leaseMs);
+        const outcome = await this.store.renew(claim.call.callId, claim.token, this.o.leaseMs);
         if (outcome === 1) this.abort(claim);
         else if (outcome === -1 && !claim.finished) {
           claim.lost = true;
           this.status.count('leasesLost');
-          this.log.warn({ callId: claim.callId }, 'lease lost while the handler still runs: another worker took the call over');
+          this.log.warn({ callId: claim.call.callId }, 'lease lost while the handler still runs: another worker took the call over');
         }
       } catch (err) {
         this.failed(err, 'renew');

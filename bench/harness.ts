@@ -6,12 +6,12 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { percentile } from '@warren/cli';
+import type { LoadDriver } from './caller-process';
 import { cpuSampler, processSyscalls } from './proc-stats';
 
-/** A started target. `call` performs one RPC round trip and rejects on failure/timeout. */
+/** A started target: `driver` makes its calls (in a caller process of its own, see caller-process.ts). */
 export interface BenchSession {
-  call: () => Promise<void>;
+  driver: LoadDriver;
   stop: () => Promise<void>;
   /** Optional: cumulative CPU time (user+system, µs) consumed by the server process(es). */
   serverCpuUs?: (() => Promise<number>) | undefined;
@@ -61,7 +61,7 @@ export interface LoadResult {
   p50Ms: number;
   p90Ms: number;
   p99Ms: number;
-  /** Client CPU: process.cpuUsage() delta of THIS process / calls (µs). */
+  /** Client CPU: the caller process's process.cpuUsage() delta / calls (µs). */
   cpuUsPerCall: number;
   /** Server CPU per call (µs), or null when the target does not report it. */
   serverCpuUsPerCall: number | null;
@@ -69,7 +69,7 @@ export interface LoadResult {
   rabbitCpuUsPerCall: number | null;
   /** redis-server CPU per call (µs), or null when it cannot be read. */
   redisCpuUsPerCall: number | null;
-  /** Client (bench process) RSS at the end of the measured phase (MB); it holds every target's client. */
+  /** The caller process's RSS at the end of the measured phase (MB). */
   rssMb: number;
   /** Server process RSS at the end of the measured phase (MB), or null when the target does not report it. */
   serverRssMb: number | null;
@@ -87,66 +87,36 @@ export interface BenchResult extends LoadResult {
   warmupCalls: number;
 }
 
-/** Runs `concurrency` loops, each awaiting one call at a time, until `calls` have been issued and completed. */
-async function drive(call: () => Promise<void>, concurrency: number, calls: number, latNs: Float64Array | null): Promise<number> {
-  let issued = 0;
-  let errors = 0;
-  let ok = 0;
-  const loop = async (): Promise<void> => {
-    while (issued < calls) {
-      issued++;
-      const t0 = process.hrtime.bigint();
-      try {
-        await call();
-        if (latNs) latNs[ok++] = Number(process.hrtime.bigint() - t0);
-      } catch {
-        errors++;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, calls)) }, loop));
-  return errors;
-}
-
-/** Nearest-rank percentile of ascending-sorted nanoseconds, in ms (NaN when empty). */
-const percentileMs = (sortedNs: Float64Array, p: number): number => percentile(sortedNs, p / 100) / 1e6;
-
-export async function runLoad(call: () => Promise<void>, opts: LoadOptions): Promise<LoadResult> {
+export async function runLoad(driver: LoadDriver, opts: LoadOptions): Promise<LoadResult> {
   const { concurrency, calls, warmupCalls } = opts;
-  if (warmupCalls > 0) await drive(call, concurrency, warmupCalls, null);
+  if (warmupCalls > 0) await driver.warmup(concurrency, warmupCalls);
 
-  const latNs = new Float64Array(calls);
   const { rabbit, redis } = opts.brokerCpu ?? brokerCpu();
   const srv0 = opts.serverCpuUs ? await opts.serverCpuUs() : null;
   const rabbit0 = rabbit?.();
   const redis0 = redis?.();
-  const sys0 = [processSyscalls(process.pid), processSyscalls(opts.serverPid)];
-  const cpu0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
-  const errors = await drive(call, concurrency, calls, latNs);
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu = process.cpuUsage(cpu0);
+  const sys0 = [processSyscalls(driver.pid), processSyscalls(opts.serverPid)];
+  const m = await driver.measure(concurrency, calls);
   const perCall = (before: number | null | undefined, after: number | null | undefined): number | null =>
     before !== null && before !== undefined && after !== null && after !== undefined ? (after - before) / calls : null;
-  const sys1 = [processSyscalls(process.pid), processSyscalls(opts.serverPid)];
+  const sys1 = [processSyscalls(driver.pid), processSyscalls(opts.serverPid)];
   const rabbitCpuUsPerCall = perCall(rabbit0, rabbit?.());
   const redisCpuUsPerCall = perCall(redis0, redis?.());
   const srv1 = opts.serverCpuUs && srv0 !== null ? await opts.serverCpuUs() : null;
 
-  const sorted = latNs.subarray(0, calls - errors).sort();
   return {
     calls,
-    errors,
-    seconds,
-    callsPerSec: (calls - errors) / seconds,
-    p50Ms: percentileMs(sorted, 50),
-    p90Ms: percentileMs(sorted, 90),
-    p99Ms: percentileMs(sorted, 99),
-    cpuUsPerCall: (cpu.user + cpu.system) / calls,
+    errors: m.errors,
+    seconds: m.seconds,
+    callsPerSec: (calls - m.errors) / m.seconds,
+    p50Ms: m.p50Ms,
+    p90Ms: m.p90Ms,
+    p99Ms: m.p99Ms,
+    cpuUsPerCall: m.cpuUs / calls,
     serverCpuUsPerCall: srv0 !== null && srv1 !== null ? (srv1 - srv0) / calls : null,
     rabbitCpuUsPerCall,
     redisCpuUsPerCall,
-    rssMb: process.memoryUsage().rss / (1024 * 1024),
+    rssMb: m.rssMb,
     serverRssMb: opts.serverRssMb?.() ?? null,
     clientSyscallsPerCall: perCall(sys0[0], sys1[0]),
     serverSyscallsPerCall: perCall(sys0[1], sys1[1]),
@@ -200,10 +170,10 @@ export async function benchRounds(targets: readonly BenchTarget[], plan: RoundsP
         const order = base ? [base, ...turned.flatMap((entry) => [entry, base])] : turned;
         const warmed = new Set<BenchSession>();
         for (const [slot, entry] of order.entries()) {
-          const { call, serverCpuUs, serverRssMb, serverPid } = entry.session;
+          const { driver, serverCpuUs, serverRssMb, serverPid } = entry.session;
           const warmupCalls = round === 1 && !warmed.has(entry.session) ? plan.warmupFor(concurrency) : plan.rewarmFor(concurrency);
           warmed.add(entry.session);
-          const r = await runLoad(call, { concurrency, calls: plan.callsFor(concurrency), warmupCalls, serverCpuUs, serverRssMb, serverPid, brokerCpu: brokers });
+          const r = await runLoad(driver, { concurrency, calls: plan.callsFor(concurrency), warmupCalls, serverCpuUs, serverRssMb, serverPid, brokerCpu: brokers });
           const row: RoundResult = { target: entry.target.name, concurrency, warmupCalls, round, slot, ...r };
           out.push(row);
           plan.onResult?.(row);
@@ -274,6 +244,7 @@ const COLUMNS: ReadonlyArray<[string, (r: BenchResult) => string]> = [
   ['p99 ms', (r) => r.p99Ms.toFixed(3)],
   ['client CPU µs/call', (r) => r.cpuUsPerCall.toFixed(1)],
   ['server CPU µs/call', (r) => (r.serverCpuUsPerCall === null ? '-' : r.serverCpuUsPerCall.toFixed(1))],
+  ['caller+service+Redis CPU µs/call', (r) => (r.serverCpuUsPerCall === null ? '-' : (r.cpuUsPerCall + r.serverCpuUsPerCall + (r.redisCpuUsPerCall ?? 0)).toFixed(1))],
   ['RabbitMQ CPU µs/call', (r) => (r.rabbitCpuUsPerCall === null ? '-' : r.rabbitCpuUsPerCall.toFixed(1))],
   ['Redis CPU µs/call', (r) => (r.redisCpuUsPerCall === null ? '-' : r.redisCpuUsPerCall.toFixed(1))],
   ['client syscalls/call', (r) => (r.clientSyscallsPerCall === null ? '-' : r.clientSyscallsPerCall.toFixed(2))],

@@ -1,8 +1,9 @@
-/** Warren target: an RpcClient in this process against a Warren service in a child process. */
+/** Warren target: an RpcClient in a caller process against a Warren service in a child process. */
 import { join } from 'node:path';
 import amqp from 'amqplib';
-import { connectClient, names, type ReplyMode } from '@warren/amqp';
+import { names, type ReplyMode } from '@warren/amqp';
 import { AMQP_URL, spawnServer, uniqueName } from './amqp-baseline';
+import { spawnCaller, type LoadDriver } from './caller-process';
 import type { BenchSession, BenchTarget } from './harness';
 
 const SERVER_FILE = join(__dirname, 'warren-server.ts');
@@ -14,19 +15,21 @@ export function warrenTarget(opts: { tracking: boolean; replyMode?: ReplyMode })
     async start(): Promise<BenchSession> {
       const namespace = uniqueName('bench-warren').replace(/[^A-Za-z0-9_.-]/g, '');
       const server = await spawnServer(SERVER_FILE, opts.tracking ? [namespace, 'tracking'] : [namespace]);
-      const client = await connectClient({ urls: AMQP_URL, namespace, replyMode: opts.replyMode ?? 'named', defaultTimeoutMs: 10_000, maxPending: 100_000 });
-      let n = 0;
+      let driver: LoadDriver;
+      try {
+        driver = await spawnCaller({ kind: 'warren', namespace, replyMode: opts.replyMode ?? 'named', timeoutMs: 10_000 });
+      } catch (err) {
+        await server.stop();
+        await deleteNamespace(namespace);
+        throw err;
+      }
       return {
         serverCpuUs: server.serverCpuUs,
         serverRssMb: server.serverRssMb,
         serverPid: server.pid,
-        call: async () => {
-          const a = n++;
-          const result = await client.call<number>('add', [a, 1]);
-          if (result !== a + 1) throw new Error(`wrong result ${result} for ${a}+1`);
-        },
+        driver,
         stop: async () => {
-          await client.close();
+          await driver.stop();
           await server.stop();
           await deleteNamespace(namespace);
         },

@@ -47,16 +47,17 @@ export function registerAccess(app: FastifyInstance, o: AccessOptions): void {
     const own = t.allowMethods === undefined ? undefined : methodFilter(t.allowMethods);
     return { token: i, operator: t.operator, allow: own ? (m) => o.allow(m) && own(m) : o.allow };
   });
-  app.decorateRequest('principal', anonymous);
+  // Reference-type decorators are shared between requests; each request gets its value in the hook.
+  app.decorateRequest('principal', null as unknown as Principal);
   const tokenIndex = o.tokens.length > 0 ? bearerMatcher(o.tokens.map((t) => t.token)) : undefined;
   const limiter = o.rateLimit ? new RequestLimiter(o.rateLimit) : undefined;
-  if (!tokenIndex && !limiter) return;
   const limited = (reply: FastifyReply, scope: RateLimitScope, take: Take): FastifyReply | undefined => {
     if (take.ok) return undefined;
     reply.log.debug({ scope, ip: reply.request.ip, retryAfterMs: take.retryAfterMs }, 'request rate-limited');
     return sendRefusal(reply.header('retry-after', String(Math.ceil(take.retryAfterMs / 1000))), 'WARREN_GW_RATE_LIMITED', { scope, retryAfterMs: take.retryAfterMs });
   };
   app.addHook('onRequest', async (request, reply) => {
+    request.principal = anonymous;
     if (request.routeOptions.config.public === true) return;
     if (limiter && limited(reply, 'ip', limiter.ip(request.ip))) return reply;
     if (!tokenIndex) return;

@@ -6,8 +6,8 @@ import type { ServerResponse } from 'node:http';
  * buffers every `write()` a slow or stalled reader cannot take yet
  * (`writableLength`: the response's own buffer and its socket's); an SSE
  * stream nobody reads would grow without end. Past `maxBytes` the response
- * is destroyed (the connection cut, the buffers freed) and `onOverflow`
- * told, once.
+ * is destroyed at the next write (the connection cut, the buffers freed)
+ * and `onOverflow` told, once.
  *
  * Wraps `res.write` so it also bounds writers we do not control (the MCP
  * SDK's Streamable HTTP transport writes its event streams itself).
@@ -22,7 +22,9 @@ export function capOutput(res: ServerResponse, maxBytes: number, onOverflow: (qu
     if (tripped || res.destroyed) return false;
     const chunk = args[0];
     const size = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk instanceof Uint8Array ? chunk.byteLength : 0;
-    if (res.writableLength + size > maxBytes) {
+    // Judged on what is still queued from earlier writes, so one large message to a client that
+    // reads is never refused; memory is bounded by maxBytes plus one message.
+    if (res.writableLength > maxBytes) {
       tripped = true;
       const queued = res.writableLength + size;
       res.destroy();

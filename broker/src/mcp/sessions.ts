@@ -188,11 +188,12 @@ export class McpSessions {
     // client that does not read leaves the backlog in the SDK, not in the response: count it here.
     const send = transport.send.bind(transport);
     transport.send = (message, options) => {
-      session.backlog += Buffer.byteLength(JSON.stringify(message));
+      // Like capOutput: judged on what earlier messages left queued, so one large answer always goes out.
       if (session.backlog > this.o.maxOutputBytes) {
         this.overflowed(session, session.backlog, request.ip);
         return Promise.resolve();
       }
+      session.backlog += Buffer.byteLength(JSON.stringify(message));
       return send(message, options);
     };
     server.onclose = () => {

@@ -3,11 +3,16 @@
 //
 // RabbitMQ and Redis come from AMQP_URL / REDIS_URL, the default local ports,
 // or testcontainers when Docker is reachable (scripts/ensure-services.ts).
-// Ctrl-C (SIGINT) or SIGTERM stops every process gracefully.
+// Ctrl-C (SIGINT) or SIGTERM stops every process gracefully: each child runs
+// in a process group of its own, so the terminal's signal (sent to the whole
+// foreground group) reaches only this script, which forwards exactly one
+// SIGTERM to each child; a child given two signals would skip its drain.
+// Logs are pretty on a terminal, JSON otherwise (LOG_FORMAT, log-format.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { defaults, ensureServices } from './ensure-services';
+import { lineFormatter, logFormat } from './log-format';
 
 const root = path.resolve(__dirname, '..');
 
@@ -23,19 +28,24 @@ const processes: readonly { name: string; file: string; env?: Record<string, str
 
 const children = new Map<string, ChildProcess>();
 let stopping = false;
+const format = lineFormatter(logFormat(process.env, process.stdout.isTTY === true), process.stdout.isTTY === true && !process.env['NO_COLOR']);
 
 function start(name: string, file: string, env: Record<string, string> = {}): void {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file)], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // detached: a process group of its own, out of reach of the terminal's Ctrl-C (see the top).
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file)], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   children.set(name, child);
-  const prefix = `${name.padEnd(12)} | `;
-  createInterface({ input: child.stdout }).on('line', (line) => process.stdout.write(prefix + line + '\n'));
-  createInterface({ input: child.stderr }).on('line', (line) => process.stderr.write(prefix + line + '\n'));
+  createInterface({ input: child.stdout }).on('line', (line) => process.stdout.write(format(name, line)));
+  createInterface({ input: child.stderr }).on('line', (line) => process.stderr.write(format(name, line)));
   child.on('exit', (code, signal) => {
     children.delete(name);
     if (!stopping) {
-      process.stderr.write(`${prefix}exited (${signal ?? code}); stopping everything\n`);
+      process.stderr.write(`${name.padEnd(12)} | exited (${signal ?? code}); stopping everything\n`);
       void stop(1);
-    } else if (children.size === 0) process.exit(exitCode);
+      return;
+    }
+    // A child that did not drain cleanly makes the whole run fail.
+    if (code !== 0) exitCode = 1;
+    if (children.size === 0) process.exit(exitCode);
   });
 }
 
@@ -58,10 +68,18 @@ async function main(): Promise<void> {
   // Every process gets both URLs explicitly: services track calls in Redis only when REDIS_URL is set.
   process.env['AMQP_URL'] ||= defaults.amqpUrl;
   process.env['REDIS_URL'] ||= defaults.redisUrl;
-  process.stdout.write(`warren: RabbitMQ ${provided.rabbitmq}, Redis ${provided.redis}\n`);
-  for (const p of processes) start(p.name, p.file, p.env);
+  // A local demo on loopback: without tokens it runs without auth, and says so (the broker
+  // itself refuses to start without either). Set GATEWAY_TOKENS to try auth.
+  if (!process.env['GATEWAY_TOKENS'] && !process.env['GATEWAY_OPERATOR_TOKENS']) process.env['GATEWAY_AUTH'] ||= 'none';
+  process.stdout.write(`warren: RabbitMQ ${provided.rabbitmq}, Redis ${provided.redis}, gateway auth ${process.env['GATEWAY_AUTH'] === 'none' ? 'off (GATEWAY_AUTH=none)' : 'on'}\n`);
+  // Before the children start: a signal in between must not kill this script and orphan them.
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
+  // This script dying without a signal it can handle (SIGKILL aside) still takes the children along.
+  process.on('exit', () => {
+    for (const child of children.values()) child.kill('SIGKILL');
+  });
+  for (const p of processes) start(p.name, p.file, p.env);
 }
 
 main().catch((err: unknown) => {

@@ -29,6 +29,8 @@ export interface CallGateOptions {
  */
 export class CallGate {
   private readonly running = new Map<string, GatewayCall>();
+  /** The token (index) each running call was made with, for /inflight's per-token view; absent without auth. */
+  private readonly owners = new Map<string, number>();
   private readonly log: Logger;
   private notifications = 0;
 
@@ -40,12 +42,14 @@ export class CallGate {
     return this.running.size;
   }
 
-  list(): GatewayCall[] {
-    return [...this.running.values()];
+  /** Calls in flight; with `token`, only those made with that token. */
+  list(token?: number): GatewayCall[] {
+    const all = [...this.running.values()];
+    return token === undefined ? all : all.filter((c) => this.owners.get(c.callId) === token);
   }
 
-  /** Sends a request and resolves with its response, errors included. Never rejects. */
-  async request(message: RequestMessage, via: Via, opts: Omit<CallOptions, 'id'> = {}): Promise<ResponseMessage> {
+  /** Sends a request and resolves with its response, errors included. Never rejects. `owner`: the token it was made with. */
+  async request(message: RequestMessage, via: Via, opts: Omit<CallOptions, 'id'> = {}, owner?: number): Promise<ResponseMessage> {
     if (this.full()) {
       this.refused(message.method, via, message.id);
       return failureResponse(message.id, this.overloaded().toErrorObject());
@@ -54,7 +58,7 @@ export class CallGate {
     const callId = this.o.client.nextCallId();
     const call: GatewayCall = { callId, method: message.method, id: message.id, via, startedAt: Date.now() };
     const started = performance.now();
-    this.enter(callId, call);
+    this.enter(callId, call, owner);
     let response: ResponseMessage | undefined;
     try {
       // client.request never rejects: local failures come back as error responses.
@@ -68,7 +72,7 @@ export class CallGate {
   }
 
   /** Publishes a notification; rejects with Overloaded when the gate is full, or with the publish failure. */
-  async notify(method: string, params: RequestMessage['params'], via: Via, opts: NotifyOptions = {}): Promise<void> {
+  async notify(method: string, params: RequestMessage['params'], via: Via, opts: NotifyOptions = {}, owner?: number): Promise<void> {
     if (this.full()) {
       this.refused(method, via, undefined);
       throw this.overloaded();
@@ -77,7 +81,7 @@ export class CallGate {
     const key = `notification.${(++this.notifications).toString(36)}`;
     const call: GatewayCall = { callId: key, method, via, startedAt: Date.now() };
     const started = performance.now();
-    this.enter(key, call);
+    this.enter(key, call, owner);
     let code: number | undefined;
     try {
       await this.o.client.notify(method, params, opts);
@@ -91,10 +95,10 @@ export class CallGate {
   }
 
   /** What relayPayload is given: `request` and `notify` passed through this gate. */
-  clientFor(via: Via): RelayTarget {
+  clientFor(via: Via, owner?: number): RelayTarget {
     return {
-      request: (message: RequestMessage, opts: Omit<CallOptions, 'id'> = {}): Promise<ResponseMessage> => this.request(message, via, opts),
-      notify: (method: string, params?: RequestMessage['params'], opts: NotifyOptions = {}): Promise<void> => this.notify(method, params, via, opts),
+      request: (message: RequestMessage, opts: Omit<CallOptions, 'id'> = {}): Promise<ResponseMessage> => this.request(message, via, opts, owner),
+      notify: (method: string, params?: RequestMessage['params'], opts: NotifyOptions = {}): Promise<void> => this.notify(method, params, via, opts, owner),
     };
   }
 
@@ -106,13 +110,15 @@ export class CallGate {
     return new OverloadedError(undefined, { reason: 'gateway_concurrency', limit: this.o.maxConcurrent });
   }
 
-  private enter(key: string, call: GatewayCall): void {
+  private enter(key: string, call: GatewayCall, owner: number | undefined): void {
     this.running.set(key, call);
+    if (owner !== undefined) this.owners.set(key, owner);
     this.o.metrics.inFlight.inc({ via: call.via });
   }
 
   private leave(key: string, call: GatewayCall): void {
     this.running.delete(key);
+    this.owners.delete(key);
     this.o.metrics.inFlight.dec({ via: call.via });
   }
 

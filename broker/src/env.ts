@@ -1,6 +1,6 @@
 import type { BrokerOptions } from './broker';
 import { rateLimitDefaults, type BucketSpec, type RateLimitOptions } from './http/rate-limit';
-import { gatewayDefaults } from './options';
+import { gatewayDefaults, type TokenSpec } from './options';
 
 /** The environment variables the broker reads, with their defaults; docs/gateway.md has the same table. */
 export const brokerEnv = {
@@ -13,7 +13,17 @@ export const brokerEnv = {
   GATEWAY_MAX_TIMEOUT_MS: `Ceiling on X-Timeout-Ms. Default ${gatewayDefaults.maxTimeoutMs}`,
   GATEWAY_MAX_CONCURRENT_CALLS: `Calls relayed at once before answering Overloaded. Default ${gatewayDefaults.maxConcurrentCalls}`,
   GATEWAY_MAX_SESSIONS: `Open MCP sessions. Default ${gatewayDefaults.maxSessions}`,
-  GATEWAY_TOKENS: 'Accepted bearer tokens, comma-separated; unset or empty turns auth off',
+  GATEWAY_AUTH: "'none' runs without auth (required to start without tokens); 'token' (the default) needs GATEWAY_TOKENS or GATEWAY_OPERATOR_TOKENS",
+  GATEWAY_TOKENS: 'Accepted client bearer tokens, comma-separated (each sees only its own calls in /inflight); set but empty or with an empty entry refuses to start',
+  GATEWAY_OPERATOR_TOKENS: 'Accepted operator bearer tokens, comma-separated (see every call in /inflight)',
+  GATEWAY_ALLOWED_HOSTS: 'Host names the Host header may name, comma-separated (* any, *.example.com subdomains). Default: loopback names on a loopback bind, else any',
+  GATEWAY_ALLOWED_ORIGINS: "Origins browser pages may call from, comma-separated, besides the gateway's own (* any). Default none",
+  GATEWAY_REQUEST_TIMEOUT_MS: `Time to send headers and body before 408. Default ${gatewayDefaults.requestTimeoutMs}`,
+  GATEWAY_HEADERS_TIMEOUT_MS: `Time to send headers before 408. Default ${gatewayDefaults.headersTimeoutMs}`,
+  GATEWAY_MAX_SESSIONS_PER_TOKEN: `Open MCP sessions per bearer token. Default ${gatewayDefaults.maxSessionsPerToken}`,
+  GATEWAY_MAX_SESSIONS_PER_IP: `Open MCP sessions per client address. Default ${gatewayDefaults.maxSessionsPerIp}`,
+  GATEWAY_SESSION_INIT_TIMEOUT_MS: `Time an MCP session gets to complete initialize. Default ${gatewayDefaults.sessionInitTimeoutMs}`,
+  GATEWAY_MAX_SESSION_OUTPUT_BYTES: `Bytes an MCP session may have queued for a client that does not read. Default ${gatewayDefaults.maxSessionOutputBytes}`,
   GATEWAY_ALLOW_METHODS: 'Methods exposed, comma-separated (a trailing * matches a prefix); unset exposes all',
   GATEWAY_RATE_LIMIT_PER_SEC: 'Requests per second each client IP may make, sustained (fractions allowed); unset: no per-IP limit',
   GATEWAY_RATE_LIMIT_BURST: 'Requests a client IP may make at once after a quiet spell. Default: GATEWAY_RATE_LIMIT_PER_SEC rounded up',
@@ -61,6 +71,7 @@ export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: st
     ? undefined
     : { ...(perIp === undefined ? {} : { perIp }), ...(perToken === undefined ? {} : { perToken }), ...(maxKeys === undefined ? {} : { maxKeys }) };
   const list = (name: keyof typeof brokerEnv): string[] | undefined => value(env, name)?.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const auth = authFromEnv(env);
   const optional = <K extends string, V>(key: K, v: V | undefined): Partial<Record<K, V>> => (v === undefined ? {} : ({ [key]: v } as Record<K, V>));
   const redisUrl = value(env, 'REDIS_URL');
   return {
@@ -74,12 +85,48 @@ export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: st
     ...optional('maxTimeoutMs', int('GATEWAY_MAX_TIMEOUT_MS')),
     ...optional('maxConcurrentCalls', int('GATEWAY_MAX_CONCURRENT_CALLS')),
     ...optional('maxSessions', int('GATEWAY_MAX_SESSIONS')),
-    ...optional('tokens', list('GATEWAY_TOKENS')),
+    ...auth,
+    ...optional('allowedHosts', list('GATEWAY_ALLOWED_HOSTS')),
+    ...optional('allowedOrigins', list('GATEWAY_ALLOWED_ORIGINS')),
+    ...optional('requestTimeoutMs', int('GATEWAY_REQUEST_TIMEOUT_MS')),
+    ...optional('headersTimeoutMs', int('GATEWAY_HEADERS_TIMEOUT_MS')),
+    ...optional('maxSessionsPerToken', int('GATEWAY_MAX_SESSIONS_PER_TOKEN')),
+    ...optional('maxSessionsPerIp', int('GATEWAY_MAX_SESSIONS_PER_IP')),
+    ...optional('sessionInitTimeoutMs', int('GATEWAY_SESSION_INIT_TIMEOUT_MS')),
+    ...optional('maxSessionOutputBytes', int('GATEWAY_MAX_SESSION_OUTPUT_BYTES')),
     ...optional('allowMethods', list('GATEWAY_ALLOW_METHODS')),
     ...optional('rateLimit', rateLimit),
     ...optional('redisUrl', redisUrl),
     ...optional('keyPrefix', value(env, 'WARREN_KEY_PREFIX')),
   };
+}
+
+/**
+ * Auth from the environment, strictly: auth is off only with GATEWAY_AUTH=none. A token variable that is
+ * set must hold tokens (`GATEWAY_TOKENS=""` or `","` from a broken template would otherwise mean "no auth"),
+ * and each entry must be a token (no empty entries, no whitespace inside one).
+ */
+function authFromEnv(env: BrokerEnv): { auth: 'none' } | { auth: 'token'; tokens: TokenSpec[] } {
+  const mode = value(env, 'GATEWAY_AUTH');
+  if (mode !== undefined && mode !== 'none' && mode !== 'token') throw new RangeError(`GATEWAY_AUTH must be "none" or "token", got ${JSON.stringify(mode)}`);
+  const tokens = (name: 'GATEWAY_TOKENS' | 'GATEWAY_OPERATOR_TOKENS'): string[] | undefined => {
+    const raw = env[name];
+    if (raw === undefined) return undefined;
+    const items = raw.split(',').map((t) => t.trim());
+    if (items.every((t) => t.length === 0)) throw new RangeError(`${name} is set but holds no token (got ${JSON.stringify(raw)}); give tokens, or unset it and set GATEWAY_AUTH=none to run without auth`);
+    if (items.some((t) => t.length === 0)) throw new RangeError(`${name} has an empty entry (got a stray comma); list tokens separated by single commas`);
+    if (items.some((t) => /\s/.test(t))) throw new RangeError(`${name} has an entry with whitespace inside; tokens are sent as "Authorization: Bearer <token>" and cannot hold spaces`);
+    return items;
+  };
+  const client = tokens('GATEWAY_TOKENS') ?? [];
+  const operator = tokens('GATEWAY_OPERATOR_TOKENS') ?? [];
+  const all: TokenSpec[] = [...client.map((token) => ({ token })), ...operator.map((token) => ({ token, operator: true }))];
+  if (mode === 'none') {
+    if (all.length > 0) throw new RangeError('GATEWAY_AUTH=none, but GATEWAY_TOKENS or GATEWAY_OPERATOR_TOKENS is set too: choose one');
+    return { auth: 'none' };
+  }
+  if (all.length === 0) throw new RangeError('No auth is configured: set GATEWAY_TOKENS (and/or GATEWAY_OPERATOR_TOKENS), or GATEWAY_AUTH=none to run without auth on purpose');
+  return { auth: 'token', tokens: all };
 }
 
 function value(env: BrokerEnv, name: string): string | undefined {

@@ -2,23 +2,18 @@ import type { AddressInfo } from 'node:net';
 import type { AmqpConnection, RpcClient, ServiceRegistry } from '@warren/amqp';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { CallGate } from './calls';
-import { bearerMatcher } from './http/auth';
+import { registerAccess } from './http/access';
 import { rawRefusal, refusalForFastifyError, sendRefusal } from './http/errors';
-import { RequestLimiter, type RateLimitScope, type Take } from './http/rate-limit';
+import { isLoopbackAddress, registerHostGuard } from './http/host-guard';
 import { registerOpsRoutes } from './http/ops-routes';
 import { registerRpcRoute } from './http/rpc-route';
+import { registerSecurityHeaders } from './http/security-headers';
+import { serverTimeouts } from './http/timeouts';
 import { LiveCatalogue } from './live-catalogue';
 import { createMcpServer } from './mcp/server';
 import { McpSessions } from './mcp/sessions';
 import { BrokerMetrics } from './metrics';
 import { methodFilter, resolveGatewayOptions, type GatewayOptions, type ResolvedGatewayOptions } from './options';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Served without a bearer token even when auth is on (probes, metrics). */
-    public?: boolean;
-  }
-}
 
 /** What the gateway needs from the rest of the broker: one client, its connection, the live registry. */
 export interface GatewayDeps {
@@ -79,8 +74,15 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     methodLabel: (method) => (method === 'rpc.discover' || catalogue.current().methods.has(method) ? method : '(unknown)'),
   });
   const sessions: McpSessions = new McpSessions({
-    createServer: () => createMcpServer({ catalogue, gate: calls, allow, timeoutMs: o.defaultTimeoutMs, info: { name: 'warren', version: '0.1.0' } }),
+    createServer: (principal) => createMcpServer({
+      catalogue, gate: calls, allow: principal.allow, timeoutMs: o.defaultTimeoutMs, info: { name: 'warren', version: '0.1.0' },
+      ...(principal.token === undefined ? {} : { owner: principal.token }),
+    }),
     maxSessions: o.maxSessions,
+    maxSessionsPerToken: o.maxSessionsPerToken,
+    maxSessionsPerIp: o.maxSessionsPerIp,
+    initTimeoutMs: o.sessionInitTimeoutMs,
+    maxOutputBytes: o.maxSessionOutputBytes,
     sseKeepAliveMs: o.sseKeepAliveMs,
     decodeLimits,
     logger: o.logger,
@@ -95,14 +97,16 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     // One line per call is logged by the call gate, at debug; fastify's two lines per request at info would drown it.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: o.bodyLimitBytes,
+    ...serverTimeouts(o),
     forceCloseConnections: 'idle',
     // Malformed HTTP (refused by Node's parser) and unreadable URLs (by the router) answer the
     // documented JSON-RPC refusal rather than fastify's own JSON body.
     clientErrorHandler: (err, socket) => {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
-      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-      log.debug({ err: { code: err.code, message: err.message } }, 'malformed HTTP request refused');
-      if (socket.writable) socket.write(rawRefusal('WARREN_GW_BAD_REQUEST', status));
+      const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : timeout ? 408 : 400;
+      log.debug({ err: { code: err.code, message: err.message } }, timeout ? 'request not received in time' : 'malformed HTTP request refused');
+      if (socket.writable) socket.write(rawRefusal(timeout ? 'WARREN_GW_REQUEST_TIMEOUT' : 'WARREN_GW_BAD_REQUEST', status));
       socket.destroy();
     },
     frameworkErrors: (error, request, reply) => {
@@ -116,24 +120,11 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
   // Bodies stay bytes: the JSON-RPC decoder parses them once, safely, with its own limits.
   app.addContentTypeParser(jsonContentTypes, { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
-  // Order: the client IP's rate limit (so token guessing is throttled too), the bearer token, the token's rate limit.
-  const tokenIndex = o.tokens.length > 0 ? bearerMatcher(o.tokens) : undefined;
-  const limiter = o.rateLimit ? new RequestLimiter(o.rateLimit) : undefined;
-  if (tokenIndex || limiter) {
-    const limited = (reply: FastifyReply, scope: RateLimitScope, take: Take): FastifyReply | undefined => {
-      if (take.ok) return undefined;
-      reply.log.debug({ scope, ip: reply.request.ip, retryAfterMs: take.retryAfterMs }, 'request rate-limited');
-      return sendRefusal(reply.header('retry-after', String(Math.ceil(take.retryAfterMs / 1000))), 'WARREN_GW_RATE_LIMITED', { scope, retryAfterMs: take.retryAfterMs });
-    };
-    app.addHook('onRequest', async (request, reply) => {
-      if (request.routeOptions.config.public === true) return;
-      if (limiter && limited(reply, 'ip', limiter.ip(request.ip))) return reply;
-      if (!tokenIndex) return;
-      const index = tokenIndex(request.headers.authorization);
-      if (index === undefined) return sendRefusal(reply.header('www-authenticate', 'Bearer realm="warren"'), 'WARREN_GW_UNAUTHORIZED');
-      if (limiter && limited(reply, 'token', limiter.token(index))) return reply;
-    });
-  }
+  // Every route, including ones added later by other modules: headers first (refusals carry them
+  // too), then Host/Origin (DNS rebinding), then rate limits and the bearer token.
+  registerSecurityHeaders(app);
+  registerHostGuard(app, o);
+  registerAccess(app, { tokens: o.tokens, rateLimit: o.rateLimit, allow });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const code = refusalForFastifyError(error);
@@ -172,7 +163,10 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
       await app.listen({ host: o.host, port: o.port });
       const address = app.server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      log.info({ host: address.address, port: address.port }, 'gateway listening');
+      log.info({ host: address.address, port: address.port, auth: o.auth }, 'gateway listening');
+      if (o.auth === 'none' && !isLoopbackAddress(o.host)) {
+        log.warn({ host: o.host }, 'gateway listens on a non-loopback address without auth: anyone who can reach it can call every method (set GATEWAY_TOKENS)');
+      }
       return `http://${host}:${address.port}`;
     },
     close() {

@@ -18,18 +18,19 @@ async function main(): Promise<void> {
   // in-flight view as JSON-RPC (inflight.list/status/cancel/workers, $/cancelRequest), and
   // marks the calls it relays queued until a worker takes them.
   const view = redisUrl === undefined ? undefined : new InflightView({ redis: redisUrl, keyPrefix: keyPrefix ?? options.namespace ?? 'warren', logger });
+  const redisProbe = redisUrl === undefined ? undefined : redisPingProbe(redisUrl);
   const broker = await startBroker({
     ...options,
     logger,
-    probes: redisUrl === undefined ? [] : [redisPingProbe(redisUrl)],
+    probes: redisProbe === undefined ? [] : [redisProbe],
     ...(view === undefined ? {} : { inflight: { list: () => view.list() }, serviceMethods: inflightMethods(view), serviceNotifications: inflightNotifications(view) }),
   });
   // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
   if (view) trackQueued(broker.client, view, logger);
   const url = await broker.listen();
-  logger.info({ url, amqp: options.urls.map(redactUrl), namespace: options.namespace ?? 'warren', auth: (options.tokens?.length ?? 0) > 0 }, 'broker ready');
+  logger.info({ url, amqp: options.urls.map(redactUrl), namespace: options.namespace ?? 'warren', auth: options.auth }, 'broker ready');
 
-  const stop = shutdownHandler({ log: logger, close: () => broker.close().then(() => view?.close()), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
+  const stop = shutdownHandler({ log: logger, close: () => broker.close().then(() => { redisProbe?.close(); return view?.close(); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }

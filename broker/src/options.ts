@@ -1,5 +1,6 @@
 import type { DecodeLimits } from '@warren/jsonrpc';
 import { silentLogger, type Logger } from '@warren/logger';
+import { defaultAllowedHosts } from './http/host-guard';
 import type { InflightSource } from './inflight';
 import type { ReadinessProbe } from './probes';
 import { resolveRateLimit, type RateLimitOptions, type ResolvedRateLimit } from './http/rate-limit';
@@ -22,8 +23,36 @@ export interface GatewayOptions {
    * waiting in a queue. @default 1000
    */
   readonly maxConcurrentCalls?: number;
-  /** Bearer tokens accepted on every route but the probes and /metrics; empty turns auth off. @default [] */
-  readonly tokens?: readonly string[];
+  /**
+   * `'token'`: every route but the probes and /metrics needs one of `tokens`;
+   * `'none'`: no auth (say so explicitly; main.ts refuses to start otherwise).
+   * @default 'token' when `tokens` is given, else 'none'
+   */
+  readonly auth?: 'token' | 'none';
+  /**
+   * Bearer tokens accepted on every route but the probes and /metrics. A
+   * plain string is a client token: it sees only its own calls in
+   * /inflight. A {@link TokenSpec} can make it an operator or narrow its
+   * methods. An empty list is refused (leave it out, or `auth: 'none'`).
+   * @default none
+   */
+  readonly tokens?: readonly (string | TokenSpec)[];
+  /**
+   * Host names (no port) the `Host` header may name; others answer 403
+   * (DNS rebinding). `*` accepts any; `*.example.com` accepts subdomains.
+   * @default on a loopback bind `['localhost', '127.0.0.1', '::1']` and the bind address; otherwise `['*']`
+   */
+  readonly allowedHosts?: readonly string[];
+  /**
+   * Origins (`https://console.example.com`) browser pages may call from;
+   * the gateway's own origin is always accepted, requests without Origin
+   * too. Any other Origin answers 403. `*` accepts any. @default []
+   */
+  readonly allowedOrigins?: readonly string[];
+  /** Time a request gets to send its headers and body; past it: 408, connection closed. Streams, once open, are exempt. @default 30000 */
+  readonly requestTimeoutMs?: number;
+  /** Time a request gets to send its headers; past it: 408, connection closed. At most `requestTimeoutMs`. @default 10000 */
+  readonly headersTimeoutMs?: number;
   /**
    * Methods exposed through the gateway (POST /rpc and MCP tools): exact names,
    * or a prefix ending in `*` (`calc.*`). Undefined exposes every method.
@@ -39,6 +68,18 @@ export interface GatewayOptions {
   readonly rateLimit?: RateLimitOptions;
   /** Most MCP sessions (SSE and Streamable HTTP together); one more answers 503. @default 1000 */
   readonly maxSessions?: number;
+  /** Most MCP sessions one bearer token may hold open; one more answers 429. @default 100 */
+  readonly maxSessionsPerToken?: number;
+  /** Most MCP sessions one client address may hold open; one more answers 429. @default 100 */
+  readonly maxSessionsPerIp?: number;
+  /** A session whose client has not completed `initialize` by then is closed. @default 10000 */
+  readonly sessionInitTimeoutMs?: number;
+  /**
+   * Bytes an MCP session's stream may have queued for a client that does not
+   * read (SSE stream, Streamable HTTP response or stream); past it the
+   * stream is cut and the session ended, with a warn line. @default 4194304 (4 MiB)
+   */
+  readonly maxSessionOutputBytes?: number;
   /** Interval of the SSE comment lines that keep proxies from closing an idle stream. @default 15000 */
   readonly sseKeepAliveMs?: number;
   /** Limits the JSON-RPC decoder applies to POST /rpc and MCP posts (maxBytes follows bodyLimitBytes). */
@@ -55,7 +96,23 @@ export interface GatewayOptions {
   readonly logger?: Logger;
 }
 
-export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight' | 'rateLimit'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight'> & {
+/** A bearer token with its scope. */
+export interface TokenSpec {
+  readonly token: string;
+  /** Sees every call in /inflight, not only its own. @default false */
+  readonly operator?: boolean;
+  /** Methods this token may call (same form as `allowMethods`, applied on top of it). @default every method the gateway exposes */
+  readonly allowMethods?: readonly string[];
+}
+
+export interface ResolvedToken {
+  readonly token: string;
+  readonly operator: boolean;
+  readonly allowMethods?: readonly string[];
+}
+
+export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight' | 'rateLimit' | 'tokens'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight'> & {
+  readonly tokens: readonly ResolvedToken[];
   readonly rateLimit: ResolvedRateLimit | undefined;
 };
 
@@ -67,21 +124,39 @@ export const gatewayDefaults = {
   maxTimeoutMs: 60_000,
   maxConcurrentCalls: 1000,
   maxSessions: 1000,
+  maxSessionsPerToken: 100,
+  maxSessionsPerIp: 100,
+  sessionInitTimeoutMs: 10_000,
+  maxSessionOutputBytes: 4 * 1024 * 1024,
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  allowedOrigins: [] as readonly string[],
   sseKeepAliveMs: 15_000,
   shutdownTimeoutMs: 10_000,
 } as const;
 
 /** Fills in defaults and names the bad field, so a misconfiguration fails at start-up. */
 export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGatewayOptions {
+  const host = options.host ?? gatewayDefaults.host;
+  const tokens = (options.tokens ?? []).map((t): ResolvedToken => (typeof t === 'string' ? { token: t, operator: false } : { ...t, operator: t.operator ?? false }));
   const resolved: ResolvedGatewayOptions = {
-    host: options.host ?? gatewayDefaults.host,
+    host,
     port: options.port ?? gatewayDefaults.port,
     bodyLimitBytes: options.bodyLimitBytes ?? gatewayDefaults.bodyLimitBytes,
     defaultTimeoutMs: options.defaultTimeoutMs ?? gatewayDefaults.defaultTimeoutMs,
     maxTimeoutMs: options.maxTimeoutMs ?? gatewayDefaults.maxTimeoutMs,
     maxConcurrentCalls: options.maxConcurrentCalls ?? gatewayDefaults.maxConcurrentCalls,
-    tokens: options.tokens ?? [],
+    auth: options.auth ?? (options.tokens === undefined ? 'none' : 'token'),
+    tokens,
+    allowedHosts: options.allowedHosts ?? [...new Set([...defaultAllowedHosts(host), host.replace(/^\[|\]$/g, '')])],
+    allowedOrigins: options.allowedOrigins ?? gatewayDefaults.allowedOrigins,
+    requestTimeoutMs: options.requestTimeoutMs ?? gatewayDefaults.requestTimeoutMs,
+    headersTimeoutMs: options.headersTimeoutMs ?? Math.min(gatewayDefaults.headersTimeoutMs, options.requestTimeoutMs ?? gatewayDefaults.requestTimeoutMs),
     maxSessions: options.maxSessions ?? gatewayDefaults.maxSessions,
+    maxSessionsPerToken: options.maxSessionsPerToken ?? gatewayDefaults.maxSessionsPerToken,
+    maxSessionsPerIp: options.maxSessionsPerIp ?? gatewayDefaults.maxSessionsPerIp,
+    sessionInitTimeoutMs: options.sessionInitTimeoutMs ?? gatewayDefaults.sessionInitTimeoutMs,
+    maxSessionOutputBytes: options.maxSessionOutputBytes ?? gatewayDefaults.maxSessionOutputBytes,
     sseKeepAliveMs: options.sseKeepAliveMs ?? gatewayDefaults.sseKeepAliveMs,
     shutdownTimeoutMs: options.shutdownTimeoutMs ?? gatewayDefaults.shutdownTimeoutMs,
     decodeLimits: options.decodeLimits ?? {},
@@ -92,14 +167,28 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
     ...(options.allowMethods === undefined ? {} : { allowMethods: options.allowMethods }),
     ...(options.inflight === undefined ? {} : { inflight: options.inflight }),
   };
-  for (const field of ['bodyLimitBytes', 'defaultTimeoutMs', 'maxTimeoutMs', 'maxConcurrentCalls', 'maxSessions', 'sseKeepAliveMs', 'shutdownTimeoutMs'] as const) {
+  const positive = [
+    'bodyLimitBytes', 'defaultTimeoutMs', 'maxTimeoutMs', 'maxConcurrentCalls', 'maxSessions', 'maxSessionsPerToken', 'maxSessionsPerIp',
+    'sessionInitTimeoutMs', 'maxSessionOutputBytes', 'requestTimeoutMs', 'headersTimeoutMs', 'sseKeepAliveMs', 'shutdownTimeoutMs',
+  ] as const;
+  for (const field of positive) {
     if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`GatewayOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
   }
   if (!Number.isSafeInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535) throw new RangeError(`GatewayOptions.port must be 0-65535, got ${String(resolved.port)}`);
   if (resolved.defaultTimeoutMs > resolved.maxTimeoutMs) throw new RangeError('GatewayOptions.defaultTimeoutMs must not exceed maxTimeoutMs');
-  if (resolved.tokens.some((t) => t.length === 0)) throw new RangeError('GatewayOptions.tokens must not contain an empty token');
-  if (resolved.allowMethods?.some((m) => m.length === 0 || m === '*')) throw new RangeError('GatewayOptions.allowMethods entries must be non-empty and not a bare "*" (leave it unset to allow all)');
+  if (resolved.headersTimeoutMs > resolved.requestTimeoutMs) throw new RangeError('GatewayOptions.headersTimeoutMs must not exceed requestTimeoutMs');
+  if (options.tokens !== undefined && tokens.length === 0) throw new RangeError("GatewayOptions.tokens is empty: that would turn auth off; leave it out or set auth: 'none'");
+  if (tokens.some((t) => typeof t.token !== 'string' || !/^\S+$/.test(t.token))) throw new RangeError('GatewayOptions.tokens must not contain an empty token or one with whitespace');
+  if (resolved.auth === 'none' && tokens.length > 0) throw new RangeError("GatewayOptions.auth is 'none' but tokens are given");
+  if (resolved.auth === 'token' && tokens.length === 0) throw new RangeError("GatewayOptions.auth is 'token' but no tokens are given");
+  if (resolved.auth !== 'none' && resolved.auth !== 'token') throw new RangeError(`GatewayOptions.auth must be 'token' or 'none', got ${String(resolved.auth)}`);
+  for (const t of tokens) checkAllowList(t.allowMethods, 'GatewayOptions.tokens[].allowMethods');
+  checkAllowList(resolved.allowMethods, 'GatewayOptions.allowMethods');
   return resolved;
+}
+
+function checkAllowList(list: readonly string[] | undefined, field: string): void {
+  if (list?.some((m) => m.length === 0 || m === '*')) throw new RangeError(`${field} entries must be non-empty and not a bare "*" (leave it unset to allow all)`);
 }
 
 /** Turns the allow-list into a predicate; undefined allows every method. */

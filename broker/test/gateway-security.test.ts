@@ -133,15 +133,15 @@ describe('configuration', () => {
   });
 
   it('reads GATEWAY_RATE_LIMIT_* and GATEWAY_TOKEN_RATE_LIMIT_* from the environment', () => {
-    expect(brokerOptionsFromEnv({}).rateLimit).toBeUndefined();
-    expect(brokerOptionsFromEnv({ GATEWAY_RATE_LIMIT_PER_SEC: '0.5', GATEWAY_RATE_LIMIT_BURST: '4', GATEWAY_TOKEN_RATE_LIMIT_PER_SEC: '100', GATEWAY_RATE_LIMIT_MAX_KEYS: '50' }).rateLimit).toEqual({
+    expect(brokerOptionsFromEnv({ GATEWAY_AUTH: 'none' }).rateLimit).toBeUndefined();
+    expect(brokerOptionsFromEnv({ GATEWAY_AUTH: 'none', GATEWAY_RATE_LIMIT_PER_SEC: '0.5', GATEWAY_RATE_LIMIT_BURST: '4', GATEWAY_TOKEN_RATE_LIMIT_PER_SEC: '100', GATEWAY_RATE_LIMIT_MAX_KEYS: '50' }).rateLimit).toEqual({
       perIp: { perSec: 0.5, burst: 4 },
       perToken: { perSec: 100 },
       maxKeys: 50,
     });
-    expect(() => brokerOptionsFromEnv({ GATEWAY_RATE_LIMIT_PER_SEC: 'fast' })).toThrow(/GATEWAY_RATE_LIMIT_PER_SEC/);
-    expect(() => brokerOptionsFromEnv({ GATEWAY_RATE_LIMIT_PER_SEC: '0' })).toThrow(/GATEWAY_RATE_LIMIT_PER_SEC/);
-    expect(() => brokerOptionsFromEnv({ GATEWAY_TOKEN_RATE_LIMIT_BURST: '5' })).toThrow(/GATEWAY_TOKEN_RATE_LIMIT_BURST needs GATEWAY_TOKEN_RATE_LIMIT_PER_SEC/);
+    expect(() => brokerOptionsFromEnv({ GATEWAY_AUTH: 'none', GATEWAY_RATE_LIMIT_PER_SEC: 'fast' })).toThrow(/GATEWAY_RATE_LIMIT_PER_SEC/);
+    expect(() => brokerOptionsFromEnv({ GATEWAY_AUTH: 'none', GATEWAY_RATE_LIMIT_PER_SEC: '0' })).toThrow(/GATEWAY_RATE_LIMIT_PER_SEC/);
+    expect(() => brokerOptionsFromEnv({ GATEWAY_AUTH: 'none', GATEWAY_TOKEN_RATE_LIMIT_BURST: '5' })).toThrow(/GATEWAY_TOKEN_RATE_LIMIT_BURST needs GATEWAY_TOKEN_RATE_LIMIT_PER_SEC/);
   });
 });
 

@@ -33,6 +33,7 @@ describe('main.ts', () => {
       REDIS_URL: redisUrl(),
       WARREN_NAMESPACE: ns.namespace,
       GATEWAY_PORT: '0',
+      GATEWAY_AUTH: 'none',
       LOG_LEVEL: 'info',
     });
     td.add(() => child.kill('SIGKILL'));
@@ -70,11 +71,25 @@ describe('main.ts', () => {
   });
 
   it('exits 1 naming the variable when the environment is wrong', async () => {
-    const child = spawnTs(path.join(__dirname, '..', 'src', 'main.ts'), [], { GATEWAY_PORT: 'eighty' });
+    const child = spawnTs(path.join(__dirname, '..', 'src', 'main.ts'), [], { GATEWAY_PORT: 'eighty', GATEWAY_AUTH: 'none' });
     td.add(() => child.kill('SIGKILL'));
     const exit = await child.exited;
     expect(exit.code).toBe(1);
     expect(child.stderr.join('\n')).toMatch(/GATEWAY_PORT/);
+  });
+
+  it.each([
+    ['GATEWAY_TOKENS is empty', { GATEWAY_TOKENS: '' }, /GATEWAY_TOKENS is set but holds no token/],
+    ['GATEWAY_TOKENS is only commas', { GATEWAY_TOKENS: ' , ' }, /GATEWAY_TOKENS is set but holds no token/],
+    ['GATEWAY_TOKENS has an empty entry', { GATEWAY_TOKENS: 'a,,b' }, /GATEWAY_TOKENS has an empty entry/],
+    ['no auth is configured at all', {}, /No auth is configured.*GATEWAY_AUTH=none/],
+  ])('refuses to start, saying why, when %s', async (_case, env: Record<string, string>, message) => {
+    // An inherited GATEWAY_AUTH/GATEWAY_TOKENS must not decide the case.
+    const child = spawnTs(path.join(__dirname, '..', 'src', 'main.ts'), [], { GATEWAY_AUTH: '', ...env });
+    td.add(() => child.kill('SIGKILL'));
+    const exit = await child.exited;
+    expect(exit.code).toBe(1);
+    expect(child.stderr.join('\n')).toMatch(message);
   });
 });
 

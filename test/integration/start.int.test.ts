@@ -1,6 +1,9 @@
 // `npm start` as a newcomer runs it: the broker and the example services come
 // up together, answer over HTTP, and stop cleanly on SIGTERM/SIGINT.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { Teardown, amqpUrl, freePort, redisUrl, spawnTs, waitFor } from '@warren/testkit';
 import { TestNamespace } from '../support/amqp';
 import { deleteRedisKeys, repoRoot } from './helpers';
@@ -32,3 +35,50 @@ it.each(['SIGTERM', 'SIGINT'] as const)('brings everything up, answers over HTTP
   const exit = await child.kill(signal);
   expect(exit.code).toBe(0);
 }, 60_000);
+
+it('Ctrl-C (SIGINT to the whole process group, as a terminal sends it) drains every process once and exits 0', async () => {
+  const port = await freePort();
+  // Its own process group, as a shell gives a foreground job; LOG_FORMAT=json so lines can be read back.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'scripts', 'start.ts')], {
+    cwd: repoRoot,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+  });
+  const pid = child.pid ?? 0;
+  td.add(() => {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
+  const lines: string[] = [];
+  createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
+  createInterface({ input: child.stderr }).on('line', (l) => lines.push(l));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const rpc = async (): Promise<unknown> => {
+    const res = await fetch(`http://127.0.0.1:${port}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","method":"add","params":[4,5],"id":1}' });
+    return ((await res.json()) as { result?: unknown }).result;
+  };
+  await waitFor(async () => (await rpc().catch(() => undefined)) === 9, { timeoutMs: 30_000, intervalMs: 200 });
+  await waitFor(() => lines.filter((l) => l.includes('"msg":"service ready"')).length === 5, { timeoutMs: 30_000, message: 'every service ready' });
+  process.kill(-pid, 'SIGINT');
+  const [code] = await exited;
+  expect(lines.filter((l) => l.includes('second signal'))).toEqual([]);
+  expect(code).toBe(0);
+  // Every process drained and said so: the broker and the five services.
+  expect(lines.filter((l) => l.includes('"msg":"broker stopped"'))).toHaveLength(1);
+  expect(lines.filter((l) => l.includes('"msg":"service stopped"'))).toHaveLength(5);
+}, 90_000);
+
+it('prints pino-pretty lines, prefixed per process, with LOG_FORMAT=pretty', async () => {
+  const port = await freePort();
+  const child = spawnTs(path.join(repoRoot, 'scripts', 'start.ts'), [], {
+    AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), LOG_LEVEL: 'info', LOG_FORMAT: 'pretty',
+  });
+  td.add(() => child.kill('SIGKILL'));
+  const line = await child.waitForLine(/^broker\s+\| .*INFO.*broker ready/, 30_000);
+  expect(line).not.toMatch(/"msg"/);
+  expect((await child.kill('SIGTERM')).code).toBe(0);
+}, 90_000);

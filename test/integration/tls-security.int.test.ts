@@ -170,6 +170,7 @@ maybe('TLS', () => {
       NODE_EXTRA_CA_CERTS: certFile,
       WARREN_NAMESPACE: ns.namespace,
       GATEWAY_PORT: '0',
+      GATEWAY_AUTH: 'none',
       LOG_LEVEL: 'info',
     });
     td.add(() => child.kill('SIGKILL'));

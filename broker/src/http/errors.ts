@@ -15,16 +15,24 @@ export const GatewayRefusal = {
   WARREN_GW_UNSUPPORTED_MEDIA_TYPE: { status: 415, code: ErrorCode.InvalidRequest, reason: 'unsupported_media_type' },
   /** No bearer token, or one the gateway does not accept. */
   WARREN_GW_UNAUTHORIZED: { status: 401, code: ErrorCode.Unauthorized, reason: 'missing_or_invalid_token' },
+  /** `Host` names a host the gateway does not serve (DNS rebinding protection; `allowedHosts`). */
+  WARREN_GW_FORBIDDEN_HOST: { status: 403, code: ErrorCode.Unauthorized, reason: 'host_not_allowed' },
+  /** `Origin` is neither the gateway's own nor in `allowedOrigins` (a foreign web page). */
+  WARREN_GW_FORBIDDEN_ORIGIN: { status: 403, code: ErrorCode.Unauthorized, reason: 'origin_not_allowed' },
   /** `X-Timeout-Ms` is not a positive integer. */
   WARREN_GW_BAD_TIMEOUT: { status: 400, code: ErrorCode.InvalidRequest, reason: 'invalid_timeout_header' },
   /** A malformed HTTP request fastify refused (bad Content-Length, aborted upload). */
   WARREN_GW_BAD_REQUEST: { status: 400, code: ErrorCode.InvalidRequest, reason: 'bad_http_request' },
+  /** Headers or body not received within `headersTimeoutMs` / `requestTimeoutMs`; the connection is closed. */
+  WARREN_GW_REQUEST_TIMEOUT: { status: 408, code: ErrorCode.InvalidRequest, reason: 'request_timeout' },
   /** The client IP's or the bearer token's rate limit is used up (`data.scope`: `ip` or `token`; `data.retryAfterMs`); answered with `Retry-After`. */
   WARREN_GW_RATE_LIMITED: { status: 429, code: ErrorCode.Overloaded, reason: 'rate_limited' },
   /** An MCP post without a session id. */
   WARREN_GW_SESSION_REQUIRED: { status: 400, code: ErrorCode.InvalidRequest, reason: 'session_id_required' },
   /** An MCP post naming a session that does not exist (never did, or its stream closed). */
   WARREN_GW_SESSION_NOT_FOUND: { status: 404, code: ErrorCode.InvalidRequest, reason: 'session_not_found' },
+  /** The token's or the client address's MCP session quota is used up (`data.scope`: `token` or `ip`; `data.limit`). */
+  WARREN_GW_SESSION_QUOTA: { status: 429, code: ErrorCode.Overloaded, reason: 'session_quota' },
   /** `maxSessions` MCP sessions are open already. */
   WARREN_GW_TOO_MANY_SESSIONS: { status: 503, code: ErrorCode.Overloaded, reason: 'too_many_sessions' },
   /** The gateway is shutting down. */
@@ -54,7 +62,7 @@ export function sendRefusal(reply: FastifyReply, code: GatewayRefusalCode, extra
  */
 export function rawRefusal(code: GatewayRefusalCode, status: number): string {
   const text = JSON.stringify(refusal(code).body);
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`;
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${text}`;
 }
 
 /** Maps fastify's own errors (body limit, content type) onto the catalogue. */

@@ -4,6 +4,7 @@ import type { CallGate } from '../calls';
 import type { InflightSource } from '../inflight';
 import type { LiveCatalogue } from '../live-catalogue';
 import type { BrokerMetrics } from '../metrics';
+import { sharedProbe } from '../probe-cache';
 import { runProbes, type ReadinessProbe } from '../probes';
 
 export interface OpsRouteOptions {
@@ -20,15 +21,17 @@ export interface OpsRouteOptions {
 export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): void {
   app.get('/healthz', { config: { public: true } }, async () => ({ status: 'ok', uptimeMs: Date.now() - o.startedAt }));
 
+  // Probes shared by concurrent /readyz requests and reused for a moment: a burst of probes costs one check.
+  const probes = o.probes.map((p) => sharedProbe(p));
   app.get('/readyz', { config: { public: true } }, async (_request, reply) => {
     const state = o.connection.state;
     const amqpOk = state.type === 'open';
-    const probes = await runProbes(o.probes);
-    const ready = amqpOk && probes.every((p) => p.ok || !p.required);
+    const results = await runProbes(probes);
+    const ready = amqpOk && results.every((p) => p.ok || !p.required);
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'unready',
       rabbitmq: { ok: amqpOk, state: state.type, reconnects: o.connection.reconnects },
-      dependencies: probes,
+      dependencies: results,
     });
   });
 
@@ -55,13 +58,19 @@ export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): voi
     };
   });
 
-  app.get('/inflight', async (_request, reply) => {
-    const gateway = o.gate.list();
+  // A client token sees only the calls it made through this gateway (cluster-wide entries are matched
+  // by call id); an operator token, or a gateway without auth, sees everything.
+  app.get('/inflight', async (request, reply) => {
+    const { principal } = request;
+    const gateway = o.gate.list(principal.operator ? undefined : (principal.token ?? -1));
+    const scope = principal.operator ? 'all' : 'own';
     if (!o.inflight) {
-      return { configured: false, note: 'No in-flight store is configured; only the calls in flight through this gateway are shown.', calls: [], gateway };
+      return { configured: false, note: 'No in-flight store is configured; only the calls in flight through this gateway are shown.', scope, calls: [], gateway };
     }
     try {
-      return { configured: true, calls: await o.inflight.list(), gateway };
+      const all = await o.inflight.list();
+      const own = new Set(gateway.map((c) => c.callId));
+      return { configured: true, scope, calls: principal.operator ? all : all.filter((c) => own.has(c.callId)), gateway };
     } catch (err) {
       reply.log.warn({ err }, 'in-flight store unavailable');
       return reply.code(503).send({ configured: true, error: 'in-flight store unavailable', calls: [], gateway });

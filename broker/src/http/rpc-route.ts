@@ -19,7 +19,6 @@ export interface RpcRouteOptions {
  * when there is nothing to answer (notifications only).
  */
 export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void {
-  const client = o.gate.clientFor('http');
   // Every call of a batch listens on the request's hang-up signal: up to the batch limit is expected, more would be a leak.
   const listenersPerRequest = resolveDecodeLimits(o.decodeLimits).maxBatch + 1;
   app.post('/rpc', async (request, reply) => {
@@ -32,9 +31,11 @@ export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void
       if (!reply.raw.writableFinished) hangUp.abort(new Error('client closed the connection'));
     });
     const traceparent = request.headers['traceparent'];
-    const answer = await relayPayload(client, Buffer.isBuffer(request.body) ? request.body : '', {
+    const { principal } = request;
+    const answer = await relayPayload(o.gate.clientFor('http', principal.token), Buffer.isBuffer(request.body) ? request.body : '', {
       decodeLimits: o.decodeLimits,
-      allow: o.allow,
+      // The principal's predicate already includes the gateway's allow-list.
+      allow: principal.allow,
       call: { timeoutMs, signal: hangUp.signal, ...(typeof traceparent === 'string' ? { traceparent } : {}) },
     });
     if (answer === null) return reply.code(204).send();

@@ -11,6 +11,8 @@ export interface McpServerDeps {
   /** Whether the gateway exposes this method (the allow-list). */
   readonly allow: (method: string) => boolean;
   readonly timeoutMs: number;
+  /** The token the session belongs to; its calls are listed as that token's in /inflight. */
+  readonly owner?: number;
   readonly info: { readonly name: string; readonly version: string };
 }
 
@@ -38,7 +40,7 @@ export function createMcpServer(deps: McpServerDeps): Server {
     // An unknown tool is a protocol error (the client asked for something not listed), not a tool failure.
     if (!tool || !deps.allow(tool.method)) throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const args = (request.params.arguments ?? {}) as JsonObject;
-    const response = await deps.gate.request(requestMessage(tool.method, args, extra.requestId), 'mcp', { timeoutMs: deps.timeoutMs, signal: extra.signal });
+    const response = await deps.gate.request(requestMessage(tool.method, args, extra.requestId), 'mcp', { timeoutMs: deps.timeoutMs, signal: extra.signal }, deps.owner);
     return toolResult(tool.name, response);
   });
   return server;

@@ -2,16 +2,26 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { decode, type DecodeLimits, type ErrorResponse } from '@warren/jsonrpc';
+import { decode, type DecodeLimits, type ErrorResponse, type JsonValue } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendRefusal, type GatewayRefusalCode } from '../http/errors';
+import type { Principal } from '../http/access';
+import { capOutput } from './output-cap';
 import { SseSessionTransport } from './sse-transport';
 
 export interface McpSessionsOptions {
-  /** Builds the MCP server for a new session. */
-  readonly createServer: () => Server;
+  /** Builds the MCP server for a new session, for the principal that opens it (its tools, its calls). */
+  readonly createServer: (principal: Principal) => Server;
   readonly maxSessions: number;
+  /** Sessions one bearer token may hold. */
+  readonly maxSessionsPerToken: number;
+  /** Sessions one client address may hold. */
+  readonly maxSessionsPerIp: number;
+  /** A session not initialized by then is closed. */
+  readonly initTimeoutMs: number;
+  /** Bytes a session may have queued for a client that does not read; past it the session ends. */
+  readonly maxOutputBytes: number;
   readonly sseKeepAliveMs: number;
   /** A Streamable HTTP session not used for this long is closed (its client may have vanished without a DELETE). @default 600000 */
   readonly idleMs?: number;
@@ -22,9 +32,19 @@ export interface McpSessionsOptions {
 interface Session {
   readonly server: Server;
   readonly transport: SseSessionTransport | StreamableHTTPServerTransport;
+  /** The token that opened it (undefined without auth): only that token may use it. */
+  readonly owner: number | undefined;
+  /** The client address that opened it, for the per-address quota. */
+  readonly ip: string;
   lastUsed: number;
   /** HTTP requests of this session still open (a Streamable HTTP GET stream can stay open for hours). */
   open: number;
+  /** Until `initialize` completes: closes the session when it fires. */
+  initTimer: NodeJS.Timeout | undefined;
+  /** Streamable HTTP: bytes the SDK was given to send that its responses have not written yet. */
+  backlog: number;
+  /** Ended for not reading: logged once. */
+  overflowed: boolean;
 }
 
 /**
@@ -37,6 +57,8 @@ interface Session {
 export class McpSessions {
   private readonly sse = new Map<string, Session>();
   private readonly streamable = new Map<string, Session>();
+  /** Every open session, initialized or not, both transports: what the quotas count. */
+  private readonly live = new Set<Session>();
   private readonly log: Logger;
   private readonly idleMs: number;
   private sweeper: NodeJS.Timeout | undefined;
@@ -57,9 +79,10 @@ export class McpSessions {
   }
 
   register(app: FastifyInstance): void {
-    app.get('/sse', (request, reply) => this.openSse(request, reply));
+    // No HEAD routes: fastify would run the GET handler for HEAD, opening a session nobody can see.
+    app.get('/sse', { exposeHeadRoute: false }, (request, reply) => this.openSse(request, reply));
     for (const url of ['/messages', '/messages/']) app.post(url, (request, reply) => this.postSse(request, reply));
-    app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', handler: (request, reply) => this.streamableRequest(request, reply) });
+    app.route({ method: ['GET', 'POST', 'DELETE'], url: '/mcp', exposeHeadRoute: false, handler: (request, reply) => this.streamableRequest(request, reply) });
     this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(1000, Math.floor(this.idleMs / 2))));
     this.sweeper.unref();
   }
@@ -68,20 +91,25 @@ export class McpSessions {
   async closeAll(): Promise<void> {
     this.closing = true;
     clearInterval(this.sweeper);
-    const all = [...this.sse.values(), ...this.streamable.values()];
+    const all = [...this.live];
     await Promise.all(all.map((s) => s.server.close().catch((err: unknown) => this.log.debug({ err }, 'session close failed'))));
     this.sse.clear();
     this.streamable.clear();
+    this.live.clear();
   }
 
   private async openSse(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const refused = this.refuseNewSession();
-    if (refused) return sendRefusal(reply, refused);
+    const refused = this.refuseNewSession(request);
+    if (refused) return sendRefusal(reply, refused.code, refused.data);
     const sessionId = newSessionId();
-    const transport = new SseSessionTransport(sessionId, reply.raw, '/messages/', this.o.sseKeepAliveMs);
-    const server = this.o.createServer();
-    const session: Session = { server, transport, lastUsed: Date.now(), open: 0 };
+    const transport = new SseSessionTransport(sessionId, reply.raw, '/messages/', this.o.sseKeepAliveMs, {
+      maxBytes: this.o.maxOutputBytes,
+      onOverflow: (queuedBytes) => this.log.warn({ sessionId, transport: 'sse', queuedBytes, limit: this.o.maxOutputBytes, remote: request.ip }, 'mcp session ended: client is not reading its stream'),
+    });
+    const server = this.o.createServer(request.principal);
+    const session = this.newSession(server, transport, request);
     server.onclose = () => {
+      this.ended(session);
       this.sse.delete(sessionId);
       this.log.debug({ sessionId, transport: 'sse' }, 'mcp session closed');
     };
@@ -100,7 +128,8 @@ export class McpSessions {
     const sessionId = query['session_id'] ?? query['sessionId'];
     if (!sessionId) return sendRefusal(reply, 'WARREN_GW_SESSION_REQUIRED');
     const session = this.sse.get(sessionId);
-    if (!session || !(session.transport instanceof SseSessionTransport)) return sendRefusal(reply, 'WARREN_GW_SESSION_NOT_FOUND');
+    // Another token's session answers as if it did not exist: ids are capabilities of their token.
+    if (!session || !(session.transport instanceof SseSessionTransport) || !this.owns(session, request)) return sendRefusal(reply, 'WARREN_GW_SESSION_NOT_FOUND');
     const parsed = this.messages(request.body);
     if (!parsed.ok) return reply.code(400).send(parsed.response);
     session.lastUsed = Date.now();
@@ -120,11 +149,11 @@ export class McpSessions {
     let session: Session | undefined;
     if (sessionId !== undefined) {
       session = this.streamable.get(sessionId);
-      if (!session) return sendRefusal(reply, 'WARREN_GW_SESSION_NOT_FOUND');
+      if (!session || !this.owns(session, request)) return sendRefusal(reply, 'WARREN_GW_SESSION_NOT_FOUND');
     } else if (request.method === 'POST' && isInitializeRequest(body)) {
-      const refused = this.refuseNewSession();
-      if (refused) return sendRefusal(reply, refused);
-      session = await this.newStreamableSession();
+      const refused = this.refuseNewSession(request);
+      if (refused) return sendRefusal(reply, refused.code, refused.data);
+      session = await this.newStreamableSession(request);
     } else {
       return sendRefusal(reply, 'WARREN_GW_SESSION_REQUIRED');
     }
@@ -134,14 +163,19 @@ export class McpSessions {
     reply.raw.on('close', () => {
       active.open--;
       active.lastUsed = Date.now();
+      // With no response open, nothing the SDK was given can still be waiting to be written.
+      if (active.open === 0) active.backlog = 0;
+    });
+    capOutput(reply.raw, this.o.maxOutputBytes, (queuedBytes) => this.overflowed(active, queuedBytes, request.ip), (bytes) => {
+      active.backlog = Math.max(0, active.backlog - bytes);
     });
     reply.hijack();
     await (active.transport as StreamableHTTPServerTransport).handleRequest(request.raw, reply.raw, body);
     return undefined;
   }
 
-  private async newStreamableSession(): Promise<Session> {
-    const server = this.o.createServer();
+  private async newStreamableSession(request: FastifyRequest): Promise<Session> {
+    const server = this.o.createServer(request.principal);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: newSessionId,
       onsessioninitialized: (id) => {
@@ -149,8 +183,21 @@ export class McpSessions {
         this.log.debug({ sessionId: id, transport: 'streamable-http' }, 'mcp session opened');
       },
     });
-    const session: Session = { server, transport, lastUsed: Date.now(), open: 0 };
+    const session = this.newSession(server, transport, request);
+    // The SDK writes its event streams through a web stream that waits for each write to drain, so a
+    // client that does not read leaves the backlog in the SDK, not in the response: count it here.
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      // Like capOutput: judged on what earlier messages left queued, so one large answer always goes out.
+      if (session.backlog > this.o.maxOutputBytes) {
+        this.overflowed(session, session.backlog, request.ip);
+        return Promise.resolve();
+      }
+      session.backlog += Buffer.byteLength(JSON.stringify(message));
+      return send(message, options);
+    };
     server.onclose = () => {
+      this.ended(session);
       const id = transport.sessionId;
       if (id !== undefined && this.streamable.get(id) === session) this.streamable.delete(id);
       this.log.debug({ sessionId: id, transport: 'streamable-http' }, 'mcp session closed');
@@ -160,9 +207,49 @@ export class McpSessions {
     return session;
   }
 
-  private refuseNewSession(): GatewayRefusalCode | undefined {
-    if (this.closing) return 'WARREN_GW_SHUTTING_DOWN';
-    if (this.sse.size + this.streamable.size >= this.o.maxSessions) return 'WARREN_GW_TOO_MANY_SESSIONS';
+  /** A session's bookkeeping, with its initialize deadline running. */
+  private newSession(server: Server, transport: Session['transport'], request: FastifyRequest): Session {
+    const session: Session = { server, transport, owner: request.principal.token, ip: request.ip, lastUsed: Date.now(), open: 0, initTimer: undefined, backlog: 0, overflowed: false };
+    this.live.add(session);
+    session.initTimer = setTimeout(() => {
+      this.log.debug({ sessionId: transport.sessionId, remote: session.ip }, 'mcp session closed: not initialized in time');
+      server.close().catch(() => undefined);
+    }, this.o.initTimeoutMs);
+    session.initTimer.unref();
+    server.oninitialized = () => {
+      clearTimeout(session.initTimer);
+      session.initTimer = undefined;
+    };
+    return session;
+  }
+
+  private ended(session: Session): void {
+    clearTimeout(session.initTimer);
+    session.initTimer = undefined;
+    this.live.delete(session);
+  }
+
+  private overflowed(session: Session, queuedBytes: number, remote: string): void {
+    if (session.overflowed) return;
+    session.overflowed = true;
+    this.log.warn({ sessionId: session.transport.sessionId, transport: 'streamable-http', queuedBytes, limit: this.o.maxOutputBytes, remote }, 'mcp session ended: client is not reading its stream');
+    session.server.close().catch(() => undefined);
+  }
+
+  private owns(session: Session, request: FastifyRequest): boolean {
+    return session.owner === request.principal.token;
+  }
+
+  private refuseNewSession(request: FastifyRequest): { code: GatewayRefusalCode; data?: Record<string, JsonValue> } | undefined {
+    if (this.closing) return { code: 'WARREN_GW_SHUTTING_DOWN' };
+    // Sessions being opened count too: an initialize not yet answered holds its place.
+    const all = this.live;
+    if (all.size >= this.o.maxSessions) return { code: 'WARREN_GW_TOO_MANY_SESSIONS' };
+    const token = request.principal.token;
+    if (token !== undefined && count(all, (s) => s.owner === token) >= this.o.maxSessionsPerToken) {
+      return { code: 'WARREN_GW_SESSION_QUOTA', data: { scope: 'token', limit: this.o.maxSessionsPerToken } };
+    }
+    if (count(all, (s) => s.ip === request.ip) >= this.o.maxSessionsPerIp) return { code: 'WARREN_GW_SESSION_QUOTA', data: { scope: 'ip', limit: this.o.maxSessionsPerIp } };
     return undefined;
   }
 
@@ -194,6 +281,12 @@ export class McpSessions {
       session.server.close().catch(() => undefined);
     }
   }
+}
+
+function count<T>(items: Iterable<T>, predicate: (item: T) => boolean): number {
+  let n = 0;
+  for (const item of items) if (predicate(item)) n++;
+  return n;
 }
 
 /**

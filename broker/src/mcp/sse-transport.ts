@@ -1,6 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { capOutput, drained } from './output-cap';
+
+/** The stream's bound: bytes it may hold for a client that does not read, and who hears when it is passed. */
+export interface OutputBound {
+  readonly maxBytes: number;
+  readonly onOverflow: (queuedBytes: number) => void;
+}
 
 /**
  * The server side of MCP's HTTP+SSE transport (protocol 2024-11-05) for one
@@ -25,12 +32,15 @@ export class SseSessionTransport implements Transport {
     private readonly res: ServerResponse,
     private readonly endpoint: string,
     private readonly keepAliveMs: number,
+    private readonly output: OutputBound,
   ) {}
 
   /** Writes the stream's headers and its first event, `endpoint`. Called by Server.connect(). */
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error('SseSessionTransport already started');
     this.state = 'open';
+    // Past the bound the response is destroyed, which closes the session below ('close').
+    capOutput(this.res, this.output.maxBytes, this.output.onOverflow);
     this.res.writeHead(200, {
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-cache, no-transform',
@@ -53,7 +63,8 @@ export class SseSessionTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.state !== 'open') throw new Error('SSE stream is closed');
-    this.res.write(`event: message\ndata: ${JSON.stringify(wireOrder(message))}\n\n`);
+    // Back-pressure: the next answer waits until the client has taken this one.
+    if (!this.res.write(`event: message\ndata: ${JSON.stringify(wireOrder(message))}\n\n`)) await drained(this.res);
   }
 
   async close(): Promise<void> {

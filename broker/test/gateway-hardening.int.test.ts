@@ -1,0 +1,365 @@
+// The gateway made safe to expose (issue 16), against a real broker, one
+// describe per problem a hostile-client probe found: DNS rebinding, unbounded
+// SSE/Streamable HTTP buffering, stalled bodies, one client taking every MCP
+// session, /readyz opening a Redis connection per request, sessions usable by
+// another token, missing security headers; and /inflight per token.
+import { createServer, connect, type Server as NetServer, type Socket } from 'node:net';
+import { startService } from '@warren/amqp';
+import { ErrorCode } from '@warren/jsonrpc';
+import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
+import { TestNamespace } from '../../test/support/amqp';
+import { rawHttp, type RawResponse } from '../../test/support/hostile';
+import { buildGateway, type Gateway, type GatewayOptions, redisPingProbe } from '../src';
+import { SseReader, startFixture, type Fixture } from './support';
+
+const td = new Teardown();
+const ns = new TestNamespace();
+let reached = 0;
+let f: Fixture;
+
+beforeAll(async () => {
+  td.add(() => ns.destroy());
+  f = await startFixture(ns, td, {}, { count: { handler: () => ++reached } });
+});
+afterAll(() => td.run());
+
+/** A second gateway on the broker's client, with other options. */
+async function gateway(options: GatewayOptions): Promise<{ g: Gateway; port: number; url: string }> {
+  const g = await buildGateway({ client: f.broker.client, connection: f.broker.connection, registry: f.broker.registry }, { port: 0, defaultMetrics: false, ...options });
+  td.add(() => g.close());
+  const url = await g.listen();
+  return { g, port: Number(new URL(url).port), url };
+}
+
+/** A raw HTTP/1.1 request with exactly these headers (Host included: the point is to choose it). */
+function request(method: string, target: string, headers: readonly (readonly [string, string])[], body = ''): string {
+  const lines = [`${method} ${target} HTTP/1.1`, 'Connection: close', ...headers.map(([k, v]) => `${k}: ${v}`)];
+  if (body.length > 0 || method === 'POST') lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
+}
+
+const countCall = '{"jsonrpc":"2.0","method":"count","id":1}';
+const json: [string, string] = ['Content-Type', 'application/json'];
+const initialize = (name = 'hardening'): string => JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name, version: '0' } } });
+
+/**
+ * Sends a request and resolves with its status, headers and whatever body came with them, then hangs up:
+ * for answers that are event streams (a Streamable HTTP POST's), which do not end by themselves.
+ */
+function head(port: number, raw: string, from?: string): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, ...(from === undefined ? {} : { localAddress: from }) });
+    let seen = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      seen = Buffer.concat([seen, chunk]);
+      const end = seen.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      socket.destroy();
+      const [statusLine = '', ...lines] = seen.subarray(0, end).toString('latin1').split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const i = line.indexOf(':');
+        if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+      }
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, body: seen.subarray(end + 4) });
+    });
+    socket.on('error', reject);
+    socket.write(raw);
+  });
+}
+
+function refusal(res: RawResponse): { code?: number; data?: { reason?: string; scope?: string } } {
+  return (JSON.parse(res.body.toString()) as { error: { code?: number; data?: { reason?: string; scope?: string } } }).error;
+}
+
+describe('1. DNS rebinding: Host and Origin are checked on every route', () => {
+  it('refuses a rebound Host (and its matching Origin) with 403 before anything runs, on the default loopback bind', async () => {
+    const port = Number(new URL(f.url).port);
+    const before = reached;
+    const evil = `rebind.evil.example:${port}`;
+    for (const [method, path, body] of [['POST', '/rpc', countCall], ['GET', '/services', ''], ['GET', '/metrics', ''], ['GET', '/sse', ''], ['POST', '/mcp', initialize()]] as const) {
+      const res = await rawHttp(port, request(method, path, [['Host', evil], ['Origin', `http://${evil}`], json, ['Accept', 'application/json, text/event-stream']], body));
+      expect({ path, status: res.status }).toEqual({ path, status: 403 });
+      expect(refusal(res)).toMatchObject({ code: ErrorCode.Unauthorized, data: { reason: 'host_not_allowed' } });
+    }
+    expect(reached).toBe(before);
+    expect(f.broker.gateway.sessions.counts()).toEqual({ sse: 0, streamable: 0 });
+    // Loopback names are served.
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'localhost']) {
+      expect((await rawHttp(port, request('POST', '/rpc', [['Host', host], json], countCall))).status).toBe(200);
+    }
+  });
+
+  it('refuses a foreign Origin with 403 (MCP included), serves the gateway\'s own origin and requests without one', async () => {
+    const port = Number(new URL(f.url).port);
+    const host: [string, string] = ['Host', `127.0.0.1:${port}`];
+    const before = reached;
+    for (const origin of ['http://evil.example', 'null', `http://127.0.0.1:${port + 1}`, `https://localhost:${port}`, 'garbage']) {
+      for (const [method, path, body] of [['POST', '/rpc', countCall], ['GET', '/sse', ''], ['POST', '/mcp', initialize()]] as const) {
+        const res = await rawHttp(port, request(method, path, [host, ['Origin', origin], json, ['Accept', 'application/json, text/event-stream']], body));
+        expect({ origin, path, status: res.status }).toEqual({ origin, path, status: 403 });
+        expect(refusal(res).data?.reason).toBe('origin_not_allowed');
+      }
+    }
+    expect(reached).toBe(before);
+    expect(f.broker.gateway.sessions.counts()).toEqual({ sse: 0, streamable: 0 });
+    expect((await rawHttp(port, request('POST', '/rpc', [host, ['Origin', `http://127.0.0.1:${port}`], json], countCall))).status).toBe(200);
+    expect((await rawHttp(port, request('POST', '/rpc', [host, json], countCall))).status).toBe(200);
+  });
+
+  it('takes GATEWAY_ALLOWED_HOSTS / GATEWAY_ALLOWED_ORIGINS for deployments', async () => {
+    const { port } = await gateway({ allowedHosts: ['gw.example.com', '*.internal.example'], allowedOrigins: ['https://console.example.com'] });
+    const send = (h: string, origin?: string): Promise<RawResponse> => rawHttp(port, request('POST', '/rpc', [['Host', h], json, ...(origin ? [['Origin', origin] as [string, string]] : [])], countCall));
+    expect((await send('gw.example.com')).status).toBe(200);
+    expect((await send('a.internal.example:443')).status).toBe(200);
+    expect((await send('gw.example.com', 'https://console.example.com')).status).toBe(200);
+    expect((await send('127.0.0.1')).status).toBe(403);
+    expect((await send('internal.example')).status).toBe(403);
+    expect((await send('gw.example.com', 'https://evil.example')).status).toBe(403);
+  });
+});
+
+/** Opens GET /sse on a raw socket that is never read (paused), and returns its session id. */
+async function unreadSse(port: number): Promise<{ socket: Socket; sessionId: string }> {
+  const socket = connect({ host: '127.0.0.1', port });
+  td.add(() => void socket.destroy());
+  socket.write(request('GET', '/sse', [['Host', `127.0.0.1:${port}`], ['Accept', 'text/event-stream']]));
+  let seen = '';
+  const sessionId = await new Promise<string>((resolve, reject) => {
+    socket.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const id = /session_id=([0-9a-f-]{36})/.exec(seen)?.[1];
+      if (id) {
+        socket.removeAllListeners('data');
+        // From here on nothing is read: the kernel's buffers fill, then the gateway's would.
+        socket.pause();
+        resolve(id);
+      }
+    });
+    socket.on('error', reject);
+  });
+  return { socket, sessionId };
+}
+
+describe('2. bounded output: a session whose client does not read is ended at the cap', () => {
+  // 1000 tools/list requests per post: each answer lists the tools, so one post asks for ~0.5 MB of output.
+  const batch = JSON.stringify(Array.from({ length: 1000 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/list' })));
+
+  it('SSE: the unread stream is cut and the session ended; posts then answer 404; memory stays bounded', async () => {
+    const maxSessionOutputBytes = 256 * 1024;
+    const { g, port } = await gateway({ maxSessionOutputBytes, bodyLimitBytes: 4 * 1024 * 1024 });
+    const { sessionId } = await unreadSse(port);
+    const post = (): Promise<RawResponse> => rawHttp(port, request('POST', `/messages/?session_id=${sessionId}`, [['Host', `127.0.0.1:${port}`], json], batch));
+    const rssBefore = process.memoryUsage().rss;
+    let posted = 0;
+    // Before the fix every post was kept: 400 posts would hold ~200 MB. Here the kernel's socket
+    // buffers (a few MB on loopback) fill, then the cap ends the session.
+    for (; posted < 400; posted++) {
+      const res = await post();
+      if (res.status === 404) break;
+      expect(res.status).toBe(202);
+    }
+    expect(posted).toBeLessThan(400);
+    expect(g.sessions.counts().sse).toBe(0);
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(150 * 1024 * 1024);
+  });
+
+  it('Streamable HTTP: an unread response stream ends the session at the cap', async () => {
+    // A tool with a 200 KB description makes each tools/list answer 200 KB; a batch of 100 (the SDK's
+    // most) asks for 20 MB on one response stream, more than a socket's kernel buffers hold.
+    const wordy = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: ns.service('wordy'), methods: { wordy: { tool: { description: 'w'.repeat(200_000) }, handler: () => 'ok' } } });
+    td.add(() => wordy.close());
+    await waitFor(() => f.broker.gateway.catalogue.current().tools.has('wordy'), { message: 'wordy tool known' });
+    const maxSessionOutputBytes = 256 * 1024;
+    const { g, port, url } = await gateway({ maxSessionOutputBytes });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(`${url}/mcp`, { method: 'POST', headers, body: initialize() });
+    const sessionId = init.headers.get('mcp-session-id') ?? '';
+    await init.body?.cancel();
+    await (await fetch(`${url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': sessionId }, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).text();
+    expect(g.sessions.counts().streamable).toBe(1);
+    const batch = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/list' })));
+    // Its answer stream is never read: a raw socket, paused.
+    const s = connect({ host: '127.0.0.1', port });
+    td.add(() => void s.destroy());
+    s.pause();
+    s.write(request('POST', '/mcp', [['Host', `127.0.0.1:${port}`], json, ['Accept', 'application/json, text/event-stream'], ['Mcp-Session-Id', sessionId]], batch));
+    await waitFor(() => g.sessions.counts().streamable === 0, { message: 'session ended at the cap', timeoutMs: 20_000 });
+    s.destroy();
+    const after = await fetch(`${url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': sessionId }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    expect(after.status).toBe(404);
+  });
+});
+
+describe('3. request timeouts: a stalled request is answered 408 and closed', () => {
+  it('half a body: 408 within the timeout (with and without a token); an open SSE stream is not cut', async () => {
+    const { port, url } = await gateway({ requestTimeoutMs: 500 });
+    const abort = new AbortController();
+    td.add(() => abort.abort());
+    const sse = new SseReader(await fetch(`${url}/sse`, { headers: { accept: 'text/event-stream' }, signal: abort.signal }));
+    const endpoint = (await sse.next()).data;
+    const stalled = `POST /rpc HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc":`;
+    const res = await rawHttp(port, stalled, { timeoutMs: 15_000 });
+    expect(res.status).toBe(408);
+    expect(refusal(res).data?.reason).toBe('request_timeout');
+    const headersOnly = await rawHttp(port, `GET /services HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`, { timeoutMs: 15_000 });
+    expect(headersOnly.status).toBe(408);
+    // The stream opened before both timeouts fired is still served.
+    const ping = await fetch(`${url}${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":7,"method":"ping"}' });
+    expect(ping.status).toBe(202);
+    expect(JSON.parse((await sse.next()).data)).toMatchObject({ id: 7, result: {} });
+    await sse.cancel();
+    abort.abort();
+    const authed = await gateway({ requestTimeoutMs: 500, tokens: ['t'] });
+    expect((await rawHttp(authed.port, stalled.replace('\r\n\r\n', '\r\nAuthorization: Bearer t\r\n\r\n'), { timeoutMs: 15_000 })).status).toBe(408);
+  });
+});
+
+describe('4. MCP session quotas', () => {
+  const mcpInit = (url: string, token: string): Promise<Response> =>
+    fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` }, body: initialize() });
+
+  it('one token cannot exhaust another\'s sessions: its own quota answers 429, the other token still opens one', async () => {
+    const { url } = await gateway({ tokens: ['hog', 'other'], maxSessions: 10, maxSessionsPerToken: 3, maxSessionsPerIp: 100 });
+    for (let i = 0; i < 3; i++) {
+      const res = await mcpInit(url, 'hog');
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    for (let i = 0; i < 5; i++) {
+      const res = await mcpInit(url, 'hog');
+      expect(res.status).toBe(429);
+      expect(await res.json()).toMatchObject({ error: { code: ErrorCode.Overloaded, data: { reason: 'session_quota', scope: 'token', limit: 3 } } });
+    }
+    const other = await mcpInit(url, 'other');
+    expect(other.status).toBe(200);
+    await other.text();
+  });
+
+  it('per client address, with or without auth', async () => {
+    const { port } = await gateway({ maxSessionsPerIp: 2 });
+    const init = (from: string): Promise<RawResponse> => head(port, request('POST', '/mcp', [['Host', `127.0.0.1:${port}`], json, ['Accept', 'application/json, text/event-stream']], initialize()), from);
+    expect((await init('127.0.4.1')).status).toBe(200);
+    expect((await init('127.0.4.1')).status).toBe(200);
+    const third = await rawHttp(port, request('POST', '/mcp', [['Host', `127.0.0.1:${port}`], json, ['Accept', 'application/json, text/event-stream']], initialize()), { localAddress: '127.0.4.1' });
+    expect(third.status).toBe(429);
+    expect(refusal(third).data).toMatchObject({ reason: 'session_quota', scope: 'ip' });
+    expect((await init('127.0.4.2')).status).toBe(200);
+  });
+
+  it('a session that never completes initialize is closed after sessionInitTimeoutMs, freeing its place', async () => {
+    const { g, port } = await gateway({ maxSessionsPerIp: 1, sessionInitTimeoutMs: 300 });
+    const { socket } = await unreadSse(port);
+    expect(g.sessions.counts().sse).toBe(1);
+    await waitFor(() => g.sessions.counts().sse === 0, { message: 'uninitialized SSE session expired' });
+    await waitFor(() => socket.destroyed || socket.readableEnded || socket.closed, { message: 'its stream ended' }).catch(() => undefined);
+    const res = await head(port, request('POST', '/mcp', [['Host', `127.0.0.1:${port}`], json, ['Accept', 'application/json, text/event-stream']], initialize()));
+    expect(res.status).toBe(200);
+    expect(g.sessions.counts().streamable).toBe(1);
+    await waitFor(() => g.sessions.counts().streamable === 0, { message: 'uninitialized Streamable HTTP session expired' });
+  });
+
+  it('HEAD /sse and HEAD /mcp open no session', async () => {
+    const { g, port } = await gateway({});
+    for (const path of ['/sse', '/mcp']) {
+      const res = await rawHttp(port, request('HEAD', path, [['Host', `127.0.0.1:${port}`], ['Accept', 'text/event-stream']]), { timeoutMs: 5000 });
+      expect(res.status).not.toBe(200);
+    }
+    expect(g.sessions.counts()).toEqual({ sse: 0, streamable: 0 });
+  });
+});
+
+describe('5. /readyz shares one Redis connection', () => {
+  it('200 concurrent probes make at most one connection to Redis', async () => {
+    let connections = 0;
+    const fake: NetServer = createServer((socket) => {
+      connections++;
+      socket.on('data', (chunk: Buffer) => {
+        for (let i = chunk.toString().split('PING').length - 1; i > 0; i--) socket.write('+PONG\r\n');
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    const probe = redisPingProbe(`redis://127.0.0.1:${(fake.address() as { port: number }).port}`);
+    td.add(() => new Promise<void>((resolve) => {
+      probe.close();
+      fake.close(() => resolve());
+    }));
+    const { url } = await gateway({ probes: [probe] });
+    const answers = await Promise.all(Array.from({ length: 200 }, async () => (await fetch(`${url}/readyz`)).json() as Promise<{ dependencies: { ok: boolean }[] }>));
+    expect(answers.every((a) => a.dependencies[0]?.ok === true)).toBe(true);
+    expect(connections).toBe(1);
+  });
+});
+
+describe('6. sessions are bound to the token that opened them', () => {
+  it('another token cannot post into, read or end a session (404); its owner can', async () => {
+    const { url, port } = await gateway({ tokens: ['alice', 'mallory'] });
+    const init = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer alice' }, body: initialize() });
+    const sessionId = init.headers.get('mcp-session-id') ?? '';
+    await init.text();
+    for (const method of ['POST', 'GET', 'DELETE']) {
+      const res = await fetch(`${url}/mcp`, { method, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer mallory', 'mcp-session-id': sessionId }, ...(method === 'POST' ? { body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' } : {}) });
+      expect({ method, status: res.status }).toEqual({ method, status: 404 });
+    }
+    const own = await fetch(`${url}/mcp`, { method: 'DELETE', headers: { authorization: 'Bearer alice', 'mcp-session-id': sessionId } });
+    expect(own.status).toBe(200);
+    // The SSE transport too.
+    const abort = new AbortController();
+    td.add(() => abort.abort());
+    const sse = new SseReader(await fetch(`${url}/sse`, { headers: { accept: 'text/event-stream', authorization: 'Bearer alice' }, signal: abort.signal }));
+    const endpoint = (await sse.next()).data;
+    const post = (token: string): Promise<RawResponse> => rawHttp(port, request('POST', endpoint, [['Host', `127.0.0.1:${port}`], json, ['Authorization', `Bearer ${token}`]], '{"jsonrpc":"2.0","id":1,"method":"ping"}'));
+    expect((await post('mallory')).status).toBe(404);
+    expect((await post('alice')).status).toBe(202);
+    await sse.cancel();
+    abort.abort();
+  });
+});
+
+describe('7. security headers on every response', () => {
+  it('nosniff, no-store and a deny-all CSP on API answers, refusals, 404s and the MCP streams', async () => {
+    const port = Number(new URL(f.url).port);
+    const host: [string, string] = ['Host', `127.0.0.1:${port}`];
+    const answers = [
+      await rawHttp(port, request('POST', '/rpc', [host, json], countCall)),
+      await rawHttp(port, request('GET', '/healthz', [host])),
+      await rawHttp(port, request('GET', '/no-such-route', [host])),
+      await rawHttp(port, request('POST', '/rpc', [['Host', 'evil.example'], json], countCall)),
+      await rawHttp(port, request('POST', '/rpc', [host, ['Content-Type', 'text/plain']], 'x')),
+      await head(port, request('POST', '/mcp', [host, json, ['Accept', 'application/json, text/event-stream']], initialize())),
+    ];
+    for (const res of answers) {
+      expect(res.headers).toMatchObject({ 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' });
+      expect(res.headers['content-security-policy']).toMatch(/default-src 'none'/);
+    }
+    for (const res of answers.slice(0, 5)) expect(res.headers['cache-control']).toBe('no-store');
+    const abort = new AbortController();
+    const sse = await fetch(`${f.url}/sse`, { headers: { accept: 'text/event-stream' }, signal: abort.signal });
+    expect(sse.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(sse.headers.get('cache-control')).toMatch(/no-cache/);
+    abort.abort();
+  });
+});
+
+describe('/inflight per token', () => {
+  it('a client token sees only its own calls; an operator token sees every call', async () => {
+    const { url } = await gateway({ tokens: ['client-a', 'client-b', { token: 'ops', operator: true }] });
+    const park = (token: string, id: string): AbortController => {
+      const ac = new AbortController();
+      void fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', method: 'sleep', params: [20_000], id }), signal: ac.signal }).catch(() => undefined);
+      td.add(() => ac.abort());
+      return ac;
+    };
+    const a = park('client-a', 'a-call');
+    const b = park('client-b', 'b-call');
+    const seen = async (token: string): Promise<{ scope: string; gateway: { id: string }[] }> => (await fetch(`${url}/inflight`, { headers: { authorization: `Bearer ${token}` } })).json() as Promise<{ scope: string; gateway: { id: string }[] }>;
+    await waitFor(async () => (await seen('ops')).gateway.length === 2, { message: 'both calls in flight' });
+    expect((await seen('client-a'))).toMatchObject({ scope: 'own', gateway: [{ id: 'a-call' }] });
+    expect((await seen('client-b')).gateway.map((c) => c.id)).toEqual(['b-call']);
+    expect((await seen('ops'))).toMatchObject({ scope: 'all' });
+    expect((await seen('ops')).gateway.map((c) => c.id).sort()).toEqual(['a-call', 'b-call']);
+    a.abort();
+    b.abort();
+  });
+});

@@ -72,7 +72,8 @@ async function main(): Promise<void> {
   const leaseMs = positiveIntFromEnv(process.env, 'WORK_LEASE_MS', 2000);
   const redis = new Redis(env('WORK_REDIS_URL'), { maxRetriesPerRequest: 1 });
   const service = await startService({
-    urls: env('WORK_AMQP_URL'),
+    // A comma-separated list names the nodes of a cluster (the soak's --cluster).
+    urls: env('WORK_AMQP_URL').split(','),
     heartbeatSeconds: positiveIntFromEnv(process.env, 'WORK_HEARTBEAT_S', 1),
     socketTimeoutMs: 1000,
     reconnect: { initialDelayMs: 50, maxDelayMs: 500 },

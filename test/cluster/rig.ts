@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from 'ioredis';
 import { AmqpConnection, RpcClient, WarrenService, type ClientOptions, type ServiceMethod, type ServiceOptions } from '@warren/amqp';
-import { InflightView, callWithRecovery, createRedisTracker } from '@warren/inflight';
+import { InflightView, callWithRecovery, createRedisTracker, type RedisCallTracker } from '@warren/inflight';
 import { JsonRpcError } from '@warren/jsonrpc';
 import { RabbitCluster, RedisServers, Teardown, type RabbitNode, type RedisNode } from '@warren/testkit';
 import { runsKey, workMethods } from '../../scripts/soak-worker';
@@ -24,6 +24,8 @@ export class ClusterRig {
   readonly ns = new TestNamespace();
   readonly prefix = this.ns.namespace;
   readonly connections = new Map<string, AmqpConnection>();
+  /** Each service instance's tracker, by instance id: their health says whether tracking ever lapsed. */
+  readonly trackers = new Map<string, RedisCallTracker>();
   redis!: Cluster;
 
   private constructor(readonly rabbit: RabbitCluster, readonly redisServers: RedisServers, readonly redisNodes: RedisNode[]) {}
@@ -59,7 +61,10 @@ export class ClusterRig {
 
   /** A service on `first` (failing over to the others), tracked in the Redis Cluster; its queues default to quorum. */
   async service(order: readonly RabbitNode[], options: Omit<ServiceOptions, 'namespace' | 'tracker'>): Promise<WarrenService> {
-    const tracker = createRedisTracker({ redis: { cluster: this.redisNodes }, keyPrefix: this.prefix, leaseMs: 3000, heartbeatMs: 500 });
+    // A lease long enough that a loaded machine's pauses never look like a dead worker (no worker dies here),
+    // and a command timeout long enough that a slow Redis never looks like a lost one (calls would run untracked).
+    const tracker = createRedisTracker({ redis: { cluster: this.redisNodes }, keyPrefix: this.prefix, leaseMs: 10_000, heartbeatMs: 1000, commandTimeoutMs: 5000 });
+    this.trackers.set(options.instanceId ?? options.name, tracker);
     const connection = await this.connect(`${options.name}-${options.instanceId ?? 'x'}`, order);
     const s = await WarrenService.start(connection, { namespace: this.ns.namespace, ...options, tracker });
     this.td.add(() => s.close());

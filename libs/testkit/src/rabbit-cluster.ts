@@ -55,6 +55,8 @@ interface NodeRun {
  */
 export class RabbitCluster {
   private readonly runs: NodeRun[] = [];
+  /** Nodes whose app was stopped with stopApp and not started again. */
+  private readonly appStopped = new Set<string>();
   private stopping: Promise<void> | undefined;
 
   private constructor(private readonly dir: string, private readonly user: { uid: number; gid: number }, private readonly bootTimeoutMs: number) {}
@@ -120,6 +122,11 @@ export class RabbitCluster {
     });
   }
 
+  /** Process ids of the nodes' Erlang VMs (for their CPU time). */
+  vmPids(): number[] {
+    return this.runs.flatMap((r) => beamPids(r.child?.pid));
+  }
+
   /** Node names `node` sees running in its cluster. */
   async runningNodes(node: RabbitNode): Promise<string[]> {
     const status = JSON.parse(await this.ctl(node, 'cluster_status', '--formatter', 'json')) as { running_nodes?: string[] };
@@ -128,13 +135,29 @@ export class RabbitCluster {
 
   /** `rabbitmqctl stop_app`: the node's Erlang VM stays up, its listeners and queue replicas go (a clean node loss). */
   async stopApp(node: RabbitNode): Promise<void> {
+    this.appStopped.add(node.name);
     await this.ctl(node, 'stop_app');
   }
 
   /** `rabbitmqctl start_app`, then waits until the node takes AMQP connections again. */
   async startApp(node: RabbitNode): Promise<void> {
     await this.ctl(node, 'start_app');
+    this.appStopped.delete(node.name);
     await this.awaitPort(node);
+  }
+
+  /** Nodes killed or stopped (and not yet back). */
+  down(): RabbitNode[] {
+    return this.runs.filter((r) => !r.child || this.appStopped.has(r.node.name)).map((r) => r.node);
+  }
+
+  /**
+   * Brings every node that is down back (killed ones booted, stopped ones
+   * started), so the cluster has its majority again: a teardown that closes
+   * consumers of quorum queues needs it after a test that failed midway.
+   */
+  async heal(): Promise<void> {
+    await Promise.all(this.down().map((node) => (this.run(node).child ? this.startApp(node) : this.restart(node))));
   }
 
   /** Kills the node's Erlang VM with SIGKILL (a crash: no goodbye to its peers or clients); resolves once it is gone. */

@@ -1,9 +1,10 @@
 // The late CI stages, run by .ci/run after `npm test`, one at a time:
 // `npm run test:soak` (the short soak: worker processes killed and replaced,
-// connections cut and stalled, for 20 s) and then `npm run test:restart`
+// connections cut and stalled, for 20 s), `npm run test:cluster` (failover on
+// a three-node RabbitMQ cluster of extra nodes) and then `npm run test:restart`
 // (stops and starts the RabbitMQ app, so it runs last and alone). Plain
 // `npx jest` never picks them up: test/soak/ and test/restart/ match no
-// project of jest.config.js.
+// project of jest.config.js; nor does test/cluster/.
 const base = require('./jest.config.js');
 
 const integration = base.projects.find((p) => p.displayName === 'integration');
@@ -14,5 +15,7 @@ module.exports = {
   projects: [
     { ...integration, displayName: 'soak', testMatch: ['<rootDir>/test/soak/**/*.test.ts'] },
     { ...integration, displayName: 'restart', testMatch: ['<rootDir>/test/restart/**/*.test.ts'] },
+    // Its own RabbitMQ cluster and Redis Cluster (extra nodes on this machine); the global setup only checks the machine's own.
+    { ...integration, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.test.ts'] },
   ],
 };

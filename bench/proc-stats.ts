@@ -29,7 +29,7 @@ function pidsNamed(comm: string): number[] {
 }
 
 /** utime + stime of one process in µs, or 0 when it is gone. */
-function processCpuUs(pid: number): number {
+export function processCpuUs(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the parenthesised command name, which may itself hold spaces.

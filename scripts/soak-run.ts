@@ -6,6 +6,9 @@
 // cut, a worker's connections cut or stalled, a worker SIGKILLed (and
 // replaced). Every `reportEveryMs` it reports calls done, errors by code,
 // duplicates, lost calls and latency; see {@link SoakReport}.
+// With `cluster` (a RabbitCluster of extra nodes), the client and the workers
+// are given every node's URL instead of a proxy, and the faults include node
+// losses: a node's app stopped and started again, or its VM killed and booted.
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,12 +17,15 @@ import { AmqpConnection, RpcClient } from '@warren/amqp';
 import { InflightView, callWithRecovery } from '@warren/inflight';
 import { JsonRpcError } from '@warren/jsonrpc';
 import { percentile } from '@warren/cli';
-import { FaultProxy, spawnTs, type TsChild } from '@warren/testkit';
+import { FaultProxy, spawnTs, type RabbitCluster, type RabbitNode, type TsChild } from '@warren/testkit';
 import { deleteRedisKeys } from '../test/integration/helpers';
 import { TestNamespace } from '../test/support/amqp';
 import { multiKey, runsKey, workMethod, workService, type WorkParams } from './soak-worker';
 
-export type FaultKind = 'cut-client' | 'cut-worker' | 'stall-worker' | 'kill-worker';
+export type FaultKind = 'cut-client' | 'cut-worker' | 'stall-worker' | 'kill-worker' | 'stop-node' | 'kill-node';
+
+/** Faults that need a proxy in front of one node; a cluster run has none. */
+export const proxyFaults: readonly FaultKind[] = ['cut-client', 'cut-worker', 'stall-worker'];
 
 export interface SoakOptions {
   readonly durationMs: number;
@@ -39,6 +45,8 @@ export interface SoakOptions {
   readonly reportEveryMs?: number;
   readonly amqpUrl: string;
   readonly redisUrl: string;
+  /** Run on these nodes instead of `amqpUrl`; allows the faults 'stop-node' and 'kill-node'. */
+  readonly cluster?: RabbitCluster;
   /** Called with each period's report as it closes. */
   readonly onReport?: (report: SoakReport) => void;
   /** Progress lines (faults, workers). */
@@ -69,7 +77,7 @@ export interface SoakReport {
 }
 
 export interface SoakSummary {
-  readonly options: Omit<SoakOptions, 'onReport' | 'log' | 'amqpUrl' | 'redisUrl' | 'signal'>;
+  readonly options: Omit<SoakOptions, 'onReport' | 'log' | 'amqpUrl' | 'redisUrl' | 'signal' | 'cluster'>;
   readonly periods: SoakReport[];
   readonly total: SoakReport;
   readonly pass: boolean;
@@ -102,7 +110,8 @@ class Period {
 
 interface Worker {
   readonly instanceId: string;
-  readonly proxy: FaultProxy;
+  /** Absent on a cluster run. */
+  readonly proxy: FaultProxy | undefined;
   readonly child: TsChild;
 }
 
@@ -113,28 +122,36 @@ const between = ([lo, hi]: readonly [number, number]): number => lo + Math.rando
 export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
   const log = o.log ?? (() => undefined);
   const timeoutMs = o.timeoutMs ?? 10_000;
-  const kinds = o.faults ?? ['cut-client', 'cut-worker', 'stall-worker', 'kill-worker'];
+  const kinds = o.faults ?? (o.cluster ? ['stop-node', 'kill-node', 'kill-worker'] : ['cut-client', 'cut-worker', 'stall-worker', 'kill-worker']);
+  const cluster = o.cluster;
+  const misfits = kinds.filter((k) => (cluster ? proxyFaults.includes(k) : k === 'stop-node' || k === 'kill-node'));
+  if (misfits.length > 0) throw new RangeError(`faults ${misfits.join(', ')} need ${cluster ? 'a single node behind a proxy (not --cluster)' : '--cluster'}`);
   const workMs = o.workMs ?? [0, 20];
   const ns = new TestNamespace(`soak-${randomBytes(4).toString('hex')}`);
   ns.service(workService);
   const { namespace } = ns;
   const prefix = namespace;
   const redis = new Redis(o.redisUrl, { maxRetriesPerRequest: 1 });
-  const clientProxy = await FaultProxy.forUrl(o.amqpUrl);
+  const clientProxy = cluster ? undefined : await FaultProxy.forUrl(o.amqpUrl);
+  /** Nodes down now (a cluster run loses one at a time, so a majority always remains). */
+  const down = new Set<string>();
+  const nodeUrls = (i: number): string[] => (cluster ? cluster.urls(cluster.nodes[i % cluster.nodes.length]) : []);
   /** Live workers, the ones faults pick from. */
   const workers: Worker[] = [];
   const killed = new Set<string>();
   let workerSeq = 0;
   // Everything ever started, released at the end whatever happened (killing an exited child is a no-op).
-  const proxies: FaultProxy[] = [clientProxy];
+  const proxies: FaultProxy[] = clientProxy ? [clientProxy] : [];
   const children: TsChild[] = [];
 
   const startWorker = async (): Promise<void> => {
-    const instanceId = `w${workerSeq++}`;
-    const proxy = await FaultProxy.forUrl(o.amqpUrl);
-    proxies.push(proxy);
+    const seq = workerSeq++;
+    const instanceId = `w${seq}`;
+    const proxy = cluster ? undefined : await FaultProxy.forUrl(o.amqpUrl);
+    if (proxy) proxies.push(proxy);
     const child = spawnTs(path.join(__dirname, 'soak-worker.ts'), [], {
-      WORK_AMQP_URL: proxy.url(o.amqpUrl), WORK_REDIS_URL: o.redisUrl, WORK_NAMESPACE: namespace, WORK_PREFIX: prefix,
+      // On a cluster, worker i starts on node i + 1 (the client is on node 0), so calls cross nodes.
+      WORK_AMQP_URL: proxy ? proxy.url(o.amqpUrl) : nodeUrls(seq + 1).join(','), WORK_REDIS_URL: o.redisUrl, WORK_NAMESPACE: namespace, WORK_PREFIX: prefix,
       WORK_INSTANCE: instanceId, WORK_PREFETCH: '64', WORK_LEASE_MS: '2000', WORK_MAX_ATTEMPTS: '3', LOG_LEVEL: 'warn',
     });
     children.push(child);
@@ -143,7 +160,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
     log(`worker ${instanceId} ready`);
   };
 
-  const connection = new AmqpConnection({ urls: clientProxy.url(o.amqpUrl), heartbeatSeconds: 1, socketTimeoutMs: 1000, connectionName: `${namespace}-client`, reconnect: { initialDelayMs: 50, maxDelayMs: 500 } });
+  const connection = new AmqpConnection({ urls: clientProxy ? clientProxy.url(o.amqpUrl) : nodeUrls(0), heartbeatSeconds: 1, socketTimeoutMs: 1000, connectionName: `${namespace}-client`, reconnect: { initialDelayMs: 50, maxDelayMs: 500 } });
   const view = o.recover ? new InflightView({ redis: o.redisUrl, keyPrefix: prefix }) : undefined;
   let client: RpcClient | undefined;
   try {
@@ -157,7 +174,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
     await view?.close().catch(() => undefined);
     await Promise.all(children.map((child) => child.kill('SIGKILL')));
     await Promise.all(proxies.map((p) => p.close()));
-    await ns.destroy(o.amqpUrl).catch(() => undefined);
+    // A cluster's queues go with its nodes.
+    if (!cluster) await ns.destroy(o.amqpUrl).catch(() => undefined);
     await deleteRedisKeys(`${prefix}:`, o.redisUrl).catch(() => undefined);
     redis.disconnect();
   }
@@ -250,7 +268,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
         const worker = pick(workers);
         if (!kind || !worker) continue;
         count((p) => void (p.faults[kind] = (p.faults[kind] ?? 0) + 1));
-        log(`${new Date().toISOString()} fault: ${kind}${kind === 'cut-client' ? '' : ` ${worker.instanceId}`}`);
+        log(`${new Date().toISOString()} fault: ${kind}${kind === 'cut-client' || kind.endsWith('-node') ? '' : ` ${worker.instanceId}`}`);
         await inject(kind, worker);
       }
     })().catch(stopOn);
@@ -275,32 +293,60 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
     total.duplicates = lists.filter((r) => !afterKill(r)).length;
     total.rerunsAfterKill = lists.length - total.duplicates;
     const t = total.report(now);
-    const { onReport: _r, log: _l, amqpUrl: _a, redisUrl: _u, signal: _s, ...options } = o;
+    const { onReport: _r, log: _l, amqpUrl: _a, redisUrl: _u, signal: _s, cluster: _c, ...options } = o;
     return { options, periods, total: t, pass: t.duplicates === 0 && t.lost === 0 && t.calls > 0 };
+  }
+
+  /** Takes one node down (never a second one: quorum queues need a majority), then brings it back. */
+  async function loseNode(how: 'stop' | 'kill'): Promise<void> {
+    const node: RabbitNode | undefined = cluster && down.size === 0 ? pick(cluster.nodes) : undefined;
+    if (!cluster || !node) return;
+    down.add(node.name);
+    log(`${new Date().toISOString()} ${how === 'stop' ? 'stop_app' : 'SIGKILL'} ${node.name}`);
+    try {
+      if (how === 'stop') {
+        await cluster.stopApp(node);
+        await sleep(between([2000, 5000]));
+        await cluster.startApp(node);
+      } else {
+        await cluster.kill(node);
+        // Booting again takes a while (tens of seconds on a loaded machine); no other node goes meanwhile.
+        await cluster.restart(node);
+      }
+      log(`${new Date().toISOString()} ${node.name} back`);
+    } finally {
+      down.delete(node.name);
+    }
   }
 
   async function inject(kind: FaultKind, worker: Worker): Promise<void> {
     switch (kind) {
       case 'cut-client':
-        clientProxy.cutAll();
+        clientProxy?.cutAll();
         return;
       case 'cut-worker':
-        worker.proxy.cutAll();
+        worker.proxy?.cutAll();
         return;
       case 'stall-worker':
         // Packets held, no reset: only heartbeats (1 s) tell both ends the connection is dead.
-        worker.proxy.stall();
+        worker.proxy?.stall();
         await sleep(between([2000, 4000]));
-        worker.proxy.resume();
+        worker.proxy?.resume();
         return;
+      case 'stop-node':
+        return loseNode('stop');
+      case 'kill-node':
+        return loseNode('kill');
       case 'kill-worker':
         killed.add(worker.instanceId);
         await worker.child.kill('SIGKILL');
         workers.splice(workers.indexOf(worker), 1);
         // Its proxy and output go with it, not at the end of a long run.
         children.splice(children.indexOf(worker.child), 1);
-        proxies.splice(proxies.indexOf(worker.proxy), 1);
-        await worker.proxy.close();
+        if (worker.proxy) {
+          proxies.splice(proxies.indexOf(worker.proxy), 1);
+          await worker.proxy.close();
+        }
         await startWorker();
         return;
     }

@@ -4,7 +4,7 @@
 // instance id under the call id) before doing its work, so the driver can
 // tell whether any call ran twice. Run as a process it is configured by
 // WORK_* variables, prints `ready`, and is meant to be SIGKILLed.
-import { Redis } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import { positiveIntFromEnv, startService, type HandlerContext, type ServiceMethod } from '@warren/amqp';
 import { createRedisTracker } from '@warren/inflight';
 import { CancelledError, JsonRpcError } from '@warren/jsonrpc';
@@ -46,7 +46,7 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** `work.run` (or `method`): records the run, runs `ms`, answers `n * 2`. */
-export function workMethods(redis: Redis, prefix: string, method = workMethod): Record<string, ServiceMethod> {
+export function workMethods(redis: Redis | Cluster, prefix: string, method = workMethod): Record<string, ServiceMethod> {
   return {
     [method]: {
       handler: async (params: unknown, ctx: HandlerContext): Promise<number> => {
@@ -72,7 +72,8 @@ async function main(): Promise<void> {
   const leaseMs = positiveIntFromEnv(process.env, 'WORK_LEASE_MS', 2000);
   const redis = new Redis(env('WORK_REDIS_URL'), { maxRetriesPerRequest: 1 });
   const service = await startService({
-    urls: env('WORK_AMQP_URL'),
+    // A comma-separated list names the nodes of a cluster (the soak's --cluster).
+    urls: env('WORK_AMQP_URL').split(','),
     heartbeatSeconds: positiveIntFromEnv(process.env, 'WORK_HEARTBEAT_S', 1),
     socketTimeoutMs: 1000,
     reconnect: { initialDelayMs: 50, maxDelayMs: 500 },

@@ -8,14 +8,18 @@
 // Options: --minutes 5  --concurrency 32  --workers 3  --timeout-ms 10000
 //          --fault-every 5-15 (seconds)  --faults cut-client,cut-worker,stall-worker,kill-worker
 //          --recover (callWithRecovery: lost replies fetched from the in-flight store)
+//          --cluster (a three-node RabbitMQ cluster of extra nodes on this machine, started and
+//            removed by the run; faults stop-node,kill-node,kill-worker: see scripts/soak-run.ts)
 //          --json <file> (also write the JSON there)
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ensureServices } from './ensure-services';
 import { runSoak, type FaultKind, type SoakReport } from './soak-run';
-import { amqpUrl, redisUrl } from '@warren/testkit';
+import { RabbitCluster, amqpUrl, redisUrl } from '@warren/testkit';
 
-const allFaults: readonly FaultKind[] = ['cut-client', 'cut-worker', 'stall-worker', 'kill-worker'];
+const allFaults: readonly FaultKind[] = ['cut-client', 'cut-worker', 'stall-worker', 'kill-worker', 'stop-node', 'kill-node'];
+const singleNodeFaults: readonly FaultKind[] = ['cut-client', 'cut-worker', 'stall-worker', 'kill-worker'];
+const clusterFaults: readonly FaultKind[] = ['stop-node', 'kill-node', 'kill-worker'];
 
 function options(argv: readonly string[]) {
   const { values } = parseArgs({
@@ -26,8 +30,9 @@ function options(argv: readonly string[]) {
       workers: { type: 'string', default: '3' },
       'timeout-ms': { type: 'string', default: '10000' },
       'fault-every': { type: 'string', default: '5-15' },
-      faults: { type: 'string', default: allFaults.join(',') },
+      faults: { type: 'string' },
       recover: { type: 'boolean', default: false },
+      cluster: { type: 'boolean', default: false },
       json: { type: 'string' },
     },
   });
@@ -37,7 +42,7 @@ function options(argv: readonly string[]) {
     return v;
   };
   const [lo = '', hi = lo] = values['fault-every'].split('-');
-  const faults = values.faults.split(',').filter(Boolean);
+  const faults = (values.faults ?? (values.cluster ? clusterFaults : singleNodeFaults).join(',')).split(',').filter(Boolean);
   const unknown = faults.filter((f) => !allFaults.includes(f as FaultKind));
   if (unknown.length > 0) throw new RangeError(`--faults: unknown ${unknown.join(', ')} (known: ${allFaults.join(', ')})`);
   return {
@@ -48,6 +53,7 @@ function options(argv: readonly string[]) {
     faultEveryMs: [num('fault-every', lo, 0.1) * 1000, num('fault-every', hi, 0.1) * 1000] as const,
     faults: faults as FaultKind[],
     recover: values.recover,
+    cluster: values.cluster,
     json: values.json,
   };
 }
@@ -65,9 +71,16 @@ function row(label: string, r: SoakReport): string {
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   await ensureServices();
-  console.log(`soak: ${o.durationMs / 60_000} min, concurrency ${o.concurrency}, ${o.workers} workers, deadline ${o.timeoutMs} ms, a fault every ${o.faultEveryMs[0] / 1000}-${o.faultEveryMs[1] / 1000} s (${o.faults.join(', ')})${o.recover ? ', callWithRecovery' : ''}`);
+  console.log(`soak: ${o.durationMs / 60_000} min, concurrency ${o.concurrency}, ${o.workers} workers, deadline ${o.timeoutMs} ms, a fault every ${o.faultEveryMs[0] / 1000}-${o.faultEveryMs[1] / 1000} s (${o.faults.join(', ')})${o.recover ? ', callWithRecovery' : ''}${o.cluster ? ', on a three-node cluster' : ''}`);
   console.log(`${'minute'.padStart(6)} ${'calls'.padStart(8)} ${'ok'.padStart(8)} ${'errors by code'.padEnd(22)} ${'dup'.padStart(4)} ${'lost'.padStart(5)} ${'p50ms'.padStart(6)} ${'p99ms'.padStart(6)} ${'maxms'.padStart(6)}   faults`);
-  const { json, ...soak } = o;
+  const { json, cluster: onCluster, ...soak } = o;
+  let cluster: RabbitCluster | undefined;
+  if (onCluster) {
+    if (!RabbitCluster.available()) throw new Error('--cluster starts three RabbitMQ nodes of its own: it needs root, the rabbitmq user and Debian\'s rabbitmq-server');
+    console.error('starting a three-node RabbitMQ cluster (extra nodes on this machine)');
+    cluster = await RabbitCluster.start({ size: 3, prefix: 'warren-soak' });
+    console.error(`nodes: ${cluster.nodes.map((n) => `${n.name} (${n.port})`).join(', ')}`);
+  }
   // Ctrl-C ends the run early but still prints the summary and cleans up (queues, Redis keys, workers).
   const stop = new AbortController();
   process.once('SIGINT', () => {
@@ -77,12 +90,13 @@ async function main(): Promise<void> {
   });
   const summary = await runSoak({
     ...soak,
+    ...(cluster ? { cluster } : {}),
     signal: stop.signal,
     amqpUrl: amqpUrl(),
     redisUrl: redisUrl(),
     onReport: (r) => console.log(row(String(r.period), r)),
     log: (line) => console.error(line),
-  });
+  }).finally(() => cluster?.stop());
   console.log(row('total', summary.total));
   console.log(`runs repeated after a worker was killed mid-call (taken over, as promised): ${summary.total.rerunsAfterKill}`);
   console.log(`duplicates: ${summary.total.duplicates} (must be 0), lost: ${summary.total.lost} (must be 0): ${summary.pass ? 'PASS' : 'FAIL'}`);

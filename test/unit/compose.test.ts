@@ -3,58 +3,17 @@
 // program that exists (after the dist/ → src/ build mapping), every build
 // target is a Dockerfile stage, the ports and URLs agree with the code's
 // defaults, and every environment variable set is one the program reads.
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse } from 'yaml';
 import { gatewayDefaults } from '../../broker/src/options';
 import { cliDefaults } from '../../libs/cli/src/program';
 import { DEFAULT_AMQP_URL, DEFAULT_REDIS_URL } from '../../libs/testkit/src/env';
+import { composeEnv as env, composeProgram as program, readCompose, readsEnv, repoRoot as root, type ComposeService } from '../support/compose';
 
-const root = path.resolve(__dirname, '..', '..');
-
-interface ComposeService {
-  image?: string;
-  build?: { context?: string; dockerfile?: string; target?: string } | string;
-  command?: string[] | string;
-  environment?: Record<string, string | number> | string[];
-  ports?: string[];
-  depends_on?: Record<string, { condition?: string }> | string[];
-  healthcheck?: { test?: string[] | string };
-  deploy?: { replicas?: number };
-}
-
-const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, ComposeService> };
+const compose = readCompose('docker-compose.yml');
 const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
 const services = Object.entries(compose.services);
 const apps = services.filter(([, s]) => s.build !== undefined);
-
-function env(s: ComposeService): Record<string, string> {
-  if (Array.isArray(s.environment)) return Object.fromEntries(s.environment.map((e) => [e.split('=')[0] ?? e, e.split('=').slice(1).join('=')]));
-  return Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, String(v)]));
-}
-
-/** `node services/x/dist/main.js` → the package folder and the TypeScript source it is built from. */
-function program(s: ComposeService): { pkg: string; source: string } {
-  const command = Array.isArray(s.command) ? s.command : (s.command ?? '').split(/\s+/);
-  expect(command[0]).toBe('node');
-  const script = command[1] ?? '';
-  const match = /^(.+)\/dist\/(.+)\.js$/.exec(script);
-  if (!match) throw new Error(`command ${JSON.stringify(command)} does not run a dist/*.js file`);
-  return { pkg: match[1] as string, source: path.join(match[1] as string, 'src', `${match[2] as string}.ts`) };
-}
-
-function sourceText(dir: string): string {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const name of readdirSync(d)) {
-      const p = path.join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (p.endsWith('.ts')) out.push(readFileSync(p, 'utf8'));
-    }
-  };
-  walk(dir);
-  return out.join('\n');
-}
 
 function stages(): string[] {
   return [...dockerfile.matchAll(/^FROM\s+\S+\s+AS\s+(\S+)/gim)].map((m) => m[1] as string);
@@ -102,10 +61,8 @@ describe('docker-compose.yml', () => {
   });
 
   it.each(apps.map(([name, s]) => [name, s] as const))('%s sets only environment variables its code reads', (_name, s) => {
-    const own = sourceText(path.join(root, program(s).pkg, 'src'));
     // The settings every service shares are read by @warren/amqp's readServiceEnv, on the main's behalf.
-    const code = own.includes('readServiceEnv') ? own + readFileSync(path.join(root, 'libs', 'amqp', 'src', 'service-env.ts'), 'utf8') : own;
-    for (const name of Object.keys(env(s))) expect({ name, read: code.includes(`'${name}'`) || code.includes(`${name}:`) }).toEqual({ name, read: true });
+    for (const name of Object.keys(env(s))) expect({ name, read: readsEnv(s, name) }).toEqual({ name, read: true });
   });
 
   it('points every program at the compose RabbitMQ and Redis on the ports the code uses by default', () => {

@@ -85,6 +85,11 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> {
     return this.status;
   }
 
+  /** Whether the connection names several nodes (a cluster): services then default to quorum queues. */
+  get clustered(): boolean {
+    return this.urls.length > 1;
+  }
+
   /** The open channel model, or undefined while (re)connecting or closed. */
   get model(): ChannelModel | undefined {
     return this.current;

@@ -41,8 +41,21 @@ export interface ServiceOptions {
   readonly instanceNotifications?: Readonly<Record<string, ServiceNotification>>;
   /** Requests one instance runs at once. @default 32 */
   readonly prefetch?: number;
-  /** @default 'classic' */
+  /**
+   * Type of the service's shared queues (requests, events, dead letters).
+   * Quorum queues are replicated across a cluster's nodes and survive the
+   * loss of a minority of them; classic queues live on one node.
+   * @default 'quorum' when the connection names several nodes (a cluster), else 'classic'
+   */
   readonly queueType?: QueueType;
+  /**
+   * Quorum request queues only (`x-delivery-limit`): deliveries of one request
+   * (first one and redeliveries after a crash or a lost connection) before
+   * RabbitMQ dead-letters it to the service's dead-letter queue, so a request
+   * that kills every worker it reaches cannot loop forever. Keep it above the
+   * tracker's `maxAttempts`, which dead-letters earlier and answers the caller. @default 20
+   */
+  readonly deliveryLimit?: number;
   /** Durable queues, surviving a broker restart (with persistent messages). @default true */
   readonly durable?: boolean;
   /** Time running handlers get to finish on close before they are aborted and requeued. @default 10000 */
@@ -71,7 +84,12 @@ export interface ServiceOptions {
 
 export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'client' | 'decodeLimits'>> & Pick<ServiceOptions, 'tracker' | 'client' | 'decodeLimits'>;
 
-export function resolveServiceOptions(options: ServiceOptions): ResolvedServiceOptions {
+/** What the connection tells the options: `clustered` when it names several nodes. */
+export interface ServiceOptionContext {
+  readonly clustered?: boolean;
+}
+
+export function resolveServiceOptions(options: ServiceOptions, context: ServiceOptionContext = {}): ResolvedServiceOptions {
   assertResourceName('ServiceOptions.name', options.name);
   const resolved: ResolvedServiceOptions = {
     ...options,
@@ -81,7 +99,8 @@ export function resolveServiceOptions(options: ServiceOptions): ResolvedServiceO
     notifications: options.notifications ?? {},
     instanceNotifications: options.instanceNotifications ?? {},
     prefetch: options.prefetch ?? 32,
-    queueType: options.queueType ?? 'classic',
+    queueType: options.queueType ?? (context.clustered ? 'quorum' : 'classic'),
+    deliveryLimit: options.deliveryLimit ?? 20,
     durable: options.durable ?? true,
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
     defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
@@ -93,7 +112,7 @@ export function resolveServiceOptions(options: ServiceOptions): ResolvedServiceO
     announceIntervalMs: options.announceIntervalMs ?? 10_000,
     logger: options.logger ?? silentLogger(),
   };
-  for (const field of ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax', 'announceIntervalMs'] as const) {
+  for (const field of ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax', 'deliveryLimit', 'announceIntervalMs'] as const) {
     if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`ServiceOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
   }
   if (resolved.queueType !== 'classic' && resolved.queueType !== 'quorum') throw new RangeError(`ServiceOptions.queueType must be 'classic' or 'quorum'`);

@@ -51,7 +51,7 @@ export class WarrenService {
   private owner!: ContextOwner;
 
   private constructor(private readonly connection: AmqpConnection, options: ServiceOptions, private readonly ownsConnection: boolean) {
-    this.o = resolveServiceOptions(options);
+    this.o = resolveServiceOptions(options, { clustered: connection.clustered });
     this.n = names(this.o.namespace);
     this.log = this.o.logger.child({ component: 'service', service: this.o.name, instanceId: this.o.instanceId });
     this.limits = resolveDecodeLimits(this.o.decodeLimits);
@@ -147,6 +147,7 @@ export class WarrenService {
       queueType: this.o.queueType,
       durable: this.o.durable,
       deadLetterMax: this.o.deadLetterMax,
+      deliveryLimit: this.o.deliveryLimit,
     }));
     this.channel = ch;
     const tags: string[] = [];

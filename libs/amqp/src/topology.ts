@@ -50,6 +50,8 @@ export interface ServiceTopologyInput {
   readonly durable: boolean;
   /** Most messages kept in the dead-letter queue; older ones are dropped first. */
   readonly deadLetterMax: number;
+  /** Quorum request queues: deliveries of one request before RabbitMQ dead-letters it (`x-delivery-limit`). */
+  readonly deliveryLimit?: number;
 }
 
 /**
@@ -67,7 +69,7 @@ export function serviceTopology(n: Names, s: ServiceTopologyInput): Topology {
       name: requestQueue,
       options: {
         durable,
-        arguments: { ...typeArgs, 'x-dead-letter-exchange': n.deadLetterExchange, 'x-dead-letter-routing-key': s.service },
+        arguments: { ...typeArgs, ...deliveryLimitArgs(s), 'x-dead-letter-exchange': n.deadLetterExchange, 'x-dead-letter-routing-key': s.service },
       },
     },
     { name: deadQueue, options: { durable, arguments: { ...typeArgs, 'x-max-length': s.deadLetterMax } } },
@@ -88,6 +90,11 @@ export function serviceTopology(n: Names, s: ServiceTopologyInput): Topology {
     bindings.push(...s.instanceNotifications.map((m) => ({ queue: q, exchange: n.eventExchange, routingKey: m })));
   }
   return { exchanges: [], queues, bindings };
+}
+
+/** The poison guard of a quorum request queue; classic queues have no delivery count. */
+function deliveryLimitArgs(s: ServiceTopologyInput): Record<string, number> {
+  return s.queueType === 'quorum' && s.deliveryLimit !== undefined ? { 'x-delivery-limit': s.deliveryLimit } : {};
 }
 
 /** Declares a topology on a channel. Re-declaring an identical object is a no-op for RabbitMQ. */

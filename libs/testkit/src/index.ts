@@ -10,3 +10,4 @@ export { Teardown, type TeardownStep } from './teardown';
 export { waitFor, once, type WaitForOptions } from './wait';
 export { spawnTs, type TsChild, type ChildExit, type LineMatcher } from './child';
 export { RedisServers, freePort, redisCli, type RedisNode } from './redis-servers';
+export { RabbitCluster, type RabbitNode, type RabbitClusterOptions } from './rabbit-cluster';

@@ -22,8 +22,12 @@ export type WorkParams = {
   readonly n: number;
   /** A poison message: the worker process running it SIGKILLs itself, on every attempt (only where `poison` is given to workMethods). */
   readonly poison?: boolean;
-  /** Commit a side effect first, through ctx.once (an entry under the call id in `effectsKey`), then run `ms`. */
-  readonly effect?: boolean;
+  /**
+   * Commit a side effect first, through ctx.once (an entry under the call id in `effectsKey`), then run `ms`.
+   * 'recover': when an earlier run died inside the effect, look it up (the list under the call id) and
+   * commit it only if it is not there, instead of failing the call.
+   */
+  readonly effect?: 'once' | 'recover';
 };
 
 /** Key of one call's run list (one entry per run: the instance that ran it). */
@@ -69,7 +73,10 @@ export function workMethods(redis: Redis, prefix: string, method = workMethod, p
         }
         if (p.effect) {
           const effects = effectsKey(prefix, ctx.callId);
-          await ctx.once('effect', async () => void (await redis.multi().rpush(effects, ctx.instanceId).pexpire(effects, runsTtlMs).exec()));
+          const commit = async (): Promise<void> => void (await redis.multi().rpush(effects, ctx.instanceId).pexpire(effects, runsTtlMs).exec());
+          // The previous run is dead (its lease ran out), so looking the effect up and then committing it cannot race with it.
+          const recover = async (): Promise<void> => ((await redis.llen(effects)) > 0 ? undefined : commit());
+          await ctx.once('effect', commit, p.effect === 'recover' ? { recover } : {});
         }
         await pause(p.ms, ctx.signal);
         return p.n * 2;

@@ -3,8 +3,10 @@
 // each committing its side effect first (ctx.once) and then running 100-300
 // ms. Killed workers' calls are taken over; the takeover gets the effect's
 // stored result instead of committing it again. No effect is doubled and no
-// caller hangs; a call whose worker died inside the effect itself is
-// answered -32005 (effect_interrupted) rather than risk a double.
+// caller hangs. A call whose worker died inside the effect itself is
+// answered -32005 (effect_interrupted) rather than risk a double; half the
+// calls pass `recover` (look the effect up, commit it if absent), and those
+// are all answered with their result.
 import { Teardown } from '@warren/testkit';
 import { effectsKey } from '../../../scripts/soak-worker';
 import { Load, lateOrUnexpected, tally } from './load';
@@ -20,7 +22,7 @@ it('workers SIGKILLed mid-handler with 300 calls in flight: no side effect made 
   const pool = await RespawningPool.start(rig, 3);
   td.add(() => pool.stop());
 
-  const load = new Load(rig.client, { total: 2000, inflight: 300, timeoutMs: 30_000, notifyEvery: 0, params: (i) => ({ ms: 100 + (i % 201), n: i, effect: true }) });
+  const load = new Load(rig.client, { total: 2000, inflight: 300, timeoutMs: 30_000, notifyEvery: 0, params: (i) => ({ ms: 100 + (i % 201), n: i, effect: i % 2 === 0 ? 'once' : 'recover' }) });
   const killed: string[] = [];
   for (const at of [300, 700, 1100, 1500]) {
     await load.settledAtLeast(at, 60_000);
@@ -35,9 +37,9 @@ it('workers SIGKILLed mid-handler with 300 calls in flight: no side effect made 
   const runs = await rig.runs(load.calls.map((c) => c.callId));
   const doubled = effects.filter((n) => n > 1).length;
   const okWithout = load.calls.filter((c, i) => c.outcome === 'ok' && effects[i] !== 1).length;
-  const figures = { calls: load.calls.length, tally: tally(load.calls), killed: killed.length, rerun: runs.filter((r) => r.length > 1).length, doubled, okWithoutOneEffect: okWithout, totalMs: Date.now() - started };
+  const recovering = load.calls.filter((_, i) => i % 2 === 1);
+  const figures = { calls: load.calls.length, tally: tally(load.calls), withRecover: tally(recovering), killed: killed.length, rerun: runs.filter((r) => r.length > 1).length, doubled, okWithoutOneEffect: okWithout, totalMs: Date.now() - started };
   console.log(`once run: ${JSON.stringify(figures)}`);
-  for (const [i, c] of load.calls.entries()) if (c.outcome !== 'ok') console.log(JSON.stringify({ c, runs: runs[i], effects: effects[i], once: await rig.redis.hgetall(`${rig.prefix}:once:{${c.callId}}`), rec: await rig.redis.get(`${rig.prefix}:rec:{${c.callId}}`) }));
 
   // Kills landed mid-handler: calls were taken over (run again), and their effects were not.
   expect(figures.rerun).toBeGreaterThan(0);
@@ -45,5 +47,6 @@ it('workers SIGKILLed mid-handler with 300 calls in flight: no side effect made 
   expect(okWithout).toBe(0);
   // Every caller got its answer by its deadline: its result, or -32005 if its worker died inside the effect.
   expect(lateOrUnexpected(load.calls, ['ok', -32005], 1500).slice(0, 5)).toEqual([]);
+  expect(lateOrUnexpected(recovering, ['ok'], 1500).slice(0, 5)).toEqual([]);
   expect(tally(load.calls)['hung']).toBeUndefined();
 }, 150_000);

@@ -20,10 +20,20 @@ export type WorkParams = {
   readonly ms: number;
   /** Echoed back doubled, so a caller can check it got its own answer. */
   readonly n: number;
+  /** A poison message: the worker process running it SIGKILLs itself, on every attempt (only where `poison` is given to workMethods). */
+  readonly poison?: boolean;
+  /**
+   * Commit a side effect first, through ctx.once (an entry under the call id in `effectsKey`), then run `ms`.
+   * 'recover': when an earlier run died inside the effect, look it up (the list under the call id) and
+   * commit it only if it is not there, instead of failing the call.
+   */
+  readonly effect?: 'once' | 'recover';
 };
 
 /** Key of one call's run list (one entry per run: the instance that ran it). */
 export const runsKey = (prefix: string, callId: string): string => `${prefix}:runs:{${callId}}`;
+/** Key of one call's committed side effects (one entry per commit: the instance that made it); more than one is a doubled effect. */
+export const effectsKey = (prefix: string, callId: string): string => `${prefix}:effects:{${callId}}`;
 /** Set of call ids that ran more than once (soak bookkeeping: the driver reads this, not every list). */
 export const multiKey = (prefix: string): string => `${prefix}:runs-multi`;
 const runsTtlMs = 15 * 60_000;
@@ -45,8 +55,11 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** `work.run` (or `method`): records the run, runs `ms`, answers `n * 2`. */
-export function workMethods(redis: Redis | Cluster, prefix: string, method = workMethod): Record<string, ServiceMethod> {
+/**
+ * `work.run` (or `method`): records the run, commits its side effect if asked (through ctx.once), runs
+ * `ms`, answers `n * 2`. A poison call runs `poison` (the worker process: SIGKILL itself) after recording its run.
+ */
+export function workMethods(redis: Redis | Cluster, prefix: string, method = workMethod, poison?: () => void): Record<string, ServiceMethod> {
   return {
     [method]: {
       handler: async (params: unknown, ctx: HandlerContext): Promise<number> => {
@@ -54,6 +67,17 @@ export function workMethods(redis: Redis | Cluster, prefix: string, method = wor
         const key = runsKey(prefix, ctx.callId);
         const [[, runs] = []] = (await redis.multi().rpush(key, ctx.instanceId).pexpire(key, runsTtlMs).exec()) ?? [];
         if (typeof runs === 'number' && runs > 1) await redis.multi().sadd(multiKey(prefix), ctx.callId).pexpire(multiKey(prefix), runsTtlMs).exec();
+        if (p.poison) {
+          if (!poison) throw new JsonRpcError(-32000, 'poison refused: this worker does not kill itself');
+          poison();
+        }
+        if (p.effect) {
+          const effects = effectsKey(prefix, ctx.callId);
+          const commit = async (): Promise<void> => void (await redis.multi().rpush(effects, ctx.instanceId).pexpire(effects, runsTtlMs).exec());
+          // The previous run is dead (its lease ran out), so looking the effect up and then committing it cannot race with it.
+          const recover = async (): Promise<void> => ((await redis.llen(effects)) > 0 ? undefined : commit());
+          await ctx.once('effect', commit, p.effect === 'recover' ? { recover } : {});
+        }
         await pause(p.ms, ctx.signal);
         return p.n * 2;
       },
@@ -82,7 +106,7 @@ async function main(): Promise<void> {
     name: workService,
     instanceId: env('WORK_INSTANCE'),
     prefetch: positiveIntFromEnv(process.env, 'WORK_PREFETCH', 64),
-    methods: workMethods(redis, prefix),
+    methods: workMethods(redis, prefix, workMethod, process.env['WORK_POISON'] === '1' ? () => process.kill(process.pid, 'SIGKILL') : undefined),
     tracker: createRedisTracker({
       redis: env('WORK_TRACKER_REDIS_URL', env('WORK_REDIS_URL')),
       keyPrefix: prefix,

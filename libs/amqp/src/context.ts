@@ -3,11 +3,16 @@ import type { Id, JsonValue, Params } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import type { CallAbort } from './call-abort';
 import type { BatchEntry, BatchResult, CallOptions, NotifyOptions, RpcClient } from './client';
+import { Effects, type EffectLedger, type OnceOptions, type OnceResult } from './once';
 import { childTraceparent, parseTraceparent } from './trace';
 
 /** Everything a handler gets besides its params. Handlers never see amqplib, Redis, or acks. */
 export interface HandlerContext {
-  /** Cluster-unique call id (the AMQP correlation id). */
+  /**
+   * Cluster-unique call id (the AMQP correlation id). It is the same on every redelivery of the call,
+   * so it is the idempotency key for side effects in your own systems: a unique constraint on it, or an
+   * outbox row written in the same transaction as the effect (see docs/reliability.md).
+   */
   readonly callId: string;
   readonly method: string;
   /** The caller's JSON-RPC id; undefined for notifications. */
@@ -26,6 +31,19 @@ export interface HandlerContext {
   readonly log: Logger;
   /** Makes nested calls that inherit this call's remaining deadline, trace and cancellation. */
   readonly client: NestedClient;
+  /**
+   * Runs the side effect `fn` at most once per call, across redeliveries: with tracking, the first
+   * run that finishes `fn` stores its result (JSON) in Redis for the call's lifetime, and later runs of
+   * the call (a takeover after a worker died) get that result without running `fn`. If a worker died
+   * inside `fn`, the next run throws WorkerLostError (-32005, `data.reason: 'effect_interrupted'`)
+   * unless `options.recover` resolves it. `fn` gets the effect's idempotency key (`<callId>/<name>`),
+   * for systems that take one. Untracked (no Redis, or Redis down): `fn` runs on every run of the call;
+   * within one run, `once` of the same name is always run once.
+   *
+   * @example
+   * const charge = await ctx.once('charge', (key) => payments.charge(card, amount, { idempotencyKey: key }));
+   */
+  once<T extends OnceResult = void>(name: string, fn: (key: string) => T | Promise<T>, options?: OnceOptions<T>): Promise<T>;
 }
 
 /** The client a handler uses for nested calls. */
@@ -59,6 +77,8 @@ export interface CallFacts {
   readonly attempt: number;
   /** The caller's traceparent header, unparsed. */
   readonly parentTrace: string | undefined;
+  /** Where `ctx.once` keeps effects across runs (the tracker's); none when untracked. */
+  readonly effects?: EffectLedger | undefined;
 }
 
 /** Where a context gets what it builds on demand. */
@@ -84,6 +104,7 @@ export class CallContext implements HandlerContext {
   private span: string | undefined;
   private logger: Logger | undefined;
   private nested: NestedClient | undefined;
+  private effects: Effects | undefined;
 
   constructor(private readonly facts: CallFacts, private readonly abort: CallAbort, private readonly owner: ContextOwner) {
     this.callId = facts.callId;
@@ -121,5 +142,9 @@ export class CallContext implements HandlerContext {
       this.nested = nestedClient(this.owner.client, { deadline: this.deadline, traceparent: this.traceparent, signal });
     }
     return this.nested;
+  }
+
+  once<T extends OnceResult = void>(name: string, fn: (key: string) => T | Promise<T>, options?: OnceOptions<T>): Promise<T> {
+    return (this.effects ??= new Effects(this.callId, this.facts.effects)).once(name, fn, options);
   }
 }

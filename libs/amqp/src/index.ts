@@ -61,6 +61,8 @@ export type { ServiceStats } from './service-stats';
 export type { HandlerContext, NestedClient } from './context';
 export { trackingStates, type CallTracker, type TrackedCall, type TrackDecision, type TrackingReport } from './tracker';
 export type { Abortable } from './call-abort';
+export { SuspectLane, type Isolation } from './suspect-lane';
+export { effectKey, maxEffectName, type EffectLedger, type EffectStart, type OnceOptions, type OnceResult } from './once';
 export { names, assertMethodName, isValidMethodName, type Names } from './names';
 export { coreTopology, serviceTopology, applyTopology, type Topology, type QueueType } from './topology';
 export { Header } from './headers';

@@ -16,7 +16,9 @@ import { names, type Names } from './names';
 import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceOptions } from './service-options';
 import { emptyStats, type ServiceStats } from './service-stats';
 import { applyTopology, coreTopology, serviceTopology } from './topology';
+import { SuspectLane } from './suspect-lane';
 import type { TrackDecision, TrackedCall } from './tracker';
+import type { EffectLedger } from './once';
 import type { Announcement } from './announcement';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
@@ -37,6 +39,8 @@ export class WarrenService {
   private readonly dispatcher: Dispatcher<HandlerContext>;
   /** The abort of each call running now, by its delivery: shutdown aborts what outlives the grace period. */
   private readonly running = new Map<ConsumeMessage, CallAbort>();
+  /** Runs a call whose previous worker died alone here (suspect-lane.ts); the tracker claims through it. */
+  private readonly lane = new SuspectLane();
   private channel: Channel | undefined;
   private consumerTags: string[] = [];
   private state: ServiceState = 'starting';
@@ -70,7 +74,7 @@ export class WarrenService {
     const service = new WarrenService(connection, options, ownsConnection);
     service.client = await RpcClient.create(connection, { ...service.o.client, namespace: service.o.namespace, logger: service.o.logger });
     service.owner = { service: service.o.name, instanceId: service.o.instanceId, log: service.log, client: service.client };
-    await service.o.tracker?.start?.({ service: service.o.name, instanceId: service.o.instanceId, running: () => service.running.size });
+    await service.o.tracker?.start?.({ service: service.o.name, instanceId: service.o.instanceId, running: () => service.running.size, isolation: service.lane });
     // Operators see a degraded tracker at once (the broker's /services and metrics), not at the next interval.
     service.o.tracker?.onReportChange?.(() => service.announce());
     service.unregister = await connection.onOpen((model) => service.setup(model));
@@ -248,9 +252,12 @@ export class WarrenService {
         return;
       }
       const attempt = decision?.action === 'run' ? decision.attempt : info.attempt;
+      // Untracked work on a tracked instance (batches; the tracker failing) stays out of a suspect's way too.
+      const laned = !decision && this.o.tracker ? await this.lane.enter(abort) : false;
       try {
         // A call aborted before its handler started (cancelled or timed out while the tracker decided) never starts.
-        const work = abort.aborted ? aborted : single ? this.dispatcher.respond(single, this.context(single, info, attempt, abort)) : this.dispatcher.handle(decoded, (m) => this.context(m, info, attempt, abort));
+        const effects = decision?.action === 'run' ? decision.effects : undefined;
+        const work = abort.aborted ? aborted : single ? this.dispatcher.respond(single, this.context(single, info, attempt, abort, effects)) : this.dispatcher.handle(decoded, (m) => this.context(m, info, attempt, abort));
         const outcome = work instanceof Promise ? await abort.race(work, aborted) : work;
         const response = outcome === aborted ? abortedResponse(abort.reason, single) : outcome;
         if (response === 'requeue') {
@@ -265,6 +272,7 @@ export class WarrenService {
         this.settle(ch, msg, 'ack');
       } finally {
         if (decision?.action === 'run') decision.release();
+        if (laned) this.lane.leave();
       }
     } finally {
       clearTimeout(timer);
@@ -289,19 +297,23 @@ export class WarrenService {
     if (messages.length === 0) this.log.warn({ callId: info.callId }, 'event queue received something that is not a notification; dropped');
     const abort = new CallAbort();
     this.running.set(msg, abort);
+    // Held back (not run) while a suspect runs alone; given back if the service shuts down meanwhile.
+    const laned = this.o.tracker ? await this.lane.enter(abort) : false;
     try {
+      if (this.o.tracker && !laned) return this.settle(ch, msg, 'requeue');
       for (const message of messages) {
         await this.dispatcher.handleNotification(message, this.context(message, info, info.attempt, abort));
         this.counters.notified++;
       }
       this.settle(ch, msg, 'ack');
     } finally {
+      if (laned) this.lane.leave();
       this.running.delete(msg);
     }
   }
 
-  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, abort: CallAbort): HandlerContext {
-    const facts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent };
+  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, abort: CallAbort, effects?: EffectLedger): HandlerContext {
+    const facts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent, effects };
     return new CallContext(facts, abort, this.owner);
   }
 

@@ -1,4 +1,6 @@
 import type { Abortable } from './call-abort';
+import type { EffectLedger } from './once';
+import type { Isolation } from './suspect-lane';
 import type { Id, ResponseMessage } from '@warren/jsonrpc';
 
 /** What the service runtime tells a tracker about a delivered request. */
@@ -17,7 +19,13 @@ export interface TrackedCall {
 /** What to do with a delivered request, decided before its handler runs. */
 export type TrackDecision =
   /** Run the handler (unless the call's signal has fired meanwhile); `release` is called once whatever happens. */
-  | { readonly action: 'run'; readonly attempt: number; readonly release: () => void }
+  | {
+    readonly action: 'run';
+    readonly attempt: number;
+    readonly release: () => void;
+    /** Where this run's `ctx.once` effects are kept; without it they run on every attempt. */
+    readonly effects?: EffectLedger;
+  }
   /** Do not run: answer with this stored response (a redelivery of a finished call, or a cancelled one). */
   | { readonly action: 'answer'; readonly response: ResponseMessage }
   /** Do not run and do not answer; dead-letter it with this answer to the caller (attempts exhausted). */
@@ -55,7 +63,11 @@ export interface CallTracker {
   report?(): TrackingReport;
   /** Tells `listener` whenever the report's state changes, so the instance announces it at once. */
   onReportChange?(listener: () => void): void;
-  /** Tells the tracker the instance is up (heartbeats) and which calls it runs; closed on shutdown. */
-  start?(info: { service: string; instanceId: string; running: () => number }): Promise<void>;
+  /**
+   * Tells the tracker the instance is up (heartbeats) and which calls it runs; closed on shutdown.
+   * `isolation` is the instance's suspect lane (suspect-lane.ts): the tracker claims calls through it,
+   * and runs a call whose previous worker died only alone.
+   */
+  start?(info: { service: string; instanceId: string; running: () => number; isolation?: Isolation }): Promise<void>;
   stop?(): Promise<void>;
 }

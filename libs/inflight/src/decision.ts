@@ -22,6 +22,11 @@ export type ClaimReply =
   | { readonly kind: 'cancelled' }
   /** Every allowed attempt's worker died: answer WorkerLost and dead-letter it. */
   | { readonly kind: 'dead'; readonly attempts: number; readonly lastOwner: string | undefined }
+  /**
+   * Its owner's lease ran out (the worker died, or stalled past its lease): a suspect, taken over only by
+   * a claim made in isolation. Nothing was changed. `attempts`: runs charged so far.
+   */
+  | { readonly kind: 'expired'; readonly lastOwner: string | undefined; readonly attempts: number }
   | { readonly kind: 'invalid'; readonly raw: unknown };
 
 /** The states a record in Redis can be in (`unknown` means there is no record). */
@@ -51,6 +56,8 @@ export function parseClaimReply(raw: unknown): ClaimReply {
       return { kind: 'cancelled' };
     case 'dead':
       return { kind: 'dead', attempts: int(a) ?? 0, lastOwner: text(b) };
+    case 'expired':
+      return { kind: 'expired', lastOwner: text(a), attempts: int(b) ?? 0 };
     default:
       return { kind: 'invalid', raw };
   }

@@ -21,10 +21,12 @@ export interface TrackerHealth {
   readonly untracked: number;
   /** Calls answered from a stored outcome (redelivered after they finished, or cancelled before they started). */
   readonly answeredFromStore: number;
-  /** Deliveries that waited for another live worker's result. */
+  /** Deliveries that waited for another live worker's result (each counted once, however long it waited). */
   readonly waited: number;
   /** Calls taken over from a worker whose lease ran out. */
   readonly takeovers: number;
+  /** Of those, the ones taken over alone in this worker's suspect lane (all of them, when the tracker runs in a Warren service). */
+  readonly isolated: number;
   /** Calls dead-lettered after their last allowed attempt. */
   readonly deadLettered: number;
   /** Handlers aborted by a cancel request. */
@@ -43,7 +45,7 @@ export class Health {
   private current: TrackingState = 'connecting';
   private changedAt = Date.now();
   private readonly counters: Record<Counter, number> = {
-    degradedTransitions: 0, tracked: 0, untracked: 0, answeredFromStore: 0, waited: 0, takeovers: 0, deadLettered: 0, cancelled: 0, leasesLost: 0,
+    degradedTransitions: 0, tracked: 0, untracked: 0, answeredFromStore: 0, waited: 0, takeovers: 0, isolated: 0, deadLettered: 0, cancelled: 0, leasesLost: 0,
   };
 
   private readonly listeners: (() => void)[] = [];

@@ -42,20 +42,30 @@ local names = {R = 'running', Q = 'queued', D = 'done', F = 'failed', C = 'cance
 
 /**
  * claim(call1..callN; worker, leaseMs, maxAttempts, workerLostCode,
- *   then per call: owner (worker, token, attempt, cancel, meta: fields 4 to 8, joined), runningTtlMs, finishedTtlMs)
+ *   then per call: owner (worker, token, attempt, cancel, meta: fields 4 to 8, joined), runningTtlMs, finishedTtlMs,
+ *   takeover ('1': this claim runs alone, in the worker's suspect lane))
  * → 0: every call claimed fresh (the common case, kept small)
  *   | one reply per call: 0 (claimed fresh) | {'run', attempt, previousOwner}
  *   | {'stored', result, code, state} | {'busy', owner, leaseLeftMs} | {'cancelled'} | {'dead', attempts, lastOwner}
+ *   | {'expired', lastOwner, attempts}
  *
  * Takes a batch of calls (the claims one worker makes within one tick) so a
  * busy worker sends one command for many calls. A call nobody has seen costs
  * one `SET NX PX` and no read.
+ *
+ * Attempts count the runs that started on a worker that then died (or gave the
+ * call back). A call whose owner's lease ran out is a suspect: it may be what
+ * killed that worker. Only a claim made in isolation (`takeover` '1') takes it
+ * over, at attempt + 1; any other claim gets `expired` and changes nothing, so
+ * the calls that merely waited beside a suspect are never charged for its crash.
+ * A call given back (queued again by a graceful shutdown) is no suspect: any
+ * claim takes it, with no previous owner.
  */
 const claim = `${now}
 ${fields}
 local leaseMs, maxAttempts, lostCode = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local head = 'R' .. S .. now .. S .. (now + leaseMs) .. S
-local function existing(key, fresh, runningTtl, finishedTtl)
+local function existing(key, fresh, runningTtl, finishedTtl, takeover)
   local f = decode(redis.call('GET', key))
   local state = f[1]
   if f[11] ~= '' or state == 'D' or state == 'F' or state == 'E' then
@@ -83,18 +93,24 @@ local function existing(key, fresh, runningTtl, finishedTtl)
     redis.call('SET', key, encode(f), 'PX', finishedTtl)
     return {'dead', next - 1, f[4]}
   end
+  if state ~= 'R' then
+    mine[6] = next
+    redis.call('SET', key, encode(mine), 'PX', runningTtl)
+    return {'run', next, ''}
+  end
+  if takeover ~= '1' then return {'expired', f[4], next - 1} end
   mine[6] = next
   redis.call('SET', key, encode(mine), 'PX', runningTtl)
   return {'run', next, f[4]}
 end
 local out, fresh = {}, true
 for i = 1, #KEYS do
-  local a = 4 + (i - 1) * 3
+  local a = 4 + (i - 1) * 4
   local record = head .. ARGV[a + 1] .. S .. S .. S
   if redis.call('SET', KEYS[i], record, 'NX', 'PX', ARGV[a + 2]) then
     out[i] = 0
   else
-    out[i] = existing(KEYS[i], record, ARGV[a + 2], ARGV[a + 3])
+    out[i] = existing(KEYS[i], record, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4])
     fresh = false
   end
 end
@@ -236,6 +252,37 @@ for i = 1, #live, 2 do
 end
 return out`;
 
+/** Keeps a key's TTL at least ARGV[3] (the call's: effects live as long as its stored outcome), never shorter. */
+const atLeastTtl = `if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end`;
+
+/**
+ * effectStart(effects; name, mark, ttlMs) → 'R' run it (marked started by this run) | 'D<json>' an
+ * earlier run finished it | 'P' an earlier run started it and never finished (its worker died).
+ */
+const effectStart = `local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v then
+  if string.byte(v, 1) == 68 then return v end
+  if v == ARGV[2] then return 'R' end
+  return 'P'
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+${atLeastTtl}
+return 'R'`;
+
+/** effectComplete(effects; name, 'D' .. json, ttlMs) → 1 stored | 0 a result was there already (the first wins). */
+const effectComplete = `local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v and string.byte(v, 1) == 68 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+${atLeastTtl}
+return 1`;
+
+/** effectForget(effects; name, mark) → 1 if this run's start mark was dropped (its `fn` threw). */
+const effectForget = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  return 1
+end
+return 0`;
+
 export const scripts = {
   // The batched scripts take the number of keys as their first argument.
   inflightClaim: { lua: claim },
@@ -251,6 +298,9 @@ export const scripts = {
   inflightHeartbeat: { numberOfKeys: 2, lua: heartbeat },
   inflightGoodbye: { numberOfKeys: 2, lua: goodbye },
   inflightWorkers: { numberOfKeys: 2, lua: workers },
+  inflightEffectStart: { numberOfKeys: 1, lua: effectStart },
+  inflightEffectComplete: { numberOfKeys: 1, lua: effectComplete },
+  inflightEffectForget: { numberOfKeys: 1, lua: effectForget },
 } as const;
 
 export type ScriptName = keyof typeof scripts;

@@ -22,6 +22,8 @@ export interface ClaimArgs {
   readonly maxAttempts: number;
   readonly finishedTtlMs: number;
   readonly workerLostCode: number;
+  /** This claim runs alone (the worker's suspect lane), so it may take over a call whose owner's lease ran out. */
+  readonly takeover: boolean;
 }
 
 export interface FinishArgs {
@@ -46,6 +48,7 @@ interface ClaimItem {
   readonly owner: string;
   readonly runningTtlMs: number;
   readonly finishedTtlMs: number;
+  readonly takeover: boolean;
 }
 
 interface FinishItem {
@@ -72,6 +75,12 @@ export interface TrackerStore {
   renew(callId: string, token: string, leaseMs: number): Promise<number>;
   heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number, keyTtlMs: number): Promise<void>;
   goodbye(service: string, instanceId: string): Promise<void>;
+  /** `ctx.once`: marks effect `name` of a call started under `mark`, unless a run left something of it (effects.ts). */
+  effectStart(callId: string, name: string, mark: string, ttlMs: number): Promise<unknown>;
+  /** Stores an effect's result (JSON); the first stored wins. 1 when stored. */
+  effectComplete(callId: string, name: string, json: string, ttlMs: number): Promise<number>;
+  /** Drops the start mark `mark` of an effect whose `fn` threw. */
+  effectForget(callId: string, name: string, mark: string): Promise<number>;
   /** Calls `onCancel(callId)` for each cancel published for this instance; survives reconnects. */
   subscribeCancels(instanceId: string, onCancel: (callId: string) => void): void;
   /** Told when the connection becomes usable (true) or is lost (false). */
@@ -190,7 +199,7 @@ export class RedisStore implements TrackerStore {
   }
 
   claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
-    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs }).then(parseClaimReply);
+    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs, takeover: args.takeover }).then(parseClaimReply);
   }
 
   /** The batch for claims with these settings. */
@@ -202,7 +211,7 @@ export class RedisStore implements TrackerStore {
       const out = this.batchArgs(items.length);
       for (const i of items) out.push(i.key);
       out.push(settings.worker, settings.leaseMs, settings.maxAttempts, settings.workerLostCode);
-      for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs);
+      for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs, i.takeover ? '1' : '0');
       // 0: all claimed fresh, each at the attempt it asked for; otherwise one reply per call, 0 for fresh ones.
       return this.run(this.cluster ? 'inflightClaimOne' : 'inflightClaim', ...out).then((reply) => {
         if (reply === 0) return items.map((i) => i.attempt);
@@ -256,6 +265,18 @@ export class RedisStore implements TrackerStore {
 
   async goodbye(service: string, instanceId: string): Promise<void> {
     await this.run('inflightGoodbye', this.k.workers, this.k.workersSeen, this.k.workerField(service, instanceId));
+  }
+
+  effectStart(callId: string, name: string, mark: string, ttlMs: number): Promise<unknown> {
+    return this.run('inflightEffectStart', this.k.effects(callId), name, mark, ttlMs);
+  }
+
+  async effectComplete(callId: string, name: string, json: string, ttlMs: number): Promise<number> {
+    return Number(await this.run('inflightEffectComplete', this.k.effects(callId), name, `D${json}`, ttlMs));
+  }
+
+  async effectForget(callId: string, name: string, mark: string): Promise<number> {
+    return Number(await this.run('inflightEffectForget', this.k.effects(callId), name, mark));
   }
 
   async workers(): Promise<{ now: number; workers: WorkerInfo[] }> {

@@ -1,4 +1,4 @@
-import type { Abortable, CallTracker, TrackDecision, TrackedCall, TrackingReport } from '@warren/amqp';
+import type { Abortable, CallTracker, EffectLedger, EffectStart, Isolation, TrackDecision, TrackedCall, TrackingReport } from '@warren/amqp';
 import {
   CancelledError, ErrorCode, ServiceUnavailableError, WorkerLostError, failureResponse, isErrorResponse, type ResponseMessage,
 } from '@warren/jsonrpc';
@@ -10,6 +10,7 @@ import { callTtlMs, keys, resultTtlMs, workerEntryTtlMs, workersTtlMs } from './
 import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from './options';
 import { sleep } from './sleep';
 import { RedisStore, type TrackerStore } from './store';
+import { effectMark, parseEffectStart } from './effects';
 
 /** A call this instance claimed and runs. */
 interface Claim {
@@ -21,20 +22,50 @@ interface Claim {
   finished: boolean;
   /** Another worker took the call over while it still ran here. */
   lost: boolean;
+  /** Gives back its place in the suspect lane: leaves it, or ends its turn alone. */
+  readonly free: () => void;
+}
+
+/** What a run decision asks of its tracker. */
+interface RunOwner {
+  release(claim: Claim): void;
+  effectStart(claim: Claim, name: string): Promise<EffectStart>;
+  effectComplete(claim: Claim, name: string, json: string): Promise<void>;
+  effectForget(claim: Claim, name: string): Promise<void>;
 }
 
 /**
- * The decision to run a claimed call. A class, so that its `release` is one
- * method on the prototype rather than a closure made for every call.
+ * The decision to run a claimed call, and the ledger of its `ctx.once`
+ * effects. A class, so that its methods are on the prototype rather than
+ * closures made for every call.
  */
-class RunDecision {
+class RunDecision implements EffectLedger {
   readonly action = 'run';
-  constructor(readonly attempt: number, private readonly claim: Claim, private readonly onRelease: (claim: Claim) => void) {}
+  constructor(readonly attempt: number, private readonly claim: Claim, private readonly owner: RunOwner) {}
+
+  get effects(): EffectLedger {
+    return this;
+  }
 
   release(): void {
-    this.onRelease(this.claim);
+    this.owner.release(this.claim);
+  }
+
+  start(name: string): Promise<EffectStart> {
+    return this.owner.effectStart(this.claim, name);
+  }
+
+  complete(name: string, json: string): Promise<void> {
+    return this.owner.effectComplete(this.claim, name, json);
+  }
+
+  forget(name: string): Promise<void> {
+    return this.owner.effectForget(this.claim, name);
   }
 }
+
+/** Isolation for a tracker no service gave a suspect lane (a bench, a test): no lane, takeovers at once. */
+const noIsolation: Isolation = { enter: () => true, leave: () => undefined, alone: () => Promise.resolve(() => undefined) };
 
 interface Instance {
   readonly service: string;
@@ -64,7 +95,7 @@ const maxEarlyCancels = 10_000;
  * const service = await startService({ urls, name: 'calculator', methods, tracker });
  * // service.close() stops the tracker too.
  */
-export class RedisCallTracker implements CallTracker {
+export class RedisCallTracker implements CallTracker, RunOwner {
   private readonly o: ResolvedTrackerOptions;
   private readonly log: Logger;
   private readonly store: TrackerStore;
@@ -79,6 +110,9 @@ export class RedisCallTracker implements CallTracker {
   /** Cancels that arrived before the claim they are for was registered here: callId → forget-after time. */
   private readonly earlyCancels = new Map<string, number>();
   private instance: Instance | undefined;
+  /** The service's suspect lane: every claim goes through it, and a suspect is taken over only alone in it. */
+  private lane: Isolation = noIsolation;
+  private readonly leaveLane = (): void => this.lane.leave();
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private seq = 0;
@@ -115,9 +149,10 @@ export class RedisCallTracker implements CallTracker {
     this.status.onChange(listener);
   }
 
-  async start(info: { service: string; instanceId: string; running: () => number }): Promise<void> {
+  async start(info: { service: string; instanceId: string; running: () => number; isolation?: Isolation }): Promise<void> {
     if (this.instance) throw new Error(`RedisCallTracker already started for ${this.instance.service}/${this.instance.instanceId}: use one tracker per service instance`);
-    this.instance = { ...info, startedAt: Date.now() };
+    this.instance = { service: info.service, instanceId: info.instanceId, running: info.running, startedAt: Date.now() };
+    if (info.isolation) this.lane = info.isolation;
     this.store.subscribeCancels(info.instanceId, (callId) => this.onCancel(callId));
     if (await this.store.ready(this.o.connectTimeoutMs)) this.status.up();
     else this.status.down(new Error(`Redis not ready within ${this.o.connectTimeoutMs} ms`));
@@ -147,9 +182,11 @@ export class RedisCallTracker implements CallTracker {
   // makes one promise per step, not one per layer (npm run bench:tracker, four alternating runs
   // each: 19.4 against 21.0 µs of tracker CPU per call).
   begin(call: TrackedCall, controller: Abortable): Promise<TrackDecision> {
-    if (!this.status.tracking) return Promise.resolve(this.untracked(call));
-    const token = `${call.instanceId}.${(++this.seq).toString(36)}`;
-    return this.claim(call, token).then((reply) => (reply?.kind === 'busy' ? this.waitForOwner(call, controller, token, reply) : this.afterClaim(call, controller, token, reply)));
+    if (!this.status.tracking) return this.untracked(call, controller);
+    // The hot path: no suspect here, so the lane is a counter and the claim goes out at once.
+    const entered = this.lane.enter(controller);
+    if (entered === true) return this.firstClaim(call, controller);
+    return entered.then((ok) => (ok ? this.firstClaim(call, controller) : this.notStarted(call)));
   }
 
   finish(call: TrackedCall, response: ResponseMessage, text: string = JSON.stringify(response)): Promise<void> {
@@ -168,38 +205,76 @@ export class RedisCallTracker implements CallTracker {
     return attempt(() => this.store.finish(call.callId, claim ? args : { ...args, unclaimed: { worker: call.instanceId, meta: metaOf(call) } })).then(noop, (err: unknown) => this.failed(err, 'finish'));
   }
 
+  /** The first claim of a delivery, made with its place in the lane taken. */
+  private firstClaim(call: TrackedCall, controller: Abortable): Promise<TrackDecision> {
+    const token = `${call.instanceId}.${(++this.seq).toString(36)}`;
+    return this.claim(call, token, false).then((reply) => this.afterClaim(call, controller, token, reply, this.leaveLane, false));
+  }
+
+  /**
+   * What a claim made with a place in the lane (`free` gives it back) leads to: a run keeps the place
+   * until release; anything else gives it back at once, then waits for a live owner, or for this
+   * suspect's turn to run alone.
+   */
+  private afterClaim(call: TrackedCall, controller: Abortable, token: string, reply: ClaimReply | undefined, free: () => void, waited: boolean): TrackDecision | Promise<TrackDecision> {
+    if (reply === undefined) return this.untrackedRun(call, free);
+    if (reply.kind === 'run' || reply.kind === 'invalid') return this.decide(call, controller, token, reply, free);
+    free();
+    if (reply.kind === 'busy') return this.waitForOwner(call, controller, token, reply, waited);
+    if (reply.kind === 'expired') return this.isolate(call, controller, token, waited);
+    return this.decide(call, controller, token, reply, noop);
+  }
+
   /** Another live worker runs this very call (a redelivery after a connection drop): wait for its outcome. */
-  private async waitForOwner(call: TrackedCall, controller: Abortable, token: string, busy: Extract<ClaimReply, { kind: 'busy' }>): Promise<TrackDecision> {
+  private async waitForOwner(call: TrackedCall, controller: Abortable, token: string, busy: Extract<ClaimReply, { kind: 'busy' }>, waited: boolean): Promise<TrackDecision> {
+    // Counted per delivery that waits, however many times it looks.
+    if (!waited) this.status.count('waited');
     let reply: ClaimReply | undefined = busy;
     while (reply?.kind === 'busy') {
-      this.status.count('waited');
       await sleep(Math.max(1, Math.min(this.o.waitPollMs, reply.leaseLeftMs + 1, call.deadline - Date.now())), controller.signal);
-      if (controller.signal.aborted) {
-        // Deadline, shutdown or cancel while waiting: the runtime sees the aborted signal and does not start the handler.
-        this.observers.add(call);
-        return { action: 'run', attempt: call.attempt, release: () => void this.observers.delete(call) };
-      }
-      reply = await this.claim(call, token);
+      // Deadline, shutdown or cancel while waiting: the runtime sees the aborted signal and does not start the handler.
+      if (controller.signal.aborted) return this.notStarted(call);
+      const entered = this.lane.enter(controller);
+      if (entered !== true && !(await entered)) return this.notStarted(call);
+      reply = await this.claim(call, token, false);
+      if (reply?.kind === 'busy') this.lane.leave();
     }
-    return this.afterClaim(call, controller, token, reply);
+    return this.afterClaim(call, controller, token, reply, this.leaveLane, true);
   }
 
-  private afterClaim(call: TrackedCall, controller: Abortable, token: string, reply: Exclude<ClaimReply, { kind: 'busy' }> | undefined): TrackDecision {
-    return reply === undefined ? this.untracked(call) : this.decide(call, controller, token, reply);
+  /**
+   * A suspect (its owner's lease ran out: that worker died, maybe of this call): take it over only
+   * alone in the lane, so that if it kills this worker too, no other call here is charged for it.
+   */
+  private async isolate(call: TrackedCall, controller: Abortable, token: string, waited: boolean): Promise<TrackDecision> {
+    const end = await this.lane.alone(controller);
+    if (!end) return this.notStarted(call);
+    const reply = await this.claim(call, token, true);
+    if (reply?.kind === 'run') this.status.count('isolated');
+    return this.afterClaim(call, controller, token, reply, end, waited);
   }
 
-  private claim(call: TrackedCall, token: string): Promise<ClaimReply | undefined> {
+  /** Aborted before it was claimed: it runs nowhere here, so its finish writes nothing. */
+  private notStarted(call: TrackedCall): TrackDecision {
+    this.observers.add(call);
+    return { action: 'run', attempt: call.attempt, release: () => void this.observers.delete(call) };
+  }
+
+  private claim(call: TrackedCall, token: string, takeover: boolean): Promise<ClaimReply | undefined> {
     const now = Date.now();
     const args = {
       token,
       worker: call.instanceId,
       meta: metaOf(call),
-      attempt: Math.max(1, call.attempt),
+      // A call with no record was never started by a tracked worker: its first run is attempt 1, whatever
+      // RabbitMQ says (a redelivery from a dead worker's prefetch window is not charged for that crash).
+      attempt: 1,
       leaseMs: this.o.leaseMs,
       runningTtlMs: callTtlMs(call.deadline, now, this.o.graceMs),
       maxAttempts: this.o.maxAttempts,
       finishedTtlMs: resultTtlMs(call.deadline, now, this.o.resultTtlMs),
       workerLostCode: ErrorCode.WorkerLost,
+      takeover,
     };
     return attempt(() => this.store.claim(call.callId, args)).catch((err: unknown) => {
       this.failed(err, 'claim');
@@ -207,14 +282,14 @@ export class RedisCallTracker implements CallTracker {
     });
   }
 
-  private decide(call: TrackedCall, controller: Abortable, token: string, reply: Exclude<ClaimReply, { kind: 'busy' }>): TrackDecision {
+  private decide(call: TrackedCall, controller: Abortable, token: string, reply: ClaimReply, free: () => void): TrackDecision {
     switch (reply.kind) {
       case 'run':
-        return this.run(call, controller, token, reply.attempt, reply.previousOwner);
+        return this.run(call, controller, token, reply.attempt, reply.previousOwner, free);
       case 'stored': {
         // The stored response carries the id of the same request body; set it anyway, call ids are only as unique as their publisher makes them.
         const outcome = outcomeResponse(reply.state, reply.result, reply.code, call.id);
-        if (!outcome) return this.untracked(call);
+        if (!outcome) return this.untrackedRun(call, free);
         const response = { ...outcome, id: call.id };
         this.status.count('answeredFromStore');
         return { action: 'answer', response };
@@ -226,40 +301,73 @@ export class RedisCallTracker implements CallTracker {
         this.status.count('deadLettered');
         this.log.warn({ callId: call.callId, method: call.method, attempts: reply.attempts, lastOwner: reply.lastOwner }, 'call dead-lettered: every attempt lost its worker');
         return { action: 'dead-letter', response: failureResponse(call.id, new WorkerLostError(undefined, { attempts: reply.attempts }).toErrorObject()) };
+      case 'busy':
+      case 'expired':
       case 'invalid':
-        this.log.error({ reply: String(reply.raw) }, 'unexpected claim reply; running untracked');
-        return this.untracked(call);
+        this.log.error({ reply: JSON.stringify(reply) }, 'unexpected claim reply; running untracked');
+        return this.untrackedRun(call, free);
       default:
         return assertNever(reply);
     }
   }
 
-  private run(call: TrackedCall, controller: Abortable, token: string, attempt: number, previousOwner: string | undefined): TrackDecision {
-    const claim: Claim = { call, token, controller, renewedAt: Date.now(), finished: false, lost: false };
+  private run(call: TrackedCall, controller: Abortable, token: string, attempt: number, previousOwner: string | undefined, free: () => void): TrackDecision {
+    const claim: Claim = { call, token, controller, renewedAt: Date.now(), finished: false, lost: false, free };
     this.claims.set(call.callId, claim);
     this.status.count('tracked');
     if (previousOwner !== undefined) {
       this.status.count('takeovers');
-      this.log.info({ callId: call.callId, method: call.method, attempt, previousOwner }, 'took over a call whose worker stopped renewing its lease');
+      this.log.info({ callId: call.callId, method: call.method, attempt, previousOwner }, 'took over, alone, a call whose worker stopped renewing its lease');
     }
     if (this.earlyCancels.delete(call.callId)) this.abort(claim);
-    return new RunDecision(attempt, claim, this.releaseClaim);
+    return new RunDecision(attempt, claim, this);
   }
 
-  private readonly releaseClaim = (claim: Claim): void => this.release(claim);
-
-  private release(claim: Claim): void {
+  release(claim: Claim): void {
     if (this.claims.get(claim.call.callId) === claim) this.claims.delete(claim.call.callId);
     // Unfinished (requeued on shutdown, or failed): drop the lease so the next delivery need not wait it out.
     if (!claim.finished && this.status.tracking) this.store.release(claim.call.callId, claim.token).catch((err: unknown) => this.failed(err, 'release'));
+    claim.free();
   }
 
-  private untracked(call: TrackedCall): TrackDecision {
+  effectStart(claim: Claim, name: string): Promise<EffectStart> {
+    const ttlMs = resultTtlMs(claim.call.deadline, Date.now(), this.o.resultTtlMs);
+    return attempt(() => this.store.effectStart(claim.call.callId, name, effectMark(claim.token), ttlMs)).then(parseEffectStart, (err: unknown) => {
+      this.failed(err, 'effect start');
+      // Like a call while Redis is away: unprotected, unless tracking is required.
+      if (this.o.requireTracking) throw new ServiceUnavailableError(undefined, { reason: 'tracking_unavailable' });
+      return { kind: 'run' } as const;
+    });
+  }
+
+  effectComplete(claim: Claim, name: string, json: string): Promise<void> {
+    const ttlMs = resultTtlMs(claim.call.deadline, Date.now(), this.o.resultTtlMs);
+    // Not stored: a later run finds the start mark and reports the effect interrupted, rather than running it again.
+    return attempt(() => this.store.effectComplete(claim.call.callId, name, json, ttlMs)).then(noop, (err: unknown) => this.failed(err, 'effect complete'));
+  }
+
+  effectForget(claim: Claim, name: string): Promise<void> {
+    return attempt(() => this.store.effectForget(claim.call.callId, name, effectMark(claim.token))).then(noop, (err: unknown) => this.failed(err, 'effect forget'));
+  }
+
+  /** Redis is away (or the store answered nonsense): run without a claim, after taking a place in the lane. */
+  private untracked(call: TrackedCall, controller: Abortable): Promise<TrackDecision> {
+    if (this.o.requireTracking) {
+      this.status.count('untracked');
+      return Promise.resolve({ action: 'answer', response: failureResponse(call.id, new ServiceUnavailableError(undefined, { reason: 'tracking_unavailable' }).toErrorObject()) });
+    }
+    const entered = this.lane.enter(controller);
+    if (entered === true) return Promise.resolve(this.untrackedRun(call, this.leaveLane));
+    return entered.then((ok) => (ok ? this.untrackedRun(call, this.leaveLane) : this.notStarted(call)));
+  }
+
+  private untrackedRun(call: TrackedCall, free: () => void): TrackDecision {
     this.status.count('untracked');
     if (this.o.requireTracking) {
+      free();
       return { action: 'answer', response: failureResponse(call.id, new ServiceUnavailableError(undefined, { reason: 'tracking_unavailable' }).toErrorObject()) };
     }
-    return { action: 'run', attempt: call.attempt, release: noop };
+    return { action: 'run', attempt: call.attempt, release: free };
   }
 
   private onCancel(callId: string): void {

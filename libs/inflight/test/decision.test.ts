@@ -13,6 +13,7 @@ describe('parseClaimReply', () => {
     expect(parseClaimReply(['busy', 'w2', 812])).toEqual({ kind: 'busy', owner: 'w2', leaseLeftMs: 812 });
     expect(parseClaimReply(['cancelled'])).toEqual({ kind: 'cancelled' });
     expect(parseClaimReply(['dead', 3, 'w9'])).toEqual({ kind: 'dead', attempts: 3, lastOwner: 'w9' });
+    expect(parseClaimReply(['expired', 'w9', 1])).toEqual({ kind: 'expired', lastOwner: 'w9', attempts: 1 });
   });
 
   it('never throws on what does not fit', () => {

@@ -33,6 +33,7 @@ const args = (over: Partial<ClaimArgs> = {}): ClaimArgs => ({
   maxAttempts: 3,
   finishedTtlMs: 30_000,
   workerLostCode: ErrorCode.WorkerLost,
+  takeover: true,
   ...over,
 });
 
@@ -90,7 +91,51 @@ it('release gives an unfinished call back at once; only the owner can release or
   expect(await store.renew(callId, first.token, 5000)).toBe(0);
   expect(await store.release(callId, first.token)).toBe(1);
   expect((await store.record(callId))['state']).toBe('queued');
-  expect(await store.claim(callId, args({ worker: 'w2' }))).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
+  // Given back, not lost: no previous owner to suspect.
+  expect(await store.claim(callId, args({ worker: 'w2', takeover: false }))).toEqual({ kind: 'run', attempt: 2, previousOwner: undefined });
+});
+
+it('a claim made outside the suspect lane gets a lapsed lease as expired and changes nothing; only an isolated claim takes it over', async () => {
+  const callId = uniqueName('c');
+  await store.claim(callId, args({ leaseMs: 30 }));
+  let reply: Awaited<ReturnType<RedisStore['claim']>> | undefined;
+  await waitFor(async () => {
+    reply = await store.claim(callId, args({ worker: 'w2', takeover: false }));
+    return reply.kind !== 'busy';
+  });
+  expect(reply).toEqual({ kind: 'expired', lastOwner: 'w1', attempts: 1 });
+  expect(await store.claim(callId, args({ worker: 'w3', takeover: false }))).toEqual({ kind: 'expired', lastOwner: 'w1', attempts: 1 });
+  expect(await store.record(callId)).toMatchObject({ state: 'running', worker: 'w1', attempt: '1' });
+  expect(await store.claim(callId, args({ worker: 'w2', takeover: true }))).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
+});
+
+it('a lapsed call out of attempts is dead-lettered by any claim, isolated or not', async () => {
+  const callId = uniqueName('c');
+  await store.claim(callId, args({ leaseMs: 30, maxAttempts: 1 }));
+  let reply: Awaited<ReturnType<RedisStore['claim']>> | undefined;
+  await waitFor(async () => {
+    reply = await store.claim(callId, args({ worker: 'w2', takeover: false, maxAttempts: 1 }));
+    return reply.kind !== 'busy';
+  });
+  expect(reply).toEqual({ kind: 'dead', attempts: 1, lastOwner: 'w1' });
+});
+
+it('ctx.once effects: the first run marks and stores, a later run gets the result, a run that died inside is reported, a throw is forgotten', async () => {
+  const callId = uniqueName('c');
+  expect(await store.effectStart(callId, 'charge', 'Ptok1', 30_000)).toBe('R');
+  expect(await store.effectStart(callId, 'charge', 'Ptok1', 30_000)).toBe('R'); // the same run again
+  expect(await store.effectStart(callId, 'charge', 'Ptok2', 30_000)).toBe('P'); // tok1 never finished it
+  expect(await store.effectComplete(callId, 'charge', '{"id":7}', 30_000)).toBe(1);
+  expect(await store.effectStart(callId, 'charge', 'Ptok3', 30_000)).toBe('D{"id":7}');
+  expect(await store.effectComplete(callId, 'charge', '{"id":8}', 30_000)).toBe(0); // the first result wins
+  const ttl = await tp.redis.pttl(k.effects(callId));
+  expect(ttl).toBeGreaterThan(20_000);
+  expect(ttl).toBeLessThanOrEqual(30_000);
+
+  expect(await store.effectStart(callId, 'mail', 'Ptok1', 30_000)).toBe('R');
+  expect(await store.effectForget(callId, 'mail', 'Ptok2')).toBe(0); // not its mark
+  expect(await store.effectForget(callId, 'mail', 'Ptok1')).toBe(1);
+  expect(await store.effectStart(callId, 'mail', 'Ptok2', 30_000)).toBe('R');
 });
 
 it('cancel: marks a call not seen yet, signals the owner of a running one, and is too late for a finished one', async () => {

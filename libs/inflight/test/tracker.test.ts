@@ -1,7 +1,7 @@
 // The tracker's decisions over a scripted store, under fake timers: what it
 // answers for each claim outcome, waiting for a live owner, degraded mode and
 // its once-per-transition log, cancels, and batched lease renewals.
-import type { TrackDecision, TrackedCall } from '@warren/amqp';
+import { SuspectLane, type TrackDecision, type TrackedCall } from '@warren/amqp';
 import { CancelledError, ErrorCode, type ResponseMessage } from '@warren/jsonrpc';
 import { createLogger } from '@warren/logger';
 import { encodeMeta, type ClaimReply, type HeartbeatEntry } from '../src/decision';
@@ -52,6 +52,23 @@ class FakeStore implements TrackerStore {
   }
   async goodbye(): Promise<void> {
     this.fail();
+  }
+  effects = new Map<string, string>();
+  async effectStart(callId: string, name: string, mark: string): Promise<unknown> {
+    this.fail();
+    const v = this.effects.get(`${callId}/${name}`);
+    if (v === undefined) this.effects.set(`${callId}/${name}`, mark);
+    return v === undefined || v === mark ? 'R' : v.startsWith('D') ? v : 'P';
+  }
+  async effectComplete(callId: string, name: string, json: string): Promise<number> {
+    this.fail();
+    if (this.effects.get(`${callId}/${name}`)?.startsWith('D')) return 0;
+    this.effects.set(`${callId}/${name}`, `D${json}`);
+    return 1;
+  }
+  async effectForget(callId: string, name: string, mark: string): Promise<number> {
+    this.fail();
+    return this.effects.get(`${callId}/${name}`) === mark && this.effects.delete(`${callId}/${name}`) ? 1 : 0;
   }
   subscribeCancels(_instanceId: string, onCancel: (callId: string) => void): void {
     this.onCancel = onCancel;
@@ -137,15 +154,84 @@ it('waits while another live worker runs the call, then answers with its result'
   await jest.advanceTimersByTimeAsync(250);
   expect(await decision).toMatchObject({ action: 'answer', response: { result: 'ok' } });
   expect(store.claims).toHaveLength(3);
-  expect(tracker.health().waited).toBe(2);
+  // One delivery waited, however many times it looked.
+  expect(tracker.health().waited).toBe(1);
 });
 
-it('takes the call over when the owner stops renewing', async () => {
-  store.claimReplies.push({ kind: 'busy', owner: 'dead', leaseLeftMs: 50 }, { kind: 'run', attempt: 2, previousOwner: 'dead' });
+it('takes the call over when the owner stops renewing, with a claim made alone', async () => {
+  store.claimReplies.push({ kind: 'busy', owner: 'dead', leaseLeftMs: 50 }, { kind: 'expired', lastOwner: 'dead', attempts: 1 }, { kind: 'run', attempt: 2, previousOwner: 'dead' });
   const decision = tracker.begin(call(), new AbortController());
   await jest.advanceTimersByTimeAsync(100);
   expect(expectRun(await decision).attempt).toBe(2);
-  expect(tracker.health().takeovers).toBe(1);
+  expect(store.claims.map((c) => c.args.takeover)).toEqual([false, false, true]);
+  expect(tracker.health()).toMatchObject({ takeovers: 1, isolated: 1, waited: 1 });
+});
+
+it('claims every call as attempt 1 when it has no record, whatever RabbitMQ says of its deliveries', async () => {
+  expectRun(await tracker.begin(call({ attempt: 2 }), new AbortController()));
+  expect(store.claims[0]?.args.attempt).toBe(1);
+});
+
+describe('with the service\'s suspect lane', () => {
+  let lane: SuspectLane;
+  beforeEach(async () => {
+    await tracker.stop();
+    store = new FakeStore();
+    lane = new SuspectLane();
+    tracker = new RedisCallTracker({ leaseMs: 3000, heartbeatMs: 1000, waitPollMs: 100, logger: logger() }, store);
+    await tracker.start({ service: 'svc', instanceId: 'me', running: () => 0, isolation: lane });
+  });
+
+  it('runs a suspect alone: after the calls running here, and before any new call is even claimed', async () => {
+    const running = expectRun(await tracker.begin(call(), new AbortController()));
+    store.claimReplies.push({ kind: 'expired', lastOwner: 'dead', attempts: 1 }, { kind: 'run', attempt: 2, previousOwner: 'dead' });
+    const suspect = call({ attempt: 2 });
+    const suspectDecision = tracker.begin(suspect, new AbortController());
+    await jest.advanceTimersByTimeAsync(0);
+    const fresh = call();
+    const freshDecision = tracker.begin(fresh, new AbortController());
+    await jest.advanceTimersByTimeAsync(0);
+    // The suspect waits for the running call; the new call is held back unclaimed.
+    expect(store.claims.map((c) => [c.callId, c.args.takeover])).toEqual([[expect.any(String), false], [suspect.callId, false]]);
+    running.release();
+    const alone = expectRun(await suspectDecision);
+    expect(alone.attempt).toBe(2);
+    expect(store.claims.at(-1)).toMatchObject({ callId: suspect.callId, args: { takeover: true } });
+    await jest.advanceTimersByTimeAsync(0);
+    expect(store.claims.some((c) => c.callId === fresh.callId)).toBe(false);
+    alone.release();
+    expectRun(await freshDecision);
+    expect(store.claims.at(-1)?.callId).toBe(fresh.callId);
+    expect(tracker.health()).toMatchObject({ isolated: 1, takeovers: 1 });
+  });
+
+  it('a call held back and aborted meanwhile is never claimed and stores nothing', async () => {
+    store.claimReplies.push({ kind: 'expired', lastOwner: 'dead', attempts: 1 }, { kind: 'run', attempt: 2, previousOwner: 'dead' });
+    const alone = expectRun(await tracker.begin(call({ attempt: 2 }), new AbortController()));
+    const held = call();
+    const controller = new AbortController();
+    const decision = tracker.begin(held, controller);
+    controller.abort(new Error('deadline'));
+    const d = expectRun(await decision);
+    await tracker.finish(held, ok(1));
+    d.release();
+    alone.release();
+    expect(store.claims.some((c) => c.callId === held.callId)).toBe(false);
+    expect(store.finishes).toEqual([]);
+  });
+});
+
+it('ctx.once ledger: a run marks and stores its effect; a later run of the call gets the result; a run after one that died inside is told', async () => {
+  const c = call();
+  const first = expectRun(await tracker.begin(c, new AbortController()));
+  expect(await first.effects?.start('charge')).toEqual({ kind: 'run' });
+  await first.effects?.complete('charge', '42');
+  first.release();
+  const again = expectRun(await tracker.begin({ ...c }, new AbortController()));
+  expect(await again.effects?.start('charge')).toEqual({ kind: 'done', json: '42' });
+  expect(await again.effects?.start('mail')).toEqual({ kind: 'run' });
+  const third = expectRun(await tracker.begin({ ...c }, new AbortController()));
+  expect(await third.effects?.start('mail')).toEqual({ kind: 'interrupted' });
 });
 
 it('stops waiting when the call is aborted (deadline, shutdown), without claiming or storing anything', async () => {

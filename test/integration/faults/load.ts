@@ -38,6 +38,8 @@ export interface LoadOptions {
   readonly hangMs?: number;
   /** Make calls with callWithRecovery through this view (a lost reply is fetched from the in-flight store by the deadline). */
   readonly recoverWith?: InflightView;
+  /** Keep making calls past `total` until this settles (the load then spans a fault of unknown length). */
+  readonly until?: Promise<unknown>;
 }
 
 function outcomeOf(err: unknown): Outcome {
@@ -52,7 +54,11 @@ export class Load {
   private settledCount = 0;
   readonly finished: Promise<void>;
 
+  private done = false;
+
   constructor(private readonly client: RpcClient, private readonly o: LoadOptions) {
+    if (o.until) void o.until.finally(() => (this.done = true)).catch(() => undefined);
+    else this.done = true;
     this.finished = Promise.all(Array.from({ length: o.inflight }, () => this.loop())).then(() => undefined);
   }
 
@@ -67,7 +73,7 @@ export class Load {
   }
 
   private async loop(): Promise<void> {
-    while (this.issued < this.o.total) {
+    while (this.issued < this.o.total || !this.done) {
       const i = this.issued++;
       const every = this.o.notifyEvery ?? 10;
       if (every > 0 && i % every === 0) void this.note(`n${i}`);

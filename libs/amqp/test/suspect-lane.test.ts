@@ -1,0 +1,73 @@
+// The suspect lane: work enters at once while no suspect is here; a suspect
+// waits for the work running to end, holds new work back while it runs, and
+// suspects take turns; aborts take a waiter off the queue.
+import { SuspectLane } from '../src/suspect-lane';
+
+const flush = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+it('lets work in synchronously while no suspect is here', () => {
+  const lane = new SuspectLane();
+  expect(lane.enter(new AbortController())).toBe(true);
+  expect(lane.enter(new AbortController())).toBe(true);
+  expect(lane.running).toBe(2);
+  lane.leave();
+  lane.leave();
+  expect(lane.running).toBe(0);
+});
+
+it('runs a suspect only once the work running has left, and holds new work back until it is done', async () => {
+  const lane = new SuspectLane();
+  const events: string[] = [];
+  expect(lane.enter(new AbortController())).toBe(true);
+  const suspect = lane.alone(new AbortController()).then((end) => {
+    events.push('suspect runs');
+    return end;
+  });
+  const later = lane.enter(new AbortController());
+  expect(later).not.toBe(true);
+  void (later as Promise<boolean>).then((ok) => events.push(`later enters ${ok}`));
+  await flush();
+  expect(events).toEqual([]);
+  lane.leave();
+  const end = await suspect;
+  await flush();
+  expect(events).toEqual(['suspect runs']);
+  expect(lane.running).toBe(0);
+  end?.();
+  await flush();
+  expect(events).toEqual(['suspect runs', 'later enters true']);
+  expect(lane.running).toBe(1);
+});
+
+it('gives suspects one turn each, in order, before the work held back', async () => {
+  const lane = new SuspectLane();
+  const events: string[] = [];
+  const turn = (name: string) => lane.alone(new AbortController()).then((end) => {
+    events.push(name);
+    return end;
+  });
+  const a = turn('a');
+  const b = turn('b');
+  const held = lane.enter(new AbortController()) as Promise<boolean>;
+  void held.then(() => events.push('held'));
+  (await a)?.();
+  (await b)?.();
+  await held;
+  expect(events).toEqual(['a', 'b', 'held']);
+});
+
+it('takes an aborted waiter off its queue, and an aborted suspect gives its turn away', async () => {
+  const lane = new SuspectLane();
+  expect(lane.enter(new AbortController())).toBe(true);
+  const first = new AbortController();
+  const suspect = lane.alone(first);
+  const gated = new AbortController();
+  const held = lane.enter(gated) as Promise<boolean>;
+  gated.abort();
+  expect(await held).toBe(false);
+  first.abort(); // while it waits for the running work
+  expect(await suspect).toBeUndefined();
+  // The lane is open again: new work enters at once.
+  expect(lane.enter(new AbortController())).toBe(true);
+  expect(lane.running).toBe(2);
+});

@@ -1,0 +1,61 @@
+// A poison message (its handler SIGKILLs its worker, on every attempt) among
+// 250 calls kept in flight on three tracked workers that are respawned when
+// they die. The poison's first crash takes the calls running beside it down
+// too; from then on each of them is a suspect and runs alone in its next
+// worker's suspect lane, so the poison's later crashes are charged to it
+// alone. It is dead-lettered after maxAttempts (3) runs and its caller gets
+// -32005; no other call is answered -32005 or dead-lettered.
+import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
+import { Teardown, waitFor } from '@warren/testkit';
+import { queueDepth } from '../../support/amqp';
+import { expectNewCallsSucceed, repeatedRuns } from './checks';
+import { Load, lateOrUnexpected, tally } from './load';
+import { RespawningPool } from './pool';
+import { FaultRig, workMethod, workService } from './rig';
+
+const td = new Teardown();
+afterAll(() => td.run());
+
+it('one poison call among 250 in flight: it alone is dead-lettered (-32005 to its caller); every other call is answered', async () => {
+  const started = Date.now();
+  const rig = await FaultRig.start(td, { workers: 0, leaseMs: 1000, prefetch: 64 });
+  const pool = await RespawningPool.start(rig, 3, { WORK_POISON: '1' });
+  td.add(() => pool.stop());
+
+  let poisonId = '';
+  let settlePoison: (outcome: unknown) => void = () => undefined;
+  const poisonSettled = new Promise<unknown>((resolve) => (settlePoison = resolve));
+  const load = new Load(rig.client, { total: 1500, inflight: 250, timeoutMs: 30_000, until: poisonSettled });
+  await load.settledAtLeast(250);
+  poisonId = rig.client.nextCallId();
+  const poisonSent = Date.now();
+  rig.client.call(workMethod, { ms: 10, n: 0, poison: true }, { timeoutMs: 40_000, id: poisonId }).then(settlePoison, settlePoison);
+  const poison = await poisonSettled;
+  const poisonMs = Date.now() - poisonSent;
+  await load.finished;
+  await pool.stop();
+
+  const deadLetters = ns(rig);
+  await waitFor(async () => (await queueDepth(deadLetters)) >= 1, { timeoutMs: 10_000, message: 'the poison dead-lettered' }).catch(() => undefined);
+  const [poisonRuns = []] = await rig.runs([poisonId]);
+  const figures = { calls: load.calls.length, tally: tally(load.calls), workersDied: pool.died.length, poisonRuns: poisonRuns.length, poisonMs, deadLettered: await queueDepth(deadLetters), totalMs: Date.now() - started };
+  console.log(`poison run: ${JSON.stringify(figures)}`);
+
+  expect(poison).toBeInstanceOf(JsonRpcError);
+  expect((poison as JsonRpcError).code).toBe(ErrorCode.WorkerLost);
+  // It ran maxAttempts times, each run killing its worker, each on another worker.
+  expect(poisonRuns).toHaveLength(3);
+  expect(new Set(poisonRuns).size).toBe(3);
+  expect(pool.died).toEqual(expect.arrayContaining(poisonRuns));
+  expect(pool.died).toHaveLength(3);
+  // No innocent call was answered -32005 (or anything but its result), late, or dead-lettered.
+  expect({ tally: figures.tally, wrong: lateOrUnexpected(load.calls, ['ok'], 1500).slice(0, 5) }).toEqual({ tally: { ok: load.calls.length }, wrong: [] });
+  expect(figures.deadLettered).toBe(1);
+  // Calls repeated only after their worker died.
+  expect(await repeatedRuns(rig, load.calls, new Set(pool.died))).toEqual([]);
+  await expectNewCallsSucceed(rig);
+}, 120_000);
+
+function ns(rig: FaultRig): string {
+  return rig.ns.names.deadLetterQueue(workService);
+}

@@ -62,7 +62,7 @@ describe('options', () => {
     const o = brokerOptionsFromEnv({ AMQP_URL: 'amqp://a, amqp://b', GATEWAY_PORT: '9000', GATEWAY_TOKENS: 't1, t2', GATEWAY_HOST: '', GATEWAY_ALLOW_METHODS: 'add' });
     expect(o).toMatchObject({ urls: ['amqp://a', 'amqp://b'], port: 9000, auth: 'token', tokens: [{ token: 't1' }, { token: 't2' }], allowMethods: ['add'], logLevel: 'info' });
     expect(o).not.toHaveProperty('host');
-    expect(() => brokerOptionsFromEnv({ GATEWAY_PORT: 'eighty' })).toThrow(/GATEWAY_PORT/);
+    expect(() => brokerOptionsFromEnv({ GATEWAY_AUTH: 'none', GATEWAY_PORT: 'eighty' })).toThrow(/GATEWAY_PORT/);
   });
 });
 

@@ -166,8 +166,12 @@ export class RabbitCluster {
     const child = run.child;
     run.child = undefined;
     if (!child) return;
-    for (const pid of beamPids(child.pid)) signal(pid, 'SIGKILL');
+    const vms = beamPids(child.pid);
+    for (const pid of vms) signal(pid, 'SIGKILL');
     await exitOf(child, 'SIGKILL');
+    // The script exits at once, while the kernel may still be tearing down a large VM (its listener open):
+    // the node is gone when its VM is and its port no longer answers.
+    await waitFor(async () => vms.every((pid) => !alive(pid)) && !(await portOpen(node.port)), { timeoutMs: 30_000, intervalMs: 20, message: `${node.name} gone` });
   }
 
   /** Starts a killed node again from its data directory; it rejoins its cluster by itself. */
@@ -318,6 +322,16 @@ function beamPids(scriptPid: number | undefined): number[] {
     }
   }
   return pids;
+}
+
+/** Whether a process exists and is not a zombie (state Z: dead, waiting to be reaped). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 function signal(pid: number, sig: NodeJS.Signals): void {

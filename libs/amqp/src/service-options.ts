@@ -49,11 +49,15 @@ export interface ServiceOptions {
    */
   readonly queueType?: QueueType;
   /**
-   * Quorum request queues only (`x-delivery-limit`): deliveries of one request
-   * (first one and redeliveries after a crash or a lost connection) before
-   * RabbitMQ dead-letters it to the service's dead-letter queue, so a request
-   * that kills every worker it reaches cannot loop forever. Keep it above the
-   * tracker's `maxAttempts`, which dead-letters earlier and answers the caller. @default 20
+   * Quorum request queues only (`x-delivery-limit`): redeliveries of one
+   * request (after a worker crash or a lost connection) before RabbitMQ
+   * dead-letters it to the service's dead-letter queue, so a request that
+   * kills every worker it reaches cannot loop forever, with or without a
+   * tracker. Keep it above the tracker's `maxAttempts`, which dead-letters
+   * earlier and answers the caller. Not set by default: RabbitMQ refuses to
+   * re-declare an existing queue with a new argument (PRECONDITION_FAILED), so
+   * turning it on for a queue that exists needs a policy instead (docs/scaling.md).
+   * RabbitMQ 4.0 and later apply a limit of 20 by themselves. @default none
    */
   readonly deliveryLimit?: number;
   /** Durable queues, surviving a broker restart (with persistent messages). @default true */
@@ -82,7 +86,7 @@ export interface ServiceOptions {
   readonly logger?: Logger;
 }
 
-export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'client' | 'decodeLimits'>> & Pick<ServiceOptions, 'tracker' | 'client' | 'decodeLimits'>;
+export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'client' | 'decodeLimits' | 'deliveryLimit'>> & Pick<ServiceOptions, 'tracker' | 'client' | 'decodeLimits' | 'deliveryLimit'>;
 
 /** What the connection tells the options: `clustered` when it names several nodes. */
 export interface ServiceOptionContext {
@@ -100,7 +104,6 @@ export function resolveServiceOptions(options: ServiceOptions, context: ServiceO
     instanceNotifications: options.instanceNotifications ?? {},
     prefetch: options.prefetch ?? 32,
     queueType: options.queueType ?? (context.clustered ? 'quorum' : 'classic'),
-    deliveryLimit: options.deliveryLimit ?? 20,
     durable: options.durable ?? true,
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
     defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000,
@@ -112,8 +115,11 @@ export function resolveServiceOptions(options: ServiceOptions, context: ServiceO
     announceIntervalMs: options.announceIntervalMs ?? 10_000,
     logger: options.logger ?? silentLogger(),
   };
-  for (const field of ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax', 'deliveryLimit', 'announceIntervalMs'] as const) {
+  for (const field of ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax', 'announceIntervalMs'] as const) {
     if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`ServiceOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
+  }
+  if (resolved.deliveryLimit !== undefined && (!Number.isSafeInteger(resolved.deliveryLimit) || resolved.deliveryLimit < 1)) {
+    throw new RangeError(`ServiceOptions.deliveryLimit must be a positive integer, got ${String(resolved.deliveryLimit)}`);
   }
   if (resolved.queueType !== 'classic' && resolved.queueType !== 'quorum') throw new RangeError(`ServiceOptions.queueType must be 'classic' or 'quorum'`);
   assertResourceName('ServiceOptions.instanceId', resolved.instanceId);

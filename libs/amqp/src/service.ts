@@ -151,7 +151,7 @@ export class WarrenService {
       queueType: this.o.queueType,
       durable: this.o.durable,
       deadLetterMax: this.o.deadLetterMax,
-      deliveryLimit: this.o.deliveryLimit,
+      ...(this.o.deliveryLimit === undefined ? {} : { deliveryLimit: this.o.deliveryLimit }),
     }));
     this.channel = ch;
     const tags: string[] = [];

@@ -12,9 +12,13 @@ describe('queues on a cluster', () => {
     expect(resolveServiceOptions({ name: 's', queueType: 'classic' }, { clustered: true }).queueType).toBe('classic');
   });
 
-  it('rejects a delivery limit that is not a positive integer', () => {
+  it('rejects a delivery limit that is not a positive integer, and sets none by default', () => {
     expect(() => resolveServiceOptions({ name: 's', deliveryLimit: 0 })).toThrow(/deliveryLimit/);
-    expect(resolveServiceOptions({ name: 's' }).deliveryLimit).toBe(20);
+    expect(() => resolveServiceOptions({ name: 's', deliveryLimit: 1.5 })).toThrow(/deliveryLimit/);
+    // A new argument on an existing queue is refused by RabbitMQ: opting in is the owner's choice.
+    expect(resolveServiceOptions({ name: 's' }, { clustered: true }).deliveryLimit).toBeUndefined();
+    const t = serviceTopology(n, { ...input, queueType: 'quorum' });
+    expect(t.queues.every((q) => !('x-delivery-limit' in (q.options.arguments ?? {})))).toBe(true);
   });
 
   it('gives a quorum request queue its delivery limit and keeps its dead-letter route; instance queues stay exclusive', () => {

@@ -1,10 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, chownSync, closeSync, constants, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './redis-servers';
 import { waitFor } from './wait';
 
 const HOST = '127.0.0.1';
@@ -83,7 +82,8 @@ export class RabbitCluster {
     const dir = await mkdtemp(join(tmpdir(), 'warren-rabbit-'));
     const cluster = new RabbitCluster(dir, user, options.bootTimeoutMs ?? 180_000);
     try {
-      for (let i = 1; i <= size; i++) cluster.prepare(`${prefix}${i}@localhost`, await freePort(), await freePort());
+      const taken = new Set<number>();
+      for (let i = 1; i <= size; i++) cluster.prepare(`${prefix}${i}@localhost`, await listenPort(taken), await listenPort(taken));
       chownTree(dir, user);
       await Promise.all(cluster.runs.map((run) => cluster.boot(run)));
       const [first, ...rest] = cluster.nodes;
@@ -166,8 +166,12 @@ export class RabbitCluster {
     const child = run.child;
     run.child = undefined;
     if (!child) return;
-    for (const pid of beamPids(child.pid)) signal(pid, 'SIGKILL');
+    const vms = beamPids(child.pid);
+    for (const pid of vms) signal(pid, 'SIGKILL');
     await exitOf(child, 'SIGKILL');
+    // The script exits at once, while the kernel may still be tearing down a large VM (its listener open):
+    // the node is gone when its VM is and its port no longer answers.
+    await waitFor(async () => vms.every((pid) => !alive(pid)) && !(await portOpen(node.port)), { timeoutMs: 30_000, intervalMs: 20, message: `${node.name} gone` });
   }
 
   /** Starts a killed node again from its data directory; it rejoins its cluster by itself. */
@@ -228,6 +232,8 @@ export class RabbitCluster {
       });
       await Promise.race([this.awaitPort(run.node), died]);
       died.catch(() => undefined);
+      // Someone else's listener on the port would look like ours: the node must still be alive.
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${run.node.name} exited during boot; see ${join(run.dir, 'log')}`);
     } finally {
       closeSync(out);
     }
@@ -251,6 +257,30 @@ export class RabbitCluster {
     }
     rmSync(this.dir, { recursive: true, force: true });
   };
+}
+
+/**
+ * A port free for listening, below the kernel's ephemeral range (32768 and up
+ * on Linux): the machine's other processes take ephemeral ports for their
+ * outgoing connections all the time, and a node boots for long enough that a
+ * port free at the start may not be free when its listener opens. Never the
+ * machine's own node's ports (5672, 25672), never one in `taken`.
+ */
+async function listenPort(taken: Set<number>): Promise<number> {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = 21_000 + Math.floor(Math.random() * 11_000);
+    if (taken.has(port) || port === 25_672) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, HOST, () => server.close(() => resolve(true)));
+    });
+    if (free) {
+      taken.add(port);
+      return port;
+    }
+  }
+  throw new Error('no free port between 21000 and 32000');
 }
 
 function rabbitUser(): { uid: number; gid: number } | undefined {
@@ -292,6 +322,16 @@ function beamPids(scriptPid: number | undefined): number[] {
     }
   }
   return pids;
+}
+
+/** Whether a process exists and is not a zombie (state Z: dead, waiting to be reaped). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 function signal(pid: number, sig: NodeJS.Signals): void {

@@ -22,12 +22,11 @@ it('one poison call among 250 in flight: it alone is dead-lettered (-32005 to it
   const pool = await RespawningPool.start(rig, 3, { WORK_POISON: '1' });
   td.add(() => pool.stop());
 
-  let poisonId = '';
   let settlePoison: (outcome: unknown) => void = () => undefined;
   const poisonSettled = new Promise<unknown>((resolve) => (settlePoison = resolve));
   const load = new Load(rig.client, { total: 1500, inflight: 250, timeoutMs: 30_000, until: poisonSettled });
   await load.settledAtLeast(250);
-  poisonId = rig.client.nextCallId();
+  const poisonId = rig.client.nextCallId();
   const poisonSent = Date.now();
   rig.client.call(workMethod, { ms: 10, n: 0, poison: true }, { timeoutMs: 40_000, id: poisonId }).then(settlePoison, settlePoison);
   const poison = await poisonSettled;
@@ -35,7 +34,7 @@ it('one poison call among 250 in flight: it alone is dead-lettered (-32005 to it
   await load.finished;
   await pool.stop();
 
-  const deadLetters = ns(rig);
+  const deadLetters = rig.ns.names.deadLetterQueue(workService);
   await waitFor(async () => (await queueDepth(deadLetters)) >= 1, { timeoutMs: 10_000, message: 'the poison dead-lettered' }).catch(() => undefined);
   const [poisonRuns = []] = await rig.runs([poisonId]);
   const figures = { calls: load.calls.length, tally: tally(load.calls), workersDied: pool.died.length, poisonRuns: poisonRuns.length, poisonMs, deadLettered: await queueDepth(deadLetters), totalMs: Date.now() - started };
@@ -55,7 +54,3 @@ it('one poison call among 250 in flight: it alone is dead-lettered (-32005 to it
   expect(await repeatedRuns(rig, load.calls, new Set(pool.died))).toEqual([]);
   await expectNewCallsSucceed(rig);
 }, 120_000);
-
-function ns(rig: FaultRig): string {
-  return rig.ns.names.deadLetterQueue(workService);
-}

@@ -39,6 +39,9 @@ it('one poison call among 250 in flight: it alone is dead-lettered (-32005 to it
   const [poisonRuns = []] = await rig.runs([poisonId]);
   const figures = { calls: load.calls.length, tally: tally(load.calls), workersDied: pool.died.length, poisonRuns: poisonRuns.length, poisonMs, deadLettered: await queueDepth(deadLetters), totalMs: Date.now() - started };
   console.log(`poison run: ${JSON.stringify(figures)}`);
+  // What the calls that did not end well left in Redis (their record: state, worker, attempt), to tell a stall from a bug.
+  const wrong = load.calls.filter((c) => c.outcome !== 'ok').slice(0, 5);
+  if (wrong.length > 0) console.log(JSON.stringify(await Promise.all(wrong.map(async (c) => ({ ...c, record: (await rig.redis.get(`${rig.prefix}:rec:{${c.callId}}`))?.split('\u001f').slice(0, 6) })))));
 
   expect(poison).toBeInstanceOf(JsonRpcError);
   expect((poison as JsonRpcError).code).toBe(ErrorCode.WorkerLost);

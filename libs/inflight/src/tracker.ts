@@ -326,9 +326,10 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   /** @internal A run's release (RunDecision): not for callers. */
   release(claim: Claim): void {
     if (this.claims.get(claim.call.callId) === claim) this.claims.delete(claim.call.callId);
-    // Unfinished (requeued on shutdown, or failed): drop the lease so the next delivery need not wait it out.
-    if (!claim.finished && this.status.tracking) this.store.release(claim.call.callId, claim.token).catch((err: unknown) => this.failed(err, 'release'));
+    // First: a place in the lane not given back would hold every suspect (and what waits behind them) for good.
     claim.free();
+    // Unfinished (requeued on shutdown, or failed): drop the lease so the next delivery need not wait it out.
+    if (!claim.finished && this.status.tracking) attempt(() => this.store.release(claim.call.callId, claim.token)).catch((err: unknown) => this.failed(err, 'release'));
   }
 
   /** @internal The run's `ctx.once` ledger (RunDecision): not for callers. */

@@ -18,7 +18,7 @@ afterAll(() => td.run());
 
 it('one poison call among 250 in flight: it alone is dead-lettered (-32005 to its caller); every other call is answered', async () => {
   const started = Date.now();
-  const rig = await FaultRig.start(td, { workers: 0, leaseMs: 1000, prefetch: 64 });
+  const rig = await FaultRig.start(td, { workers: 0, leaseMs: 1000, prefetch: 32 });
   const pool = await RespawningPool.start(rig, 3, { WORK_POISON: '1' });
   td.add(() => pool.stop());
 

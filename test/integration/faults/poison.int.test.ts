@@ -24,11 +24,13 @@ it('one poison call among 250 in flight: it alone is dead-lettered (-32005 to it
 
   let settlePoison: (outcome: unknown) => void = () => undefined;
   const poisonSettled = new Promise<unknown>((resolve) => (settlePoison = resolve));
-  const load = new Load(rig.client, { total: 1500, inflight: 250, timeoutMs: 30_000, until: poisonSettled });
-  await load.settledAtLeast(250);
+  // Deadlines long enough to outlast a pool that is briefly all dead: the poison kills three workers within
+  // seconds, and on a loaded machine their respawns have taken 25 s to come up.
+  const load = new Load(rig.client, { total: 1500, inflight: 250, timeoutMs: 60_000, until: poisonSettled });
+  await load.settledAtLeast(250, 60_000);
   const poisonId = rig.client.nextCallId();
   const poisonSent = Date.now();
-  rig.client.call(workMethod, { ms: 10, n: 0, poison: true }, { timeoutMs: 40_000, id: poisonId }).then(settlePoison, settlePoison);
+  rig.client.call(workMethod, { ms: 10, n: 0, poison: true }, { timeoutMs: 60_000, id: poisonId }).then(settlePoison, settlePoison);
   const poison = await poisonSettled;
   const poisonMs = Date.now() - poisonSent;
   await load.finished;
@@ -56,4 +58,4 @@ it('one poison call among 250 in flight: it alone is dead-lettered (-32005 to it
   // Calls repeated only after their worker died.
   expect(await repeatedRuns(rig, load.calls, new Set(pool.died))).toEqual([]);
   await expectNewCallsSucceed(rig);
-}, 120_000);
+}, 240_000);

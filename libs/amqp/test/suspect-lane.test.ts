@@ -71,3 +71,45 @@ it('takes an aborted waiter off its queue, and an aborted suspect gives its turn
   expect(lane.enter(new AbortController())).toBe(true);
   expect(lane.running).toBe(2);
 });
+
+it('under random interleavings, a suspect never runs beside other work, and everything ends (no lost wake-up, no leak)', async () => {
+  let seed = 316;
+  const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  for (let round = 0; round < 15; round++) {
+    const lane = new SuspectLane();
+    let alone = 0;
+    let beside = 0;
+    let violations = 0;
+    const tasks: Promise<void>[] = [];
+    for (let i = 0; i < 40; i++) {
+      const abort = new AbortController();
+      if (random() < 0.1) setTimeout(() => abort.abort(), Math.floor(random() * 5));
+      const hold = Math.floor(random() * 4);
+      if (random() < 0.3) {
+        tasks.push((async () => {
+          const end = await lane.alone(abort);
+          if (!end) return;
+          alone++;
+          if (alone > 1 || beside > 0) violations++;
+          await new Promise((r) => setTimeout(r, hold));
+          alone--;
+          end();
+        })());
+      } else {
+        tasks.push((async () => {
+          const entered = lane.enter(abort);
+          if (entered !== true && !(await entered)) return;
+          beside++;
+          if (alone > 0) violations++;
+          await new Promise((r) => setTimeout(r, hold));
+          beside--;
+          lane.leave();
+        })());
+      }
+      if (random() < 0.5) await new Promise((r) => setTimeout(r, Math.floor(random() * 2)));
+    }
+    await Promise.all(tasks);
+    expect({ round, violations, running: lane.running, suspects: lane.suspectsWaiting }).toEqual({ round, violations: 0, running: 0, suspects: 0 });
+    expect(lane.enter(new AbortController())).toBe(true);
+  }
+});

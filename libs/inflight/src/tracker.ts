@@ -250,7 +250,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     const end = await this.lane.alone(controller);
     if (!end) return this.notStarted(call);
     const reply = await this.claim(call, token, true);
-    if (reply?.kind === 'run') this.status.count('isolated');
+    if (reply?.kind === 'run' && reply.previousOwner !== undefined) this.status.count('isolated');
     return this.afterClaim(call, controller, token, reply, end, waited);
   }
 
@@ -323,13 +323,16 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     return new RunDecision(attempt, claim, this);
   }
 
+  /** @internal A run's release (RunDecision): not for callers. */
   release(claim: Claim): void {
     if (this.claims.get(claim.call.callId) === claim) this.claims.delete(claim.call.callId);
-    // Unfinished (requeued on shutdown, or failed): drop the lease so the next delivery need not wait it out.
-    if (!claim.finished && this.status.tracking) this.store.release(claim.call.callId, claim.token).catch((err: unknown) => this.failed(err, 'release'));
+    // First: a place in the lane not given back would hold every suspect (and what waits behind them) for good.
     claim.free();
+    // Unfinished (requeued on shutdown, or failed): drop the lease so the next delivery need not wait it out.
+    if (!claim.finished && this.status.tracking) attempt(() => this.store.release(claim.call.callId, claim.token)).catch((err: unknown) => this.failed(err, 'release'));
   }
 
+  /** @internal The run's `ctx.once` ledger (RunDecision): not for callers. */
   effectStart(claim: Claim, name: string): Promise<EffectStart> {
     const ttlMs = resultTtlMs(claim.call.deadline, Date.now(), this.o.resultTtlMs);
     return attempt(() => this.store.effectStart(claim.call.callId, name, effectMark(claim.token), ttlMs)).then(parseEffectStart, (err: unknown) => {

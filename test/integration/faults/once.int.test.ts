@@ -38,7 +38,7 @@ it('workers SIGKILLed mid-handler with 300 calls in flight: no side effect made 
   const doubled = effects.filter((n) => n > 1).length;
   const okWithout = load.calls.filter((c, i) => c.outcome === 'ok' && effects[i] !== 1).length;
   const recovering = load.calls.filter((_, i) => i % 2 === 1);
-  const figures = { calls: load.calls.length, tally: tally(load.calls), withRecover: tally(recovering), killed: killed.length, rerun: runs.filter((r) => r.length > 1).length, doubled, okWithoutOneEffect: okWithout, totalMs: Date.now() - started };
+  const figures = { calls: load.calls.length, tally: tally(load.calls), withRecover: tally(recovering), killed: killed.length, rerun: runs.filter((r) => r.length > 1).length, doubled, okWithoutOneEffect: okWithout, slowestStartMs: Math.max(...pool.startMs), totalMs: Date.now() - started };
   console.log(`once run: ${JSON.stringify(figures)}`);
 
   // Kills landed mid-handler: calls were taken over (run again), and their effects were not.

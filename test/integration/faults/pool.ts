@@ -8,6 +8,8 @@ export class RespawningPool {
   /** Instance ids of the workers that died, in order. */
   readonly died: string[] = [];
   readonly live = new Map<string, TsChild>();
+  /** How long each worker took from spawn to `ready`, ms (a figure: while all are down, nothing is served). */
+  readonly startMs: number[] = [];
   private next = 0;
   private stopped = false;
   private respawning: Promise<unknown>[] = [];
@@ -36,7 +38,9 @@ export class RespawningPool {
 
   private async spawn(): Promise<void> {
     const id = `p${this.next++}`;
+    const spawnedAt = Date.now();
     const child = await this.rig.spawnWorker(id, this.env);
+    this.startMs.push(Date.now() - spawnedAt);
     this.live.set(id, child);
     void child.exited.then(() => {
       this.live.delete(id);

@@ -2,7 +2,10 @@
 // hundred calls in flight: RabbitMQ redelivers what they held, the in-flight
 // tracker lets a survivor take each call over once the dead worker's lease
 // runs out, and every call ends with its answer. Only a run cut short by its
-// worker's death is ever repeated; no call runs on two live workers.
+// worker's death is ever repeated; no call runs on two live workers. The
+// calls a dead worker was running are suspects and run one at a time, alone,
+// on the survivors (the suspect lane), so recovery takes about prefetch x
+// handler time / survivors: prefetch 32 keeps it well inside the deadlines.
 import { Teardown } from '@warren/testkit';
 import { activeTimers, expectNewCallsSucceed, expectNotesDelivered, expectQuiet, repeatedRuns } from './checks';
 import { Load, lateOrUnexpected, tally } from './load';
@@ -12,7 +15,7 @@ const td = new Teardown();
 afterAll(() => td.run());
 
 it('two of three workers killed mid-load, one replaced: every call answered, nothing run twice on live workers', async () => {
-  const rig = await FaultRig.start(td, { workers: 0, leaseMs: 1000, prefetch: 100 });
+  const rig = await FaultRig.start(td, { workers: 0, leaseMs: 1000, prefetch: 32 });
   const [k0, k1] = await Promise.all(['k0', 'k1', 'k2'].map((id) => rig.spawnWorker(id)));
   const timers = activeTimers();
   const load = new Load(rig.client, { total: 2000, inflight: 300, timeoutMs: 15_000, params: (i) => ({ ms: 100 + (i % 201), n: i }) });

@@ -1,5 +1,6 @@
 import type { DecodeLimits } from '@warren/jsonrpc';
 import { silentLogger, type Logger } from '@warren/logger';
+import type { ConsoleOptions } from './console/options';
 import type { InflightSource } from './inflight';
 import type { ReadinessProbe } from './probes';
 import { resolveRateLimit, type RateLimitOptions, type ResolvedRateLimit } from './http/rate-limit';
@@ -51,11 +52,13 @@ export interface GatewayOptions {
   readonly shutdownTimeoutMs?: number;
   /** Register prom-client's process and Node.js metrics too. @default true */
   readonly defaultMetrics?: boolean;
+  /** The web console at `GET /` and its live feed (docs/console.md). @default on, with ConsoleOptions' defaults */
+  readonly console?: ConsoleOptions;
   /** @default a silent logger */
   readonly logger?: Logger;
 }
 
-export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight' | 'rateLimit'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight'> & {
+export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight' | 'rateLimit' | 'console'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight' | 'console'> & {
   readonly rateLimit: ResolvedRateLimit | undefined;
 };
 
@@ -91,6 +94,7 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
     rateLimit: resolveRateLimit(options.rateLimit),
     ...(options.allowMethods === undefined ? {} : { allowMethods: options.allowMethods }),
     ...(options.inflight === undefined ? {} : { inflight: options.inflight }),
+    ...(options.console === undefined ? {} : { console: options.console }),
   };
   for (const field of ['bodyLimitBytes', 'defaultTimeoutMs', 'maxTimeoutMs', 'maxConcurrentCalls', 'maxSessions', 'sseKeepAliveMs', 'shutdownTimeoutMs'] as const) {
     if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`GatewayOptions.${field} must be a positive integer, got ${String(resolved[field])}`);

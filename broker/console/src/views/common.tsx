@@ -26,7 +26,7 @@ export function Filter(props: { value: string; onInput: (v: string) => void; lab
       type="search"
       class="filter"
       data-filter
-      placeholder={`${props.label}  ( / )`}
+      placeholder="Filter…   /"
       aria-label={props.label}
       value={props.value}
       onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}

@@ -60,7 +60,7 @@ function ServiceCard(props: { service: ServiceSummary; schemas: ReadonlyMap<stri
             <tr key={i.instanceId}>
               <td class="mono">{i.instanceId}</td>
               <td class="num">{i.running ?? '–'}</td>
-              <td>{i.tracking ? <Badge kind={i.tracking.state === 'degraded' ? 'failed' : i.tracking.state === 'tracked' ? 'done' : 'neutral'}>{i.tracking.state}</Badge> : <span class="muted">untracked</span>}</td>
+              <td>{i.tracking ? <Badge kind={i.tracking.state === 'degraded' ? 'failed' : i.tracking.state === 'tracking' ? 'done' : 'neutral'}>{i.tracking.state}</Badge> : <span class="muted">untracked</span>}</td>
               <td class="num">{i.lastSeen ? relative(i.lastSeen - props.now) : '–'}</td>
             </tr>
           ))}

@@ -66,6 +66,7 @@ function Chart(props: { series: readonly ThroughputPoint[]; bucketMs: number; to
         <polyline class="p50" points={line('p50')} />
         <polyline class="p99" points={line('p99')} />
       </svg>
+      <div class="axis" aria-hidden="true"><span>{Math.round((s.length * props.bucketMs) / 60_000)} min ago</span><span>now</span></div>
       <figcaption>
         <span class="key key-bar" /> calls/s (peak {maxRate.toFixed(2)}) <span class="key key-p50" /> p50 <span class="key key-p99" /> p99 (peak {duration(maxLatency)})
       </figcaption>

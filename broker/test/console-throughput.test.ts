@@ -56,5 +56,6 @@ test('outcome states from error codes', () => {
 
 test('console options name the bad field', () => {
   expect(() => resolveConsoleOptions({ maxClients: 0 })).toThrow(/ConsoleOptions\.maxClients/);
-  expect(resolveConsoleOptions({ pollMs: undefined }).pollMs).toBe(1000);
+  expect(resolveConsoleOptions({}).pollMs).toBe(1000);
+  expect(resolveConsoleOptions({ maxClients: 3 }).maxClients).toBe(3);
 });

@@ -54,7 +54,7 @@ async function login(): Promise<void> {
 async function view(key: string, heading: string): Promise<void> {
   await login();
   // Shortcuts work outside form fields: leave the one the last test typed in.
-  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  await page.locator(':focus').evaluateAll((els) => els.forEach((e) => (e as unknown as { blur(): void }).blur()));
   await page.keyboard.press(key);
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
 }

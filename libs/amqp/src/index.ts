@@ -64,6 +64,7 @@ export type { Abortable } from './call-abort';
 export { names, assertMethodName, isValidMethodName, type Names } from './names';
 export { coreTopology, serviceTopology, applyTopology, type Topology, type QueueType } from './topology';
 export { Header } from './headers';
+export { progressHeader, decodeProgress, type Progress, type ProgressListener } from './progress';
 export { directReplyQueue, type ReplyMode } from './reply-consumer';
 export { parseTraceparent, childTraceparent, type TraceContext } from './trace';
 export { relayPayload, type RelayOptions, type RelayTarget } from './relay';

@@ -9,10 +9,11 @@ import { RpcClient } from './client';
 import { closeChannel } from './close';
 import type { AmqpConnection } from './connection';
 import { CallAbort } from './call-abort';
-import { CallContext, type ContextOwner, type HandlerContext } from './context';
+import { CallContext, type CallFacts, type ContextOwner, type HandlerContext } from './context';
 import { readDelivery, type DeliveryInfo } from './delivery';
 import { Header } from './headers';
 import { names, type Names } from './names';
+import { encodeProgress, progressHeader, type ProgressListener } from './progress';
 import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceOptions } from './service-options';
 import { emptyStats, type ServiceStats } from './service-stats';
 import { applyTopology, coreTopology, serviceTopology } from './topology';
@@ -69,7 +70,7 @@ export class WarrenService {
   static async start(connection: AmqpConnection, options: ServiceOptions, ownsConnection = false): Promise<WarrenService> {
     const service = new WarrenService(connection, options, ownsConnection);
     service.client = await RpcClient.create(connection, { ...service.o.client, namespace: service.o.namespace, logger: service.o.logger });
-    service.owner = { service: service.o.name, instanceId: service.o.instanceId, log: service.log, client: service.client };
+    service.owner = { service: service.o.name, instanceId: service.o.instanceId, log: service.log, client: service.client, progressSink: (facts) => service.progressSink(facts) };
     await service.o.tracker?.start?.({ service: service.o.name, instanceId: service.o.instanceId, running: () => service.running.size });
     // Operators see a degraded tracker at once (the broker's /services and metrics), not at the next interval.
     service.o.tracker?.onReportChange?.(() => service.announce());
@@ -248,9 +249,12 @@ export class WarrenService {
       }
       const attempt = decision?.action === 'run' ? decision.attempt : info.attempt;
       try {
+        const ctx = single ? this.context(single, info, attempt, abort, tracked) : undefined;
         // A call aborted before its handler started (cancelled or timed out while the tracker decided) never starts.
-        const work = abort.aborted ? aborted : single ? this.dispatcher.respond(single, this.context(single, info, attempt, abort)) : this.dispatcher.handle(decoded, (m) => this.context(m, info, attempt, abort));
+        const work = abort.aborted ? aborted : single && ctx ? this.dispatcher.respond(single, ctx) : this.dispatcher.handle(decoded, (m) => this.context(m, info, attempt, abort));
         const outcome = work instanceof Promise ? await abort.race(work, aborted) : work;
+        // Held-back progress goes out before the answer, on the same channel, so it arrives first.
+        ctx?.endProgress();
         const response = outcome === aborted ? abortedResponse(abort.reason, single) : outcome;
         if (response === 'requeue') {
           this.settle(ch, msg, 'requeue');
@@ -299,9 +303,24 @@ export class WarrenService {
     }
   }
 
-  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, abort: CallAbort): HandlerContext {
-    const facts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent };
+  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, abort: CallAbort, tracked?: TrackedCall): CallContext {
+    const facts: CallFacts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent, replyTo: info.replyTo, wantsProgress: info.wantsProgress, tracked };
     return new CallContext(facts, abort, this.owner);
+  }
+
+  /** Where one call's progress goes: its caller's reply queue (when asked for) and the tracker. */
+  private progressSink(facts: CallFacts): ProgressListener {
+    return (p) => {
+      const ch = this.channel;
+      if (ch && facts.wantsProgress && facts.replyTo) {
+        try {
+          ch.publish('', facts.replyTo, encodeProgress(p), { correlationId: facts.callId, contentType: 'application/json', headers: { [progressHeader]: 1 } });
+        } catch (err) {
+          this.log.debug({ err, callId: facts.callId }, 'progress not published');
+        }
+      }
+      if (facts.tracked) this.o.tracker?.progress?.(facts.tracked, p).catch((err: unknown) => this.log.debug({ err, callId: facts.callId }, 'progress not stored'));
+    };
   }
 
   /** Publishes a response (or its text, already serialized) to the caller's reply queue. */

@@ -1,5 +1,6 @@
 import type { Abortable } from './call-abort';
 import type { Id, ResponseMessage } from '@warren/jsonrpc';
+import type { Progress } from './progress';
 
 /** What the service runtime tells a tracker about a delivered request. */
 export interface TrackedCall {
@@ -51,6 +52,8 @@ export interface CallTracker {
    * response as the caller receives it (serialized once, by the runtime).
    */
   finish(call: TrackedCall, response: ResponseMessage, text: string): Promise<void>;
+  /** Stores a running call's latest progress on its record (already throttled by the runtime). */
+  progress?(call: TrackedCall, progress: Progress): Promise<void>;
   /** How tracking goes on this instance; announced with it (discovery, the broker's /services and metrics). */
   report?(): TrackingReport;
   /** Tells `listener` whenever the report's state changes, so the instance announces it at once. */

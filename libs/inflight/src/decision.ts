@@ -231,6 +231,28 @@ export interface CallStatus {
   readonly cancelRequested: boolean;
   /** The outcome, for finished calls. */
   readonly response?: ResponseMessage;
+  /** The latest progress its handler reported (`ctx.progress`), if any. */
+  readonly progress?: CallProgress;
+}
+
+/** A call's latest progress as stored: `fraction` 0..1, `at` ms since the epoch (the worker's clock). */
+export interface CallProgress {
+  readonly fraction: number;
+  readonly message?: string;
+  readonly at: number;
+}
+
+/** Reads stored progress JSON; undefined when it does not parse or does not fit. Never throws. */
+export function parseProgress(json: string | undefined): CallProgress | undefined {
+  if (json === undefined) return undefined;
+  try {
+    const v = JSON.parse(json) as Partial<CallProgress> | null;
+    if (typeof v !== 'object' || v === null || typeof v.fraction !== 'number' || !Number.isFinite(v.fraction) || typeof v.at !== 'number') return undefined;
+    const fraction = Math.min(1, Math.max(0, v.fraction));
+    return typeof v.message === 'string' ? { fraction, message: v.message, at: v.at } : { fraction, at: v.at };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads a record ({@link parseRecord}) into a status; `now` decides whether a running call is past its deadline. */
@@ -251,6 +273,7 @@ export function toCallStatus(callId: string, record: Readonly<Record<string, str
     leaseUntil: state === 'running' ? int(record['lease']) : undefined,
     finishedAt: int(record['finishedAt']),
     response,
+    progress: parseProgress(record['progress']),
   };
   const status: Record<string, unknown> = { callId, state, cancelRequested: record['cancel'] === '1' };
   for (const [k, v] of Object.entries(optional)) if (v !== undefined) status[k] = v;

@@ -204,6 +204,21 @@ end
 if state == 'C' then return {'cancelled', f[4]} end
 return {'finished', names[state] or state}`;
 
+/**
+ * progress(record, progress; token, json) → 1 stored | 0 not the owner's running call any more.
+ * Only the worker holding the claim writes (a worker whose call was taken over does not), and the
+ * progress key lives no longer than the record has left (never under 1 s).
+ */
+const progress = `${fields}
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local f = decode(v)
+if f[1] ~= 'R' or f[5] ~= ARGV[1] then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 1000 then ttl = 1000 end
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)
+return 1`;
+
 /** heartbeat(workers, seen; field, entryJson, entryTtlMs, keyTtlMs) → Redis time. Drops the entries of workers that stopped beating. */
 const heartbeat = `${now}
 local expires = now + tonumber(ARGV[3])
@@ -248,6 +263,7 @@ export const scripts = {
   inflightRelease: { numberOfKeys: 1, lua: release },
   inflightRenew: { numberOfKeys: 1, lua: renew },
   inflightCancel: { numberOfKeys: 1, lua: cancel },
+  inflightProgress: { numberOfKeys: 2, lua: progress },
   inflightHeartbeat: { numberOfKeys: 2, lua: heartbeat },
   inflightGoodbye: { numberOfKeys: 2, lua: goodbye },
   inflightWorkers: { numberOfKeys: 2, lua: workers },

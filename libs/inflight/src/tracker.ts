@@ -1,4 +1,4 @@
-import type { Abortable, CallTracker, TrackDecision, TrackedCall, TrackingReport } from '@warren/amqp';
+import type { Abortable, CallTracker, Progress, TrackDecision, TrackedCall, TrackingReport } from '@warren/amqp';
 import {
   CancelledError, ErrorCode, ServiceUnavailableError, WorkerLostError, failureResponse, isErrorResponse, type ResponseMessage,
 } from '@warren/jsonrpc';
@@ -166,6 +166,13 @@ export class RedisCallTracker implements CallTracker {
     };
     // A call that ran unclaimed (Redis was down when it started) still leaves its outcome, for a redelivery or a lost reply.
     return attempt(() => this.store.finish(call.callId, claim ? args : { ...args, unclaimed: { worker: call.instanceId, meta: metaOf(call) } })).then(noop, (err: unknown) => this.failed(err, 'finish'));
+  }
+
+  /** Stores a claimed call's progress; a no-op for calls not claimed here and while Redis is away. */
+  progress(call: TrackedCall, progress: Progress): Promise<void> {
+    const claim = this.claims.get(call.callId);
+    if (!claim || claim.call !== call || claim.finished || claim.lost || !this.status.tracking) return Promise.resolve();
+    return attempt(() => this.store.progress(call.callId, claim.token, JSON.stringify(progress))).then(noop, (err: unknown) => this.failed(err, 'progress'));
   }
 
   /** Another live worker runs this very call (a redelivery after a connection drop): wait for its outcome. */

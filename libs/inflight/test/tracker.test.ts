@@ -46,6 +46,12 @@ class FakeStore implements TrackerStore {
     this.renewals.push(callId);
     return this.renewReply;
   }
+  progresses: { callId: string; token: string; json: string }[] = [];
+  async progress(callId: string, token: string, json: string): Promise<number> {
+    this.fail();
+    this.progresses.push({ callId, token, json });
+    return 1;
+  }
   async heartbeat(_s: string, _i: string, entry: HeartbeatEntry): Promise<void> {
     this.fail();
     this.beats.push(entry);

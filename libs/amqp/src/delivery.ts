@@ -20,6 +20,9 @@ export function readDelivery(msg: ConsumeMessage, defaultTimeoutMs: number, now 
   const headers = p.headers as Record<string, unknown> | undefined;
   const deadlineHeader = numberHeader(headers, Header.deadline);
   const deliveryCount = numberHeader(headers, Header.deliveryCount);
+  // A retried request (retry.ts) carries the attempt it is on; redeliveries of it count on top.
+  const retried = numberHeader(headers, Header.attempt);
+  const base = retried !== undefined && Number.isSafeInteger(retried) && retried >= 1 && retried <= 100 ? retried - 1 : 0;
   const callId = typeof p.correlationId === 'string' && p.correlationId.length > 0 ? p.correlationId : typeof p.messageId === 'string' && p.messageId.length > 0 ? p.messageId : `anon.${msg.fields.deliveryTag}.${now}`;
   return {
     callId,
@@ -30,6 +33,6 @@ export function readDelivery(msg: ConsumeMessage, defaultTimeoutMs: number, now 
     // Quorum queues count deliveries; on a classic queue the header is whatever the publisher put there, so a count
     // that is not a whole number >= 0 is ignored rather than turned into attempt 0, -4 or 2.5.
     wantsProgress: numberHeader(headers, progressHeader) === 1,
-    attempt: deliveryCount !== undefined && Number.isSafeInteger(deliveryCount) && deliveryCount >= 0 ? deliveryCount + 1 : msg.fields.redelivered ? 2 : 1,
+    attempt: base + (deliveryCount !== undefined && Number.isSafeInteger(deliveryCount) && deliveryCount >= 0 ? deliveryCount + 1 : msg.fields.redelivered ? 2 : 1),
   };
 }

@@ -70,6 +70,8 @@ export interface TrackerStore {
   finish(callId: string, args: FinishArgs): Promise<number>;
   release(callId: string, token: string): Promise<number>;
   renew(callId: string, token: string, leaseMs: number): Promise<number>;
+  /** Marks a claimed call as waiting for its retry until `nextTryAt`; 1 marked, 0 no longer ours. */
+  retrying(callId: string, token: string, nextTryAt: number): Promise<number>;
   /** Writes a running call's progress (JSON) if `token` still holds its claim; 1 written, 0 not. */
   progress(callId: string, token: string, json: string): Promise<number>;
   heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number, keyTtlMs: number): Promise<void>;
@@ -234,6 +236,10 @@ export class RedisStore implements TrackerStore {
 
   async renew(callId: string, token: string, leaseMs: number): Promise<number> {
     return Number(await this.run('inflightRenew', this.k.call(callId), token, leaseMs));
+  }
+
+  async retrying(callId: string, token: string, nextTryAt: number): Promise<number> {
+    return Number(await this.run('inflightRetrying', this.k.call(callId), this.k.progress(callId), token, nextTryAt));
   }
 
   async progress(callId: string, token: string, json: string): Promise<number> {

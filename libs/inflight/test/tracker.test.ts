@@ -47,6 +47,10 @@ class FakeStore implements TrackerStore {
     return this.renewReply;
   }
   progresses: { callId: string; token: string; json: string }[] = [];
+  async retrying(): Promise<number> {
+    this.fail();
+    return 1;
+  }
   async progress(callId: string, token: string, json: string): Promise<number> {
     this.fail();
     this.progresses.push({ callId, token, json });

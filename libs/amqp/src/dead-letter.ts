@@ -47,3 +47,13 @@ export function forwardDeadLetter(ch: Channel, exchange: string, routingKey: str
   ch.publish(exchange, routingKey, msg.content, { ...(definedOnly(properties) as Options.Publish), headers: kept });
   ch.ack(msg);
 }
+
+/**
+ * True when `x-death` is a list holding anything but tables: RabbitMQ 3.10 crashes the queue process
+ * (losing transient messages in it) when it dead-letters such a message itself, and any publisher can
+ * set the header. {@link forwardDeadLetter} drops it; the service logs that it did.
+ */
+export function forgedDeathHeader(msg: ConsumeMessage): boolean {
+  const value = (msg.properties.headers as Record<string, unknown> | undefined)?.[Header.death];
+  return Array.isArray(value) && value.some((e) => typeof e !== 'object' || e === null || Array.isArray(e) || Buffer.isBuffer(e));
+}

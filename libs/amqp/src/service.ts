@@ -10,7 +10,7 @@ import { closeChannel } from './close';
 import type { AmqpConnection } from './connection';
 import { CallAbort } from './call-abort';
 import { CallContext, type CallFacts, type ContextOwner, type HandlerContext } from './context';
-import { forwardDeadLetter, type DeadLetterReason } from './dead-letter';
+import { forgedDeathHeader, forwardDeadLetter, type DeadLetterReason } from './dead-letter';
 import { readDelivery, type DeliveryInfo } from './delivery';
 import { names, type Names } from './names';
 import { encodeProgress, progressHeader, type ProgressListener } from './progress';
@@ -394,8 +394,10 @@ export class WarrenService {
   private settle(ch: Channel, msg: ConsumeMessage, action: 'ack' | 'dead-letter' | 'requeue', why: DeadLetterReason = { reason: 'rejected', attempts: 1 }): void {
     if (this.channel !== ch) return;
     try {
-      if (action === 'dead-letter') forwardDeadLetter(ch, this.n.deadLetterExchange, this.o.name, msg, why);
-      else if (action === 'ack') ch.ack(msg);
+      if (action === 'dead-letter') {
+        if (forgedDeathHeader(msg)) this.log.warn({ callId: msg.properties.correlationId as unknown }, 'message with a malformed x-death header dead-lettered by hand');
+        forwardDeadLetter(ch, this.n.deadLetterExchange, this.o.name, msg, why);
+      } else if (action === 'ack') ch.ack(msg);
       else ch.nack(msg, false, true);
     } catch (err) {
       this.log.debug({ err }, 'settle on a closing channel');

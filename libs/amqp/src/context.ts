@@ -3,7 +3,9 @@ import type { Id, JsonValue, Params } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import type { CallAbort } from './call-abort';
 import type { BatchEntry, BatchResult, CallOptions, NotifyOptions, RpcClient } from './client';
+import { ProgressReporter, type ProgressListener } from './progress';
 import { childTraceparent, parseTraceparent } from './trace';
+import type { TrackedCall } from './tracker';
 
 /** Everything a handler gets besides its params. Handlers never see amqplib, Redis, or acks. */
 export interface HandlerContext {
@@ -26,6 +28,15 @@ export interface HandlerContext {
   readonly log: Logger;
   /** Makes nested calls that inherit this call's remaining deadline, trace and cancellation. */
   readonly client: NestedClient;
+  /**
+   * Reports how far the call has got (`fraction` 0..1, clamped) and what it is doing. Throttled
+   * (at most a few writes a second; the last report is always written), stored on the call's
+   * in-flight record when the service is tracked (a no-op for the store without one), and pushed
+   * live to a caller that asked for progress (`onProgress`). Never throws for a store failure.
+   *
+   * @example ctx.progress(step / size, `page ${step} of ${size}`);
+   */
+  progress(fraction: number, message?: string): void;
 }
 
 /** The client a handler uses for nested calls. */
@@ -59,6 +70,12 @@ export interface CallFacts {
   readonly attempt: number;
   /** The caller's traceparent header, unparsed. */
   readonly parentTrace: string | undefined;
+  /** Where the caller waits for the answer (and, if it asked, progress). */
+  readonly replyTo?: string | undefined;
+  /** The caller asked for progress pushed to its reply queue. */
+  readonly wantsProgress?: boolean;
+  /** The call as the tracker knows it, when tracked. */
+  readonly tracked?: TrackedCall | undefined;
 }
 
 /** Where a context gets what it builds on demand. */
@@ -67,6 +84,8 @@ export interface ContextOwner {
   readonly instanceId: string;
   readonly log: Logger;
   readonly client: RpcClient;
+  /** Where a call's progress goes (reply queue, tracker), built on the call's first report. */
+  progressSink(facts: CallFacts): ProgressListener;
 }
 
 /**
@@ -84,6 +103,7 @@ export class CallContext implements HandlerContext {
   private span: string | undefined;
   private logger: Logger | undefined;
   private nested: NestedClient | undefined;
+  private reporter: ProgressReporter | undefined;
 
   constructor(private readonly facts: CallFacts, private readonly abort: CallAbort, private readonly owner: ContextOwner) {
     this.callId = facts.callId;
@@ -111,6 +131,15 @@ export class CallContext implements HandlerContext {
 
   get log(): Logger {
     return (this.logger ??= this.owner.log.child({ callId: this.callId, method: this.method }));
+  }
+
+  progress(fraction: number, message?: string): void {
+    (this.reporter ??= new ProgressReporter(this.owner.progressSink(this.facts))).report(fraction, message);
+  }
+
+  /** The call has ended: writes held-back progress now (before the answer) and stops reporting. */
+  endProgress(): void {
+    this.reporter?.flush();
   }
 
   get client(): NestedClient {

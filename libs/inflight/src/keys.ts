@@ -6,6 +6,7 @@
  * Layout (prefix `warren`, see README.md for the full table):
  *
  *   warren:rec:{<callId>}              string: one call's record, in flight or finished
+ *   warren:progress:{<callId>}         string: a running call's latest progress (JSON), beside its record
  *   warren:{warren:workers}            hash: service/instance → heartbeat entry (JSON)
  *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
  *   warren:cancel:<instanceId>         pub/sub channel: cancel requests for that worker's calls
@@ -18,6 +19,8 @@ export interface Keys {
   readonly prefix: string;
   /** The record of one call. TTL: {@link callTtlMs} while running, {@link resultTtlMs} once finished. */
   call(callId: string): string;
+  /** A call's latest progress (JSON), in the slot of its record. TTL: what its record had left when it was written. */
+  progress(callId: string): string;
   /** Heartbeat entries of every worker instance under this prefix. TTL: {@link workersTtlMs}, refreshed by each beat. */
   readonly workers: string;
   /** When each worker's entry expires (same hash tag as {@link Keys.workers}). TTL: as {@link Keys.workers}. */
@@ -39,6 +42,7 @@ export function keys(prefix: string): Keys {
   return {
     prefix,
     call: (callId) => `${prefix}:rec:{${callId}}`,
+    progress: (callId) => `${prefix}:progress:{${callId}}`,
     workers: `${prefix}:{${prefix}:workers}`,
     workersSeen: `${prefix}:{${prefix}:workers}:seen`,
     // '/' cannot occur in a service name or an instance id (both are AMQP resource names).

@@ -1,4 +1,4 @@
-import type { Abortable, CallTracker, TrackDecision, TrackedCall, TrackingReport } from '@warren/amqp';
+import type { Abortable, CallTracker, Progress, TrackDecision, TrackedCall, TrackingReport } from '@warren/amqp';
 import {
   CancelledError, ErrorCode, ServiceUnavailableError, WorkerLostError, failureResponse, isErrorResponse, type ResponseMessage,
 } from '@warren/jsonrpc';
@@ -168,6 +168,22 @@ export class RedisCallTracker implements CallTracker {
     return attempt(() => this.store.finish(call.callId, claim ? args : { ...args, unclaimed: { worker: call.instanceId, meta: metaOf(call) } })).then(noop, (err: unknown) => this.failed(err, 'finish'));
   }
 
+  /** The attempt failed retryably and waits in a delay queue: the record says `retrying` until the next delivery claims it. */
+  retrying(call: TrackedCall, nextTryAt: number): Promise<void> {
+    const claim = this.claims.get(call.callId);
+    if (!claim || claim.call !== call || !this.status.tracking) return Promise.resolve();
+    // Not released back to queued: the record waits as `retrying`, and release needs no script.
+    claim.finished = true;
+    return attempt(() => this.store.retrying(call.callId, claim.token, nextTryAt)).then(noop, (err: unknown) => this.failed(err, 'retrying'));
+  }
+
+  /** Stores a claimed call's progress; a no-op for calls not claimed here and while Redis is away. */
+  progress(call: TrackedCall, progress: Progress): Promise<void> {
+    const claim = this.claims.get(call.callId);
+    if (!claim || claim.call !== call || claim.finished || claim.lost || !this.status.tracking) return Promise.resolve();
+    return attempt(() => this.store.progress(call.callId, claim.token, JSON.stringify(progress))).then(noop, (err: unknown) => this.failed(err, 'progress'));
+  }
+
   /** Another live worker runs this very call (a redelivery after a connection drop): wait for its outcome. */
   private async waitForOwner(call: TrackedCall, controller: Abortable, token: string, busy: Extract<ClaimReply, { kind: 'busy' }>): Promise<TrackDecision> {
     let reply: ClaimReply | undefined = busy;
@@ -197,7 +213,7 @@ export class RedisCallTracker implements CallTracker {
       attempt: Math.max(1, call.attempt),
       leaseMs: this.o.leaseMs,
       runningTtlMs: callTtlMs(call.deadline, now, this.o.graceMs),
-      maxAttempts: this.o.maxAttempts,
+      maxAttempts: call.maxAttempts ?? this.o.maxAttempts,
       finishedTtlMs: resultTtlMs(call.deadline, now, this.o.resultTtlMs),
       workerLostCode: ErrorCode.WorkerLost,
     };

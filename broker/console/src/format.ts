@@ -14,8 +14,12 @@ export function relative(ms: number): string {
   return ms >= 0 ? `in ${text}` : `${text} ago`;
 }
 
-export function clock(at: number): string {
-  return new Date(at).toLocaleTimeString([], { hour12: false });
+/** The time of day; with the date too when it is not today. */
+export function clock(at: number | undefined): string {
+  if (at === undefined || at <= 0) return '–';
+  const d = new Date(at);
+  const time = d.toLocaleTimeString([], { hour12: false });
+  return d.toDateString() === new Date().toDateString() ? time : `${d.toLocaleDateString()} ${time}`;
 }
 
 export function bytes(n: number): string {

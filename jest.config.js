@@ -1,4 +1,4 @@
-// Two projects: `unit` needs nothing running; `integration` talks to the real
+// Three projects: `unit` needs nothing running; `integration` and `browser` talk to the real
 // RabbitMQ and Redis named by AMQP_URL / REDIS_URL.
 const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] };
 const moduleNameMapper = { '^@warren/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts' };
@@ -15,6 +15,13 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/{libs,services,broker}/**/test/**/*.int.test.ts', '<rootDir>/test/integration/**/*.int.test.ts'],
       // RabbitMQ and Redis from AMQP_URL/REDIS_URL, the default ports, or testcontainers (see the file).
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+    },
+    {
+      ...common,
+      // The web console in headless Chromium (Debian's chromium package, driven by playwright-core).
+      displayName: 'browser',
+      testMatch: ['<rootDir>/test/browser/**/*.browser.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
     },
   ],

@@ -1,5 +1,6 @@
-import { AmqpConnection, RpcClient, ServiceRegistry, startService, type ClientOptions, type ConnectTo, type ServiceMethod, type ServiceNotification, type WarrenService } from '@warren/amqp';
+import { AmqpConnection, DeadLetterQueues, RpcClient, ServiceRegistry, startService, type ClientOptions, type ConnectTo, type ServiceMethod, type ServiceNotification, type WarrenService } from '@warren/amqp';
 import { silentLogger } from '@warren/logger';
+import { dlqMethods } from './dlq-methods';
 import { buildGateway, type Gateway } from './gateway';
 import { openRpcDocument, type OpenRpcInfo } from './openrpc';
 import type { GatewayOptions } from './options';
@@ -74,7 +75,8 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
       name: options.serviceName ?? 'warren-broker',
       logger,
       metadata: { role: 'broker' },
-      methods: options.serviceMethods ?? {},
+      // dlq.list/show/replay/purge over every service's dead-letter queue (docs/gateway.md).
+      methods: { ...dlqMethods({ queues: new DeadLetterQueues(connection, { namespace }), services: () => registry.list().map((i) => i.service) }), ...options.serviceMethods },
       notifications: options.serviceNotifications ?? {},
       ...(options.announceIntervalMs === undefined ? {} : { announceIntervalMs: options.announceIntervalMs }),
       // A short grace: rpc.discover answers from memory.

@@ -12,6 +12,9 @@ export interface GatewayCall {
   readonly startedAt: number;
 }
 
+/** A relayed request's end: how long it took (ms) and its error code (undefined: a result). */
+export type SettledListener = (call: GatewayCall, ms: number, code: number | undefined) => void;
+
 export interface CallGateOptions {
   readonly client: RpcClient;
   readonly maxConcurrent: number;
@@ -33,6 +36,7 @@ export class CallGate {
   private readonly owners = new Map<string, number>();
   private readonly log: Logger;
   private notifications = 0;
+  private readonly settled = new Set<SettledListener>();
 
   constructor(private readonly o: CallGateOptions) {
     this.log = o.logger.child({ component: 'gateway-calls' });
@@ -46,6 +50,12 @@ export class CallGate {
   list(token?: number): GatewayCall[] {
     const all = [...this.running.values()];
     return token === undefined ? all : all.filter((c) => this.owners.get(c.callId) === token);
+  }
+
+  /** Tells `listener` of every request the gate relayed once it is answered (the console's outcomes); returns the unsubscribe. */
+  onSettled(listener: SettledListener): () => void {
+    this.settled.add(listener);
+    return () => this.settled.delete(listener);
   }
 
   /** Sends a request and resolves with its response, errors included. Never rejects. `owner`: the token it was made with. */
@@ -67,7 +77,9 @@ export class CallGate {
     } finally {
       this.leave(callId, call);
       const code = response === undefined ? ErrorCode.InternalError : isErrorResponse(response) ? response.error.code : undefined;
-      this.record(call, performance.now() - started, code);
+      const ms = performance.now() - started;
+      this.record(call, ms, code);
+      for (const listener of this.settled) listener(call, ms, code);
     }
   }
 

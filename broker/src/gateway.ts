@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { AmqpConnection, RpcClient, ServiceRegistry } from '@warren/amqp';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { CallGate } from './calls';
+import { registerConsole } from './console/routes';
 import { registerAccess } from './http/access';
 import { rawRefusal, refusalForFastifyError, sendRefusal } from './http/errors';
 import { isLoopbackAddress, registerHostGuard } from './http/host-guard';
@@ -137,6 +138,7 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
   registerRpcRoute(app, { gate: calls, allow, decodeLimits, defaultTimeoutMs: o.defaultTimeoutMs, maxTimeoutMs: o.maxTimeoutMs });
   registerOpsRoutes(app, { connection: deps.connection, catalogue, metrics, gate: calls, probes: o.probes, inflight: o.inflight, startedAt: Date.now() });
   sessions.register(app);
+  await registerConsole(app, { gate: calls, catalogue, inflight: o.inflight, logger: o.logger }, o.console);
   const openRequests = new OpenRequests(app.server);
   // Event streams never end by themselves: close them before the server waits for its connections.
   let draining = false;

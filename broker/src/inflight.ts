@@ -27,4 +27,20 @@ export interface InflightCall {
  */
 export interface InflightSource {
   list(): Promise<readonly InflightCall[]>;
+  /** One call's state and outcome; the console uses it to tell how calls that left the store ended. @default none: the console shows only the gateway's outcomes */
+  status?(callId: string): Promise<InflightCallStatus>;
+}
+
+/** A call's state as the store tells it (after @warren/inflight's CallStatus). */
+export interface InflightCallStatus {
+  readonly callId: string;
+  /** `done`, `failed`, `cancelled`, `expired` once finished; `running`, `queued`, `unknown`, ... before. */
+  readonly state: string;
+  readonly service?: string;
+  readonly method?: string;
+  readonly worker?: string;
+  readonly attempt?: number;
+  readonly startedAt?: number;
+  readonly finishedAt?: number;
+  readonly response?: { readonly error: { readonly code: number } } | { readonly result: unknown };
 }

@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     ...options,
     logger,
     probes: redisProbe === undefined ? [] : [redisProbe],
-    ...(view === undefined ? {} : { inflight: { list: () => view.list() }, serviceMethods: inflightMethods(view), serviceNotifications: inflightNotifications(view) }),
+    ...(view === undefined ? {} : { inflight: { list: () => view.list(), status: (callId) => view.status(callId) }, serviceMethods: inflightMethods(view), serviceNotifications: inflightNotifications(view) }),
   });
   // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
   if (view) trackQueued(broker.client, view, logger);

@@ -1,6 +1,7 @@
 import type { DecodeLimits } from '@warren/jsonrpc';
 import { silentLogger, type Logger } from '@warren/logger';
 import { defaultAllowedHosts } from './http/host-guard';
+import type { ConsoleOptions } from './console/options';
 import type { InflightSource } from './inflight';
 import type { ReadinessProbe } from './probes';
 import { resolveRateLimit, type RateLimitOptions, type ResolvedRateLimit } from './http/rate-limit';
@@ -92,6 +93,8 @@ export interface GatewayOptions {
   readonly shutdownTimeoutMs?: number;
   /** Register prom-client's process and Node.js metrics too. @default true */
   readonly defaultMetrics?: boolean;
+  /** The web console at `GET /` and its live feed (docs/console.md). @default on, with ConsoleOptions' defaults */
+  readonly console?: ConsoleOptions;
   /** @default a silent logger */
   readonly logger?: Logger;
 }
@@ -111,7 +114,7 @@ export interface ResolvedToken {
   readonly allowMethods?: readonly string[];
 }
 
-export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight' | 'rateLimit' | 'tokens'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight'> & {
+export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight' | 'rateLimit' | 'tokens' | 'console'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight' | 'console'> & {
   readonly tokens: readonly ResolvedToken[];
   readonly rateLimit: ResolvedRateLimit | undefined;
 };
@@ -166,6 +169,7 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
     rateLimit: resolveRateLimit(options.rateLimit),
     ...(options.allowMethods === undefined ? {} : { allowMethods: options.allowMethods }),
     ...(options.inflight === undefined ? {} : { inflight: options.inflight }),
+    ...(options.console === undefined ? {} : { console: options.console }),
   };
   const positive = [
     'bodyLimitBytes', 'defaultTimeoutMs', 'maxTimeoutMs', 'maxConcurrentCalls', 'maxSessions', 'maxSessionsPerToken', 'maxSessionsPerIp',

@@ -3,6 +3,7 @@ import { CallToolRequestSchema, ErrorCode as McpErrorCode, ListToolsRequestSchem
 import { requestMessage, type JsonObject } from '@warren/jsonrpc';
 import type { CallGate } from '../calls';
 import type { LiveCatalogue } from '../live-catalogue';
+import { progressNotifier } from './progress';
 import { toolResult } from './tool-result';
 
 export interface McpServerDeps {
@@ -40,7 +41,10 @@ export function createMcpServer(deps: McpServerDeps): Server {
     // An unknown tool is a protocol error (the client asked for something not listed), not a tool failure.
     if (!tool || !deps.allow(tool.method)) throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const args = (request.params.arguments ?? {}) as JsonObject;
-    const response = await deps.gate.request(requestMessage(tool.method, args, extra.requestId), 'mcp', { timeoutMs: deps.timeoutMs, signal: extra.signal }, deps.owner);
+    // A client that sent a progressToken hears the worker's ctx.progress as notifications/progress.
+    const progress = progressNotifier(request.params._meta?.progressToken, extra.sendNotification);
+    const response = await deps.gate.request(requestMessage(tool.method, args, extra.requestId), 'mcp', { timeoutMs: deps.timeoutMs, signal: extra.signal, ...(progress ? { onProgress: progress.listener } : {}) }, deps.owner);
+    await progress?.sent();
     return toolResult(tool.name, response);
   });
   return server;

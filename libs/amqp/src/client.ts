@@ -12,6 +12,7 @@ import type { AmqpConnection } from './connection';
 import { Header } from './headers';
 import { assertMethodName, names, type Names } from './names';
 import { OfflineBuffer } from './offline-buffer';
+import { progressHeader, type Progress, type ProgressListener } from './progress';
 import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
 import { applyTopology, coreTopology } from './topology';
 import { childTraceparent, parseTraceparent } from './trace';
@@ -29,6 +30,12 @@ export interface CallOptions {
   readonly traceparent?: string;
   /** Persist this message to disk. @default the client's `persistent` */
   readonly persistent?: boolean;
+  /**
+   * Told of the call's progress as its handler reports it (`ctx.progress`): the request asks the
+   * worker to push progress to this client's reply queue. Reports after the answer are dropped.
+   * @default none (no progress is pushed)
+   */
+  readonly onProgress?: ProgressListener;
 }
 
 export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'persistent'>;
@@ -58,6 +65,8 @@ interface OutboundRequest {
   readonly deadline: number;
   readonly traceparent: string;
   readonly persistent: boolean;
+  /** The caller listens for progress. */
+  readonly progress: boolean;
 }
 
 /**
@@ -72,11 +81,14 @@ interface OutboundRequest {
 class PublishHeaders {
   private readonly request: Record<string, number | string> = { [Header.deadline]: 0, [Header.traceparent]: '' };
   private readonly event: Record<string, string> = { [Header.traceparent]: '' };
+  /** A second table for requests asking for progress, so neither table changes shape. */
+  private readonly withProgress: Record<string, number | string> = { [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
 
-  forRequest(deadline: number, traceparent: string): Record<string, number | string> {
-    this.request[Header.deadline] = deadline;
-    this.request[Header.traceparent] = traceparent;
-    return this.request;
+  forRequest(deadline: number, traceparent: string, progress = false): Record<string, number | string> {
+    const table = progress ? this.withProgress : this.request;
+    table[Header.deadline] = deadline;
+    table[Header.traceparent] = traceparent;
+    return table;
   }
 
   forEvent(traceparent: string): Record<string, string> {
@@ -126,6 +138,8 @@ export class RpcClient {
   private readonly cancelListeners: CancelListener[] = [];
   private readonly sendListeners: SendListener[] = [];
   private readonly headers = new PublishHeaders();
+  /** Progress listeners of pending calls, by call id; each leaves with its call (onSettled). */
+  private readonly progressListeners = new Map<string, ProgressListener>();
 
   private constructor(private readonly connection: AmqpConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
     this.o = resolveClientOptions(options);
@@ -289,9 +303,11 @@ export class RpcClient {
       deadline,
       traceparent: childTraceparent(parseTraceparent(opts.traceparent)),
       persistent: opts.persistent ?? this.o.persistent,
+      progress: opts.onProgress !== undefined,
     };
     const answer = this.pending.add(request.callId, { timeoutMs: deadline - now, signal: opts.signal, onSettle: this.onSettled });
     if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline });
+    if (opts.onProgress) this.progressListeners.set(request.callId, opts.onProgress);
     this.publishRequest(request);
     return answer;
   }
@@ -309,6 +325,7 @@ export class RpcClient {
 
   private readonly onSettled: SettleListener<string> = (outcome, callId) => {
     this.onWire.delete(callId);
+    if (this.progressListeners.size > 0) this.progressListeners.delete(callId);
     if (outcome === 'aborted') for (const listener of this.cancelListeners) listener(callId);
   };
 
@@ -327,7 +344,7 @@ export class RpcClient {
       // The queue drops a request nobody took before its deadline.
       expiration: String(remaining),
       persistent: request.persistent,
-      headers: this.headers.forRequest(request.deadline, request.traceparent),
+      headers: this.headers.forRequest(request.deadline, request.traceparent, request.progress),
     };
     this.onWire.add(callId);
     try {
@@ -396,10 +413,21 @@ export class RpcClient {
     await consumeReplies(ch, this.replyQueue, (callId, response) => {
       const settled = callId !== undefined && (response instanceof JsonRpcError ? this.pending.reject(callId, response) : this.pending.resolve(callId, response));
       if (!settled) this.lateReplies++;
-    }, { ack: this.o.replyMode === 'named' });
+    }, { ack: this.o.replyMode === 'named', progress: this.onProgress });
     this.channel = ch;
     this.buffer.flush();
   }
+
+  private readonly onProgress = (callId: string, progress: Progress): void => {
+    const listener = this.progressListeners.get(callId);
+    if (!listener) return;
+    try {
+      listener(progress);
+    } catch (err) {
+      // A listener's bug must not fail the call it listens to.
+      this.log.warn({ err, callId }, 'progress listener threw');
+    }
+  };
 
   private readonly onConnectionLost = (): void => {
     this.channel = undefined;

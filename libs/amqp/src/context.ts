@@ -4,7 +4,9 @@ import type { Logger } from '@warren/logger';
 import type { CallAbort } from './call-abort';
 import type { BatchEntry, BatchResult, CallOptions, NotifyOptions, RpcClient } from './client';
 import { Effects, type EffectLedger, type OnceOptions, type OnceResult } from './once';
+import { ProgressReporter, type ProgressListener } from './progress';
 import { childTraceparent, parseTraceparent } from './trace';
+import type { TrackedCall } from './tracker';
 
 /** Everything a handler gets besides its params. Handlers never see amqplib, Redis, or acks. */
 export interface HandlerContext {
@@ -44,6 +46,15 @@ export interface HandlerContext {
    * const charge = await ctx.once('charge', (key) => payments.charge(card, amount, { idempotencyKey: key }));
    */
   once<T extends OnceResult = void>(name: string, fn: (key: string) => T | Promise<T>, options?: OnceOptions<T>): Promise<T>;
+  /**
+   * Reports how far the call has got (`fraction` 0..1, clamped) and what it is doing. Throttled
+   * (at most a few writes a second; the last report is always written), stored on the call's
+   * in-flight record when the service is tracked (a no-op for the store without one), and pushed
+   * live to a caller that asked for progress (`onProgress`). Never throws for a store failure.
+   *
+   * @example ctx.progress(step / size, `page ${step} of ${size}`);
+   */
+  progress(fraction: number, message?: string): void;
 }
 
 /** The client a handler uses for nested calls. */
@@ -79,6 +90,12 @@ export interface CallFacts {
   readonly parentTrace: string | undefined;
   /** Where `ctx.once` keeps effects across runs (the tracker's); none when untracked. */
   readonly effects?: EffectLedger | undefined;
+  /** Where the caller waits for the answer (and, if it asked, progress). */
+  readonly replyTo?: string | undefined;
+  /** The caller asked for progress pushed to its reply queue. */
+  readonly wantsProgress?: boolean;
+  /** The call as the tracker knows it, when tracked. */
+  readonly tracked?: TrackedCall | undefined;
 }
 
 /** Where a context gets what it builds on demand. */
@@ -87,6 +104,8 @@ export interface ContextOwner {
   readonly instanceId: string;
   readonly log: Logger;
   readonly client: RpcClient;
+  /** Where a call's progress goes (reply queue, tracker), built on the call's first report. */
+  progressSink(facts: CallFacts): ProgressListener;
 }
 
 /**
@@ -105,6 +124,7 @@ export class CallContext implements HandlerContext {
   private logger: Logger | undefined;
   private nested: NestedClient | undefined;
   private effects: Effects | undefined;
+  private reporter: ProgressReporter | undefined;
 
   constructor(private readonly facts: CallFacts, private readonly abort: CallAbort, private readonly owner: ContextOwner) {
     this.callId = facts.callId;
@@ -132,6 +152,15 @@ export class CallContext implements HandlerContext {
 
   get log(): Logger {
     return (this.logger ??= this.owner.log.child({ callId: this.callId, method: this.method }));
+  }
+
+  progress(fraction: number, message?: string): void {
+    (this.reporter ??= new ProgressReporter(this.owner.progressSink(this.facts))).report(fraction, message);
+  }
+
+  /** The call has ended: writes held-back progress now (before the answer) and stops reporting. */
+  endProgress(): void {
+    this.reporter?.flush();
   }
 
   get client(): NestedClient {

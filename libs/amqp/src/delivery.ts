@@ -1,5 +1,6 @@
 import type { ConsumeMessage } from 'amqplib';
 import { Header, numberHeader, stringHeader } from './headers';
+import { progressHeader } from './progress';
 
 /** What the runtime reads off an AMQP delivery, in Warren's terms. */
 export interface DeliveryInfo {
@@ -10,6 +11,8 @@ export interface DeliveryInfo {
   readonly traceparent: string | undefined;
   /** 1 on first delivery. Quorum queues count exactly; classic ones only say "redelivered". */
   readonly attempt: number;
+  /** The caller asked for progress messages on its reply queue. */
+  readonly wantsProgress: boolean;
 }
 
 export function readDelivery(msg: ConsumeMessage, defaultTimeoutMs: number, now = Date.now()): DeliveryInfo {
@@ -17,6 +20,9 @@ export function readDelivery(msg: ConsumeMessage, defaultTimeoutMs: number, now 
   const headers = p.headers as Record<string, unknown> | undefined;
   const deadlineHeader = numberHeader(headers, Header.deadline);
   const deliveryCount = numberHeader(headers, Header.deliveryCount);
+  // A retried request (retry.ts) carries the attempt it is on; redeliveries of it count on top.
+  const retried = numberHeader(headers, Header.attempt);
+  const base = retried !== undefined && Number.isSafeInteger(retried) && retried >= 1 && retried <= 100 ? retried - 1 : 0;
   const callId = typeof p.correlationId === 'string' && p.correlationId.length > 0 ? p.correlationId : typeof p.messageId === 'string' && p.messageId.length > 0 ? p.messageId : `anon.${msg.fields.deliveryTag}.${now}`;
   return {
     callId,
@@ -26,6 +32,7 @@ export function readDelivery(msg: ConsumeMessage, defaultTimeoutMs: number, now 
     traceparent: stringHeader(headers, Header.traceparent),
     // Quorum queues count deliveries; on a classic queue the header is whatever the publisher put there, so a count
     // that is not a whole number >= 0 is ignored rather than turned into attempt 0, -4 or 2.5.
-    attempt: deliveryCount !== undefined && Number.isSafeInteger(deliveryCount) && deliveryCount >= 0 ? deliveryCount + 1 : msg.fields.redelivered ? 2 : 1,
+    wantsProgress: numberHeader(headers, progressHeader) === 1,
+    attempt: base + (deliveryCount !== undefined && Number.isSafeInteger(deliveryCount) && deliveryCount >= 0 ? deliveryCount + 1 : msg.fields.redelivered ? 2 : 1),
   };
 }

@@ -6,6 +6,8 @@ export const Header = {
   traceparent: 'traceparent',
   /** Set on error replies Warren produced itself (not from a handler). */
   origin: 'x-warren-origin',
+  /** The attempt a retried request is on (2 for its first retry); see retry.ts. */
+  attempt: 'x-warren-attempt',
   /** RabbitMQ quorum queues count deliveries here. */
   deliveryCount: 'x-delivery-count',
   /** RabbitMQ's dead-letter history; any publisher can forge it (see WarrenService's dead-lettering). */

@@ -66,6 +66,10 @@ export { effectKey, maxEffectName, type EffectLedger, type EffectStart, type Onc
 export { names, assertMethodName, isValidMethodName, type Names } from './names';
 export { coreTopology, serviceTopology, applyTopology, type Topology, type QueueType } from './topology';
 export { Header } from './headers';
+export { RetryableError, isRetryable, retryDelayMs, retryDelays, planRetry, maxRetryAttempts, type RetryPolicy, type RetryPlan } from './retry';
+export { DeadLetterQueues, type DeadLetter, type DeadLetterDetail, type DeadLetterOptions } from './dead-letters';
+export { DeadHeader, type DeadLetterReason } from './dead-letter';
+export { progressHeader, decodeProgress, type Progress, type ProgressListener } from './progress';
 export { directReplyQueue, type ReplyMode } from './reply-consumer';
 export { parseTraceparent, childTraceparent, type TraceContext } from './trace';
 export { relayPayload, type RelayOptions, type RelayTarget } from './relay';

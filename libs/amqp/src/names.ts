@@ -17,6 +17,8 @@ export interface Names {
   readonly controlExchange: string;
   serviceQueue(service: string): string;
   deadLetterQueue(service: string): string;
+  /** A delay queue of a service: holds retried requests `delayMs`, then dead-letters them back to its queue. */
+  retryQueue(service: string, delayMs: number): string;
   serviceEventQueue(service: string): string;
   instanceEventQueue(service: string, instanceId: string): string;
   replyQueue(clientId: string): string;
@@ -40,6 +42,7 @@ export function names(namespace = 'warren'): Names {
     controlExchange: `${ns}.control`,
     serviceQueue: (service) => `${ns}.svc.${service}`,
     deadLetterQueue: (service) => `${ns}.svc.${service}.dead`,
+    retryQueue: (service, delayMs) => `${ns}.svc.${service}.retry.${delayMs}`,
     serviceEventQueue: (service) => `${ns}.evt.${service}`,
     instanceEventQueue: (service, instanceId) => `${ns}.evt.${service}.${instanceId}`,
     replyQueue: (clientId) => `${ns}.reply.${clientId}`,

@@ -1,6 +1,7 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { InternalError, decode, type Decoded, type JsonRpcError, type ResponseMessage } from '@warren/jsonrpc';
 import { closeChannel } from './close';
+import { decodeProgress, progressHeader, type Progress } from './progress';
 
 /** RabbitMQ's pseudo-queue for direct reply-to: no queue to declare, but replies die with the channel. */
 export const directReplyQueue = 'amq.rabbitmq.reply-to';
@@ -27,7 +28,7 @@ export async function consumeReplies(
   channel: Channel,
   queue: string,
   deliver: (correlationId: string | undefined, response: ResponseMessage | JsonRpcError) => void,
-  options: { readonly ack: boolean },
+  options: { readonly ack: boolean; readonly progress?: (correlationId: string, progress: Progress) => void },
 ): Promise<string> {
   let unacked: ConsumeMessage | undefined;
   const ackDelivered = (): void => {
@@ -43,9 +44,17 @@ export async function consumeReplies(
     queue,
     (msg: ConsumeMessage | null) => {
       if (!msg) return;
-      const decoded = decode(msg.content);
-      const response = decoded.kind === 'single' && decoded.item.kind === 'response' ? decoded.item.message : unreadableReply(decoded);
-      deliver(typeof msg.properties.correlationId === 'string' ? msg.properties.correlationId : undefined, response);
+      const correlationId = typeof msg.properties.correlationId === 'string' ? msg.properties.correlationId : undefined;
+      const headers = msg.properties.headers as Record<string, unknown> | undefined;
+      if (headers !== undefined && headers[progressHeader] !== undefined) {
+        // A progress report, not the answer: an unreadable one is dropped, never fails the call.
+        const progress = decodeProgress(msg.content);
+        if (progress && correlationId !== undefined) options.progress?.(correlationId, progress);
+      } else {
+        const decoded = decode(msg.content);
+        const response = decoded.kind === 'single' && decoded.item.kind === 'response' ? decoded.item.message : unreadableReply(decoded);
+        deliver(correlationId, response);
+      }
       if (!options.ack) return;
       if (unacked === undefined) setImmediate(ackDelivered);
       unacked = msg;

@@ -5,6 +5,7 @@ import type { ClientOptions } from './client-options';
 import type { HandlerContext } from './context';
 import { assertResourceName } from './names';
 import type { QueueType } from './topology';
+import { assertRetryPolicy, type RetryPolicy } from './retry';
 import type { CallTracker } from './tracker';
 
 /** How a method presents itself as an MCP tool. */
@@ -19,6 +20,8 @@ export interface ToolSpec {
 export interface ServiceMethod<P = unknown, R = unknown> extends MethodDefinition<P, R, HandlerContext> {
   /** Declares the method as an MCP tool, listed by the gateway's tools/list. */
   readonly tool?: ToolSpec;
+  /** Retries of calls failing with a retryable error, waited out in RabbitMQ (retry.ts). @default none */
+  readonly retry?: RetryPolicy;
 }
 
 export type ServiceNotification<P = unknown> = NotificationDefinition<P, HandlerContext>;
@@ -125,6 +128,7 @@ export function resolveServiceOptions(options: ServiceOptions, context: ServiceO
   assertResourceName('ServiceOptions.instanceId', resolved.instanceId);
   const unreserved = Object.keys(resolved.reservedMethods).filter((m) => !m.startsWith('rpc.'));
   if (unreserved.length > 0) throw new TypeError(`reservedMethods must begin with "rpc.": ${unreserved.join(', ')}`);
+  for (const [name, m] of Object.entries(resolved.methods)) if (m.retry) assertRetryPolicy(name, m.retry);
   const overlap = Object.keys(resolved.notifications).filter((n) => n in resolved.instanceNotifications);
   if (overlap.length > 0) throw new TypeError(`notifications and instanceNotifications both name: ${overlap.join(', ')}`);
   return resolved;

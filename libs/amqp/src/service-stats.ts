@@ -12,8 +12,10 @@ export interface ServiceStats {
   notified: number;
   /** Replies answered from the tracker's store instead of running the handler. */
   answeredFromStore: number;
+  /** Attempts that failed with a retryable error and were sent to a delay queue for another try. */
+  retried: number;
 }
 
 export function emptyStats(): ServiceStats {
-  return { running: 0, answered: 0, expired: 0, deadLettered: 0, notified: 0, answeredFromStore: 0 };
+  return { running: 0, answered: 0, expired: 0, deadLettered: 0, notified: 0, answeredFromStore: 0, retried: 0 };
 }

@@ -1,7 +1,7 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import {
-  CancelledError, DeadlineExceededError, Dispatcher, ErrorCode, JsonRpcError, ShuttingDownError, decode, definedOnly, encodeResponse,
-  errorResponse, resolveDecodeLimits, type Decoded, type NotificationMessage, type RequestMessage, type ResolvedDecodeLimits,
+  CancelledError, DeadlineExceededError, Dispatcher, ErrorCode, JsonRpcError, ShuttingDownError, decode, encodeResponse,
+  errorResponse, isErrorResponse, resolveDecodeLimits, type Decoded, type NotificationMessage, type RequestMessage, type ResolvedDecodeLimits,
   type ResponseMessage,
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
@@ -9,11 +9,13 @@ import { RpcClient } from './client';
 import { closeChannel } from './close';
 import type { AmqpConnection } from './connection';
 import { CallAbort } from './call-abort';
-import { CallContext, type ContextOwner, type HandlerContext } from './context';
+import { CallContext, type CallFacts, type ContextOwner, type HandlerContext } from './context';
+import { forgedDeathHeader, forwardDeadLetter, type DeadLetterReason } from './dead-letter';
 import { readDelivery, type DeliveryInfo } from './delivery';
-import { Header } from './headers';
 import { names, type Names } from './names';
-import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceOptions } from './service-options';
+import { encodeProgress, progressHeader, type ProgressListener } from './progress';
+import { planRetry, publishRetry, retryDelays, type RetryPlan, type RetryPolicy } from './retry';
+import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceMethod, type ServiceOptions } from './service-options';
 import { emptyStats, type ServiceStats } from './service-stats';
 import { applyTopology, coreTopology, serviceTopology } from './topology';
 import { SuspectLane } from './suspect-lane';
@@ -47,6 +49,9 @@ export class WarrenService {
   private closing: Promise<void> | undefined;
   private unregister: (() => void) | undefined;
   private readonly counters: ServiceStats = emptyStats();
+  /** What the handlers of methods with a retry policy threw, by their context. */
+  private readonly failures = new WeakMap<HandlerContext, unknown>();
+  private readonly policies = new Map<string, RetryPolicy>();
   private announceTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
   /** The client handlers use for nested calls (shares this service's connection). */
@@ -64,7 +69,10 @@ export class WarrenService {
       onNotificationError: (err, call) => this.log.warn({ err, method: call.method }, 'notification handler failed'),
     });
     for (const mw of this.o.middleware) this.dispatcher.use(mw);
-    for (const [name, def] of Object.entries(this.o.methods)) this.dispatcher.method(name, def);
+    for (const [name, def] of Object.entries(this.o.methods)) {
+      if (def.retry) this.policies.set(name, def.retry);
+      this.dispatcher.method(name, def.retry ? this.capturingFailures(def) : def);
+    }
     for (const [name, def] of Object.entries(this.o.reservedMethods)) this.dispatcher.method(name, def, { reserved: true });
     for (const [name, def] of Object.entries({ ...this.o.notifications, ...this.o.instanceNotifications })) this.dispatcher.notification(name, def);
   }
@@ -73,7 +81,7 @@ export class WarrenService {
   static async start(connection: AmqpConnection, options: ServiceOptions, ownsConnection = false): Promise<WarrenService> {
     const service = new WarrenService(connection, options, ownsConnection);
     service.client = await RpcClient.create(connection, { ...service.o.client, namespace: service.o.namespace, logger: service.o.logger });
-    service.owner = { service: service.o.name, instanceId: service.o.instanceId, log: service.log, client: service.client };
+    service.owner = { service: service.o.name, instanceId: service.o.instanceId, log: service.log, client: service.client, progressSink: (facts) => service.progressSink(facts) };
     await service.o.tracker?.start?.({ service: service.o.name, instanceId: service.o.instanceId, running: () => service.running.size, isolation: service.lane });
     // Operators see a degraded tracker at once (the broker's /services and metrics), not at the next interval.
     service.o.tracker?.onReportChange?.(() => service.announce());
@@ -152,6 +160,7 @@ export class WarrenService {
       durable: this.o.durable,
       deadLetterMax: this.o.deadLetterMax,
       ...(this.o.deliveryLimit === undefined ? {} : { deliveryLimit: this.o.deliveryLimit }),
+      retryDelaysMs: retryDelays(Object.values(this.o.methods).map((m) => m.retry)),
     }));
     this.channel = ch;
     const tags: string[] = [];
@@ -215,7 +224,7 @@ export class WarrenService {
     const work = kind === 'request' ? this.handleRequest(ch, msg) : this.handleEvent(ch, msg);
     work.catch((err: unknown) => {
       this.log.error({ err }, 'delivery handling failed');
-      this.settle(ch, msg, 'dead-letter');
+      this.settle(ch, msg, 'dead-letter', { reason: 'delivery_handling_failed', attempts: 1 });
     });
   }
 
@@ -233,7 +242,7 @@ export class WarrenService {
     if (unservable) {
       if (info.replyTo) this.reply(info, unservable);
       this.counters.deadLettered++;
-      this.settle(ch, msg, 'dead-letter');
+      this.settle(ch, msg, 'dead-letter', deadReason('unservable', unservable, info.attempt));
       return;
     }
     const abort = new CallAbort();
@@ -242,12 +251,13 @@ export class WarrenService {
     const timer = setTimeout(() => abort.abort(new DeadlineExceededError()), Math.min(info.deadline - startedAt, 2 ** 31 - 1));
     try {
       const single = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message : undefined;
-      const tracked: TrackedCall | undefined = single && this.o.tracker ? { callId: info.callId, id: single.id, method: single.method, service: this.o.name, instanceId: this.o.instanceId, attempt: info.attempt, deadline: info.deadline, startedAt } : undefined;
+      const maxAttempts = single ? this.policies.get(single.method)?.attempts : undefined;
+      const tracked: TrackedCall | undefined = single && this.o.tracker ? { callId: info.callId, id: single.id, method: single.method, service: this.o.name, instanceId: this.o.instanceId, attempt: info.attempt, deadline: info.deadline, startedAt, ...(maxAttempts === undefined ? {} : { maxAttempts }) } : undefined;
       const decision = tracked ? await this.begin(tracked, abort) : undefined;
       if (decision && decision.action !== 'run') {
         if (info.replyTo) this.reply(info, decision.response);
         this.counters.answeredFromStore++;
-        this.settle(ch, msg, decision.action === 'dead-letter' ? 'dead-letter' : 'ack');
+        this.settle(ch, msg, decision.action === 'dead-letter' ? 'dead-letter' : 'ack', deadReason('worker_lost', decision.response, info.attempt));
         if (decision.action === 'dead-letter') this.counters.deadLettered++;
         return;
       }
@@ -255,21 +265,30 @@ export class WarrenService {
       // Untracked work on a tracked instance (batches; the tracker failing) stays out of a suspect's way too.
       const laned = !decision && this.o.tracker ? await this.lane.enter(abort) : false;
       try {
-        // A call aborted before its handler started (cancelled or timed out while the tracker decided) never starts.
         const effects = decision?.action === 'run' ? decision.effects : undefined;
-        const work = abort.aborted ? aborted : single ? this.dispatcher.respond(single, this.context(single, info, attempt, abort, effects)) : this.dispatcher.handle(decoded, (m) => this.context(m, info, attempt, abort));
+        const ctx = single ? this.context(single, info, attempt, abort, tracked, effects) : undefined;
+        // A call aborted before its handler started (cancelled or timed out while the tracker decided) never starts.
+        const work = abort.aborted ? aborted : single && ctx ? this.dispatcher.respond(single, ctx) : this.dispatcher.handle(decoded, (m) => this.context(m, info, attempt, abort));
         const outcome = work instanceof Promise ? await abort.race(work, aborted) : work;
+        // Held-back progress goes out before the answer, on the same channel, so it arrives first.
+        ctx?.endProgress();
         const response = outcome === aborted ? abortedResponse(abort.reason, single) : outcome;
         if (response === 'requeue') {
           this.settle(ch, msg, 'requeue');
           return;
         }
+        const plan = ctx && single && response && !Array.isArray(response) ? this.retryPlan(single.method, response, ctx, attempt, info.deadline) : undefined;
+        if (plan?.action === 'retry' && tracked) await this.o.tracker?.retrying?.(tracked, plan.nextTryAt).catch((err: unknown) => this.log.warn({ err }, 'tracker retrying failed'));
+        if (plan?.action === 'retry') return this.retry(ch, msg, single?.method ?? '', info.deadline, plan);
         // Serialized once: the tracker stores the very text the caller receives.
         const text = response ? encodeResponse(response) : undefined;
         if (tracked && text !== undefined && response && !Array.isArray(response)) await this.o.tracker?.finish(tracked, response, text).catch((err: unknown) => this.log.warn({ err }, 'tracker finish failed'));
         if (text !== undefined && info.replyTo) this.reply(info, text);
         this.counters.answered++;
-        this.settle(ch, msg, 'ack');
+        if (plan?.action === 'exhausted' && response && !Array.isArray(response)) {
+          this.counters.deadLettered++;
+          this.settle(ch, msg, 'dead-letter', deadReason('retries_exhausted', response, attempt));
+        } else this.settle(ch, msg, 'ack');
       } finally {
         if (decision?.action === 'run') decision.release();
         if (laned) this.lane.leave();
@@ -277,6 +296,42 @@ export class WarrenService {
     } finally {
       clearTimeout(timer);
       this.running.delete(msg);
+    }
+  }
+
+  /** Wraps a method with a retry policy so the error its handler throws (not only the answer) is seen by {@link retryPlan}. */
+  private capturingFailures(def: ServiceMethod): ServiceMethod {
+    const failures = this.failures;
+    return {
+      ...def,
+      handler: async (params, ctx) => {
+        try {
+          return await def.handler(params, ctx);
+        } catch (err) {
+          failures.set(ctx, err);
+          throw err;
+        }
+      },
+    };
+  }
+
+  private retryPlan(method: string, response: ResponseMessage, ctx: HandlerContext, attempt: number, deadline: number): RetryPlan | undefined {
+    const policy = this.policies.get(method);
+    if (!policy) return undefined;
+    const plan = planRetry(policy, response, this.failures.get(ctx), attempt, deadline, Date.now());
+    return plan.action === 'answer' ? undefined : plan;
+  }
+
+  /** Sends the request to its delay queue as the next attempt, then acks this one (retry.ts). */
+  private retry(ch: Channel, msg: ConsumeMessage, method: string, deadline: number, plan: Extract<RetryPlan, { action: 'retry' }>): void {
+    if (this.channel !== ch) return;
+    try {
+      publishRetry(ch, this.n.retryQueue(this.o.name, plan.delayMs), msg, plan.nextAttempt, deadline);
+      ch.ack(msg);
+      this.counters.retried++;
+      this.log.info({ callId: msg.properties.correlationId as unknown, method, nextAttempt: plan.nextAttempt, delayMs: plan.delayMs }, 'call failed with a retryable error; retried after a delay');
+    } catch (err) {
+      this.log.debug({ err }, 'retry on a closing channel');
     }
   }
 
@@ -312,9 +367,24 @@ export class WarrenService {
     }
   }
 
-  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, abort: CallAbort, effects?: EffectLedger): HandlerContext {
-    const facts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent, effects };
+  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, abort: CallAbort, tracked?: TrackedCall, effects?: EffectLedger): CallContext {
+    const facts: CallFacts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent, replyTo: info.replyTo, wantsProgress: info.wantsProgress, tracked, effects };
     return new CallContext(facts, abort, this.owner);
+  }
+
+  /** Where one call's progress goes: its caller's reply queue (when asked for) and the tracker. */
+  private progressSink(facts: CallFacts): ProgressListener {
+    return (p) => {
+      const ch = this.channel;
+      if (ch && facts.wantsProgress && facts.replyTo) {
+        try {
+          ch.publish('', facts.replyTo, encodeProgress(p), { correlationId: facts.callId, contentType: 'application/json', headers: { [progressHeader]: 1 } });
+        } catch (err) {
+          this.log.debug({ err, callId: facts.callId }, 'progress not published');
+        }
+      }
+      if (facts.tracked) this.o.tracker?.progress?.(facts.tracked, p).catch((err: unknown) => this.log.debug({ err, callId: facts.callId }, 'progress not stored'));
+    };
   }
 
   /** Publishes a response (or its text, already serialized) to the caller's reply queue. */
@@ -329,32 +399,22 @@ export class WarrenService {
     }
   }
 
-  /** Acks or rejects on the channel the message came on; a dead channel means RabbitMQ will redeliver it. */
-  private settle(ch: Channel, msg: ConsumeMessage, action: 'ack' | 'dead-letter' | 'requeue'): void {
+  /**
+   * Acks, requeues or dead-letters on the channel the message came on; a dead channel means RabbitMQ
+   * will redeliver it. Dead-lettering is done by hand (a copy with the reason, then an ack), so the
+   * dead-letter queue says why (dead-letter.ts).
+   */
+  private settle(ch: Channel, msg: ConsumeMessage, action: 'ack' | 'dead-letter' | 'requeue', why: DeadLetterReason = { reason: 'rejected', attempts: 1 }): void {
     if (this.channel !== ch) return;
     try {
-      if (action === 'dead-letter' && forgedDeathHeader(msg)) this.forwardDeadLetter(ch, msg);
-      else if (action === 'ack') ch.ack(msg);
-      else ch.nack(msg, false, action === 'requeue');
+      if (action === 'dead-letter') {
+        if (forgedDeathHeader(msg)) this.log.warn({ callId: msg.properties.correlationId as unknown }, 'message with a malformed x-death header dead-lettered by hand');
+        forwardDeadLetter(ch, this.n.deadLetterExchange, this.o.name, msg, why);
+      } else if (action === 'ack') ch.ack(msg);
+      else ch.nack(msg, false, true);
     } catch (err) {
       this.log.debug({ err }, 'settle on a closing channel');
     }
-  }
-
-  /**
-   * Dead-letters by hand: a copy without `x-death` to the dead-letter exchange, then an ack (in that order on one
-   * channel, so a crash in between redelivers rather than loses it). For messages RabbitMQ cannot dead-letter itself.
-   */
-  private forwardDeadLetter(ch: Channel, msg: ConsumeMessage): void {
-    const { headers, userId: _userId, ...properties } = msg.properties as ConsumeMessage['properties'] & { userId?: unknown };
-    const { [Header.death]: _forged, ...kept } = (headers ?? {}) as Record<string, unknown>;
-    try {
-      ch.publish(this.n.deadLetterExchange, this.o.name, msg.content, { ...definedOnly(properties), headers: kept });
-    } catch (err) {
-      this.log.warn({ err }, 'dead letter not forwarded');
-    }
-    this.log.warn({ callId: msg.properties.correlationId as unknown }, 'message with a malformed x-death header dead-lettered by hand');
-    ch.ack(msg);
   }
 
   private async waitForRunning(ms: number): Promise<void> {
@@ -363,16 +423,13 @@ export class WarrenService {
   }
 }
 
-/**
- * RabbitMQ 3.10 crashes the queue process (losing transient messages in it) when it dead-letters a message whose
- * x-death header is a list holding anything but tables, and any publisher can set that header. Such a message is
- * dead-lettered by the service itself instead.
- */
-function forgedDeathHeader(msg: ConsumeMessage): boolean {
-  const value = (msg.properties.headers as Record<string, unknown> | undefined)?.[Header.death];
-  return Array.isArray(value) && value.some((e) => typeof e !== 'object' || e === null || Array.isArray(e) || Buffer.isBuffer(e));
+/** The reason headers of a dead letter answered with `response`; `data.attempts` (WorkerLost) counts over `attempt`. */
+function deadReason(reason: string, response: ResponseMessage, attempt: number): DeadLetterReason {
+  if (!isErrorResponse(response)) return { reason, attempts: attempt };
+  const data = response.error.data;
+  const counted = typeof data === 'object' && data !== null && !Array.isArray(data) && typeof data['attempts'] === 'number' ? data['attempts'] : attempt;
+  return { reason, code: response.error.code, attempts: counted };
 }
-
 
 /** The answer for a message no handler can take: parse errors, invalid requests, stray responses. */
 function unservableResponse(decoded: Decoded): ResponseMessage | undefined {

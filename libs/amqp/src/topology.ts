@@ -52,6 +52,8 @@ export interface ServiceTopologyInput {
   readonly deadLetterMax: number;
   /** Quorum request queues: deliveries of one request before RabbitMQ dead-letters it (`x-delivery-limit`). */
   readonly deliveryLimit?: number;
+  /** The waits of the methods' retry policies (retry.ts `retryDelays`): one delay queue each. @default [] */
+  readonly retryDelaysMs?: readonly number[];
 }
 
 /**
@@ -78,6 +80,10 @@ export function serviceTopology(n: Names, s: ServiceTopologyInput): Topology {
     ...s.methods.map((m) => ({ queue: requestQueue, exchange: n.requestExchange, routingKey: m })),
     { queue: deadQueue, exchange: n.deadLetterExchange, routingKey: s.service },
   ];
+  // Delay queues: a retried request waits out the TTL, then RabbitMQ dead-letters it (default exchange) back to the request queue.
+  for (const ms of s.retryDelaysMs ?? []) {
+    queues.push({ name: n.retryQueue(s.service, ms), options: { durable, arguments: { ...typeArgs, 'x-message-ttl': ms, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': requestQueue } } });
+  }
   if (s.notifications.length > 0) {
     const q = n.serviceEventQueue(s.service);
     queues.push({ name: q, options: { durable, arguments: typeArgs } });

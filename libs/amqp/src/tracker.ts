@@ -2,6 +2,7 @@ import type { Abortable } from './call-abort';
 import type { EffectLedger } from './once';
 import type { Isolation } from './suspect-lane';
 import type { Id, ResponseMessage } from '@warren/jsonrpc';
+import type { Progress } from './progress';
 
 /** What the service runtime tells a tracker about a delivered request. */
 export interface TrackedCall {
@@ -14,6 +15,8 @@ export interface TrackedCall {
   readonly attempt: number;
   readonly deadline: number;
   readonly startedAt: number;
+  /** Attempts the call may have (its method's retry policy); the tracker's own bound when absent. */
+  readonly maxAttempts?: number;
 }
 
 /** What to do with a delivered request, decided before its handler runs. */
@@ -59,6 +62,13 @@ export interface CallTracker {
    * response as the caller receives it (serialized once, by the runtime).
    */
   finish(call: TrackedCall, response: ResponseMessage, text: string): Promise<void>;
+  /** Stores a running call's latest progress on its record (already throttled by the runtime). */
+  progress?(call: TrackedCall, progress: Progress): Promise<void>;
+  /**
+   * The attempt failed and the call waits in a delay queue until `nextTryAt` (ms since the epoch):
+   * the record says `retrying`, keeps the attempt, and the next delivery takes it as attempt + 1.
+   */
+  retrying?(call: TrackedCall, nextTryAt: number): Promise<void>;
   /** How tracking goes on this instance; announced with it (discovery, the broker's /services and metrics). */
   report?(): TrackingReport;
   /** Tells `listener` whenever the report's state changes, so the instance announces it at once. */

@@ -6,7 +6,7 @@ import { CallAbort } from '../src/call-abort';
 import { CallContext, type CallFacts } from '../src/context';
 
 const facts: CallFacts = { callId: 'c.1', method: 'add', id: 7, deadline: Date.now() + 1000, attempt: 1, parentTrace: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
-const owner = { service: 'calc', instanceId: 'i1', log: silentLogger(), client: {} as RpcClient };
+const owner = { service: 'calc', instanceId: 'i1', log: silentLogger(), client: {} as RpcClient, progressSink: () => () => undefined };
 
 describe('CallAbort', () => {
   it('gives an already-aborted signal carrying the reason when asked for it after the abort', () => {

@@ -34,7 +34,7 @@ class MemoryLedger {
   }
 }
 
-const owner = { service: 'pay', instanceId: 'i1', log: silentLogger(), client: {} as RpcClient };
+const owner = { service: 'pay', instanceId: 'i1', log: silentLogger(), client: {} as RpcClient, progressSink: () => () => undefined };
 const ctx = (effects: EffectLedger | undefined): CallContext =>
   new CallContext({ callId: 'c.1', method: 'charge', id: 1, deadline: Date.now() + 1000, attempt: 1, parentTrace: undefined, effects }, new CallAbort(), owner);
 

@@ -30,7 +30,7 @@ export type ClaimReply =
   | { readonly kind: 'invalid'; readonly raw: unknown };
 
 /** The states a record in Redis can be in (`unknown` means there is no record). */
-const recordStates = new Set<string>(['running', 'queued', 'done', 'failed', 'cancelled', 'expired']);
+const recordStates = new Set<string>(['running', 'queued', 'retrying', 'done', 'failed', 'cancelled', 'expired']);
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
 const int = (v: unknown): number | undefined => {
@@ -90,7 +90,7 @@ export const recordSeparator = '\u001f';
 /** The fields of a call record, in order; the scripts address them by position. */
 export const recordFields = ['state', 'startedAt', 'lease', 'worker', 'token', 'attempt', 'cancel', 'meta', 'code', 'finishedAt', 'result'] as const;
 
-const stateByLetter: Readonly<Record<string, CallState>> = { R: 'running', Q: 'queued', D: 'done', F: 'failed', C: 'cancelled', E: 'expired' };
+const stateByLetter: Readonly<Record<string, CallState>> = { R: 'running', Q: 'queued', W: 'retrying', D: 'done', F: 'failed', C: 'cancelled', E: 'expired' };
 const letterByState: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(stateByLetter).map(([letter, state]) => [state, letter]));
 
 /** The one-letter form a record stores a state in. */
@@ -155,6 +155,8 @@ export type CallState =
   | 'unknown'
   /** Sent and not taken by any worker yet (its caller marks calls queued: `trackQueued`), or given back unfinished (its worker shut down and requeued it). */
   | 'queued'
+  /** Its last attempt failed with a retryable error; it waits in a delay queue for its next attempt (`nextTryAt`). */
+  | 'retrying'
   | 'running'
   | 'done'
   | 'failed'
@@ -212,6 +214,7 @@ export function outcomeResponse(state: CallState, stored: string | undefined, co
     case 'done':
     case 'unknown':
     case 'queued':
+    case 'retrying':
     case 'running':
       return undefined;
     default:
@@ -233,11 +236,35 @@ export interface CallStatus {
   readonly deadline?: number;
   /** When the running worker's lease runs out unless renewed (Redis clock). */
   readonly leaseUntil?: number;
+  /** When a `retrying` call's next attempt is due, ms since the epoch (the worker's clock). */
+  readonly nextTryAt?: number;
   readonly finishedAt?: number;
   /** A cancel was asked for. */
   readonly cancelRequested: boolean;
   /** The outcome, for finished calls. */
   readonly response?: ResponseMessage;
+  /** The latest progress its handler reported (`ctx.progress`), if any. */
+  readonly progress?: CallProgress;
+}
+
+/** A call's latest progress as stored: `fraction` 0..1, `at` ms since the epoch (the worker's clock). */
+export interface CallProgress {
+  readonly fraction: number;
+  readonly message?: string;
+  readonly at: number;
+}
+
+/** Reads stored progress JSON; undefined when it does not parse or does not fit. Never throws. */
+export function parseProgress(json: string | undefined): CallProgress | undefined {
+  if (json === undefined) return undefined;
+  try {
+    const v = JSON.parse(json) as Partial<CallProgress> | null;
+    if (typeof v !== 'object' || v === null || typeof v.fraction !== 'number' || !Number.isFinite(v.fraction) || typeof v.at !== 'number') return undefined;
+    const fraction = Math.min(1, Math.max(0, v.fraction));
+    return typeof v.message === 'string' ? { fraction, message: v.message, at: v.at } : { fraction, at: v.at };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads a record ({@link parseRecord}) into a status; `now` decides whether a running call is past its deadline. */
@@ -246,7 +273,7 @@ export function toCallStatus(callId: string, record: Readonly<Record<string, str
   if (raw === undefined || !recordStates.has(raw)) return { callId, state: 'unknown', cancelRequested: false };
   const meta = decodeMeta(record['meta']);
   let state = raw as CallState;
-  if ((state === 'running' || state === 'queued') && meta.deadline !== undefined && meta.deadline < now) state = 'expired';
+  if ((state === 'running' || state === 'queued' || state === 'retrying') && meta.deadline !== undefined && meta.deadline < now) state = 'expired';
   const response = outcomeResponse(state, record['result'], int(record['code']), parseStoredId(meta.rid));
   const optional = {
     service: text(meta.service),
@@ -256,8 +283,10 @@ export function toCallStatus(callId: string, record: Readonly<Record<string, str
     startedAt: int(record['startedAt']),
     deadline: meta.deadline,
     leaseUntil: state === 'running' ? int(record['lease']) : undefined,
+    nextTryAt: state === 'retrying' ? int(record['lease']) : undefined,
     finishedAt: int(record['finishedAt']),
     response,
+    progress: parseProgress(record['progress']),
   };
   const status: Record<string, unknown> = { callId, state, cancelRequested: record['cancel'] === '1' };
   for (const [k, v] of Object.entries(optional)) if (v !== undefined) status[k] = v;

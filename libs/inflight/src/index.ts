@@ -13,7 +13,7 @@ export {
   type TrackerOptions, type ViewOptions, type StoreOptions, type RedisConfig, trackerDefaults, viewDefaults,
   resolveTrackerOptions, resolveViewOptions, DEFAULT_REDIS_URL,
 } from './options';
-export { type CallState, type CallStatus, type WorkerInfo } from './decision';
+export { type CallState, type CallStatus, type CallProgress, type WorkerInfo } from './decision';
 export { keys, type Keys } from './keys';
 export {
   InflightError, InflightUnavailableError, ResultTimeoutError, InflightClosedError, InflightErrorCode, type InflightErrorCodeValue,

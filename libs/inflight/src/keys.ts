@@ -7,6 +7,7 @@
  *
  *   warren:rec:{<callId>}              string: one call's record, in flight or finished
  *   warren:once:{<callId>}             hash: effect name → the call's ctx.once marks and results
+ *   warren:progress:{<callId>}         string: a running call's latest progress (JSON), beside its record
  *   warren:{warren:workers}            hash: service/instance → heartbeat entry (JSON)
  *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
  *   warren:cancel:<instanceId>         pub/sub channel: cancel requests for that worker's calls
@@ -21,6 +22,8 @@ export interface Keys {
   call(callId: string): string;
   /** The `ctx.once` effects of one call (same slot as its record). TTL: {@link resultTtlMs}, like its stored outcome. */
   effects(callId: string): string;
+  /** A call's latest progress (JSON), in the slot of its record. TTL: what its record had left when it was written. */
+  progress(callId: string): string;
   /** Heartbeat entries of every worker instance under this prefix. TTL: {@link workersTtlMs}, refreshed by each beat. */
   readonly workers: string;
   /** When each worker's entry expires (same hash tag as {@link Keys.workers}). TTL: as {@link Keys.workers}. */
@@ -43,6 +46,7 @@ export function keys(prefix: string): Keys {
     prefix,
     call: (callId) => `${prefix}:rec:{${callId}}`,
     effects: (callId) => `${prefix}:once:{${callId}}`,
+    progress: (callId) => `${prefix}:progress:{${callId}}`,
     workers: `${prefix}:{${prefix}:workers}`,
     workersSeen: `${prefix}:{${prefix}:workers}:seen`,
     // '/' cannot occur in a service name or an instance id (both are AMQP resource names).

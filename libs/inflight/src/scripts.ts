@@ -11,8 +11,8 @@
  * `recordFields` in decision.ts): a string is written with its TTL in one `SET ... NX PX`,
  * where a hash needs HSETNX, HSET and PEXPIRE. Per tracked call that is two
  * commands instead of six, and about 40 % less Redis CPU (docs/benchmarks.md).
- * The state is one letter: R running, Q queued, D done, F failed,
- * C cancelled, E expired. A live record (R, Q) always ends in three empty
+ * The state is one letter: R running, Q queued, W retrying, D done, F failed,
+ * C cancelled, E expired. A live record (R, Q, W) always ends in three empty
  * fields (code, finishedAt, result), which `finish` fills in without parsing
  * the rest; JSON text never holds a raw U+001F, and meta is checked not to.
  */
@@ -38,7 +38,7 @@ local function decode(v)
   return f
 end
 local function encode(f) return table.concat(f, S, 1, 11) end
-local names = {R = 'running', Q = 'queued', D = 'done', F = 'failed', C = 'cancelled', E = 'expired'}`;
+local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'failed', C = 'cancelled', E = 'expired'}`;
 
 /**
  * claim(call1..callN; worker, leaseMs, maxAttempts, workerLostCode,
@@ -101,6 +101,8 @@ local function existing(key, fresh, runningTtl, finishedTtl, takeover)
   if takeover ~= '1' then return {'expired', f[4], next - 1} end
   mine[6] = next
   redis.call('SET', key, encode(mine), 'PX', runningTtl)
+  -- A retry's next attempt is no takeover: nobody died.
+  if state == 'W' then return {'run', next, ''} end
   return {'run', next, f[4]}
 end
 local out, fresh = {}, true
@@ -133,7 +135,7 @@ for i = 1, #KEYS do
   local key = KEYS[i]
   local v = redis.call('GET', key)
   local b = v and string.byte(v, 1)
-  if b == 82 or b == 81 then
+  if b == 82 or b == 81 or b == 87 then
     redis.call('SET', key, ARGV[a + 1] .. string.sub(v, 2, -3) .. ARGV[a + 4] .. S .. now .. S .. ARGV[a + 2], 'PX', ARGV[a + 3])
     out[i] = '1'
   elseif not v then
@@ -158,7 +160,7 @@ local v = redis.call('GET', key)
 local f
 if v then
   f = decode(v)
-  if f[1] ~= 'R' and f[1] ~= 'Q' then return 0 end
+  if f[1] ~= 'R' and f[1] ~= 'Q' and f[1] ~= 'W' then return 0 end
 else
   f = decode('')
   f[4], f[8] = ARGV[5], ARGV[6]
@@ -175,6 +177,22 @@ local f = decode(v)
 if f[1] ~= 'R' or f[5] ~= ARGV[1] then return 0 end
 f[1], f[3], f[5] = 'Q', '', ''
 redis.call('SET', KEYS[1], encode(f), 'KEEPTTL')
+return 1`;
+
+/**
+ * retrying(call, progress; token, nextTryAt) → 1 | 0 not ours. The attempt failed and the request
+ * waits in a delay queue: the record goes to W (retrying) with `nextTryAt` in the lease field, its
+ * claim dropped and its attempt kept, so the next delivery claims it as attempt + 1 (like a queued
+ * one); the attempt's progress goes with it.
+ */
+const retrying = `${fields}
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local f = decode(v)
+if f[1] ~= 'R' or f[5] ~= ARGV[1] then return 0 end
+f[1], f[3], f[5] = 'W', ARGV[2], ''
+redis.call('SET', KEYS[1], encode(f), 'KEEPTTL')
+redis.call('DEL', KEYS[2])
 return 1`;
 
 /** renew(call; token, leaseMs) → 0 renewed | 1 renewed, and a cancel was asked | -1 no longer ours. */
@@ -206,7 +224,7 @@ if not v then
 end
 local f = decode(v)
 local state = f[1]
-if state == 'Q' then
+if state == 'Q' or state == 'W' then
   f[1], f[7], f[10] = 'C', '1', now
   redis.call('SET', key, encode(f), 'KEEPTTL')
   return {'marked', f[4]}
@@ -219,6 +237,21 @@ if state == 'R' then
 end
 if state == 'C' then return {'cancelled', f[4]} end
 return {'finished', names[state] or state}`;
+
+/**
+ * progress(record, progress; token, json) → 1 stored | 0 not the owner's running call any more.
+ * Only the worker holding the claim writes (a worker whose call was taken over does not), and the
+ * progress key lives no longer than the record has left (never under 1 s).
+ */
+const progress = `${fields}
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local f = decode(v)
+if f[1] ~= 'R' or f[5] ~= ARGV[1] then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 1000 then ttl = 1000 end
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)
+return 1`;
 
 /** heartbeat(workers, seen; field, entryJson, entryTtlMs, keyTtlMs) → Redis time. Drops the entries of workers that stopped beating. */
 const heartbeat = `${now}
@@ -294,7 +327,9 @@ export const scripts = {
   inflightRecord: { numberOfKeys: 1, lua: record },
   inflightRelease: { numberOfKeys: 1, lua: release },
   inflightRenew: { numberOfKeys: 1, lua: renew },
+  inflightRetrying: { numberOfKeys: 2, lua: retrying },
   inflightCancel: { numberOfKeys: 1, lua: cancel },
+  inflightProgress: { numberOfKeys: 2, lua: progress },
   inflightHeartbeat: { numberOfKeys: 2, lua: heartbeat },
   inflightGoodbye: { numberOfKeys: 2, lua: goodbye },
   inflightWorkers: { numberOfKeys: 2, lua: workers },

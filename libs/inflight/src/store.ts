@@ -73,6 +73,10 @@ export interface TrackerStore {
   finish(callId: string, args: FinishArgs): Promise<number>;
   release(callId: string, token: string): Promise<number>;
   renew(callId: string, token: string, leaseMs: number): Promise<number>;
+  /** Marks a claimed call as waiting for its retry until `nextTryAt`; 1 marked, 0 no longer ours. */
+  retrying(callId: string, token: string, nextTryAt: number): Promise<number>;
+  /** Writes a running call's progress (JSON) if `token` still holds its claim; 1 written, 0 not. */
+  progress(callId: string, token: string, json: string): Promise<number>;
   heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number, keyTtlMs: number): Promise<void>;
   goodbye(service: string, instanceId: string): Promise<void>;
   /** `ctx.once`: marks effect `name` of a call started under `mark`, unless a run left something of it (effects.ts). */
@@ -243,6 +247,14 @@ export class RedisStore implements TrackerStore {
     return Number(await this.run('inflightRenew', this.k.call(callId), token, leaseMs));
   }
 
+  async retrying(callId: string, token: string, nextTryAt: number): Promise<number> {
+    return Number(await this.run('inflightRetrying', this.k.call(callId), this.k.progress(callId), token, nextTryAt));
+  }
+
+  async progress(callId: string, token: string, json: string): Promise<number> {
+    return Number(await this.run('inflightProgress', this.k.call(callId), this.k.progress(callId), token, json));
+  }
+
   async cancel(callId: string, markTtlMs: number): Promise<CancelReply> {
     const raw = await this.run('inflightCancel', this.k.call(callId), markTtlMs, this.k.cancelChannel(''), callId);
     const [outcome, a, b] = Array.isArray(raw) ? (raw as unknown[]) : [];
@@ -291,9 +303,15 @@ export class RedisStore implements TrackerStore {
     return (await this.client.set(this.k.call(callId), queuedRecord(meta), 'PX', ttlMs, 'NX')) === 'OK';
   }
 
-  /** One call's record, as named fields ({@link parseRecord}); empty when there is none. */
+  /**
+   * One call's record, as named fields ({@link parseRecord}); empty when there is none. Its latest
+   * progress comes along as the field `progress` (JSON): both keys share a slot, so one MGET.
+   */
   async record(callId: string): Promise<Record<string, string>> {
-    return parseRecord(await this.client.get(this.k.call(callId)));
+    const [record, progress] = await this.client.mget(this.k.call(callId), this.k.progress(callId));
+    const fields = parseRecord(record);
+    if (typeof progress === 'string' && progress !== '' && fields['state'] !== undefined) fields['progress'] = progress;
+    return fields;
   }
 
   subscribeCancels(instanceId: string, onCancel: (callId: string) => void): void {

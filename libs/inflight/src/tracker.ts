@@ -1,4 +1,4 @@
-import type { Abortable, CallTracker, EffectLedger, EffectStart, Isolation, TrackDecision, TrackedCall, TrackingReport } from '@warren/amqp';
+import type { Abortable, CallTracker, EffectLedger, EffectStart, Isolation, Progress, TrackDecision, TrackedCall, TrackingReport } from '@warren/amqp';
 import {
   CancelledError, ErrorCode, ServiceUnavailableError, WorkerLostError, failureResponse, isErrorResponse, type ResponseMessage,
 } from '@warren/jsonrpc';
@@ -225,6 +225,22 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     return this.decide(call, controller, token, reply, noop);
   }
 
+  /** The attempt failed retryably and waits in a delay queue: the record says `retrying` until the next delivery claims it. */
+  retrying(call: TrackedCall, nextTryAt: number): Promise<void> {
+    const claim = this.claims.get(call.callId);
+    if (!claim || claim.call !== call || !this.status.tracking) return Promise.resolve();
+    // Not released back to queued: the record waits as `retrying`, and release needs no script.
+    claim.finished = true;
+    return attempt(() => this.store.retrying(call.callId, claim.token, nextTryAt)).then(noop, (err: unknown) => this.failed(err, 'retrying'));
+  }
+
+  /** Stores a claimed call's progress; a no-op for calls not claimed here and while Redis is away. */
+  progress(call: TrackedCall, progress: Progress): Promise<void> {
+    const claim = this.claims.get(call.callId);
+    if (!claim || claim.call !== call || claim.finished || claim.lost || !this.status.tracking) return Promise.resolve();
+    return attempt(() => this.store.progress(call.callId, claim.token, JSON.stringify(progress))).then(noop, (err: unknown) => this.failed(err, 'progress'));
+  }
+
   /** Another live worker runs this very call (a redelivery after a connection drop): wait for its outcome. */
   private async waitForOwner(call: TrackedCall, controller: Abortable, token: string, busy: Extract<ClaimReply, { kind: 'busy' }>, waited: boolean): Promise<TrackDecision> {
     // Counted per delivery that waits, however many times it looks.
@@ -271,7 +287,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
       attempt: 1,
       leaseMs: this.o.leaseMs,
       runningTtlMs: callTtlMs(call.deadline, now, this.o.graceMs),
-      maxAttempts: this.o.maxAttempts,
+      maxAttempts: call.maxAttempts ?? this.o.maxAttempts,
       finishedTtlMs: resultTtlMs(call.deadline, now, this.o.resultTtlMs),
       workerLostCode: ErrorCode.WorkerLost,
       takeover,

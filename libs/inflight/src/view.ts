@@ -1,6 +1,6 @@
 import type { Id, ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
-import { encodeMeta, toCallStatus, type CallState, type CallStatus, type WorkerInfo } from './decision';
+import { encodeMeta, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
 import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
 import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
@@ -23,6 +23,8 @@ export type InflightCall = {
   /** When the worker's lease runs out unless renewed (Redis clock). */
   readonly leaseUntil: number;
   readonly cancelRequested: boolean;
+  /** The latest progress its handler reported (`ctx.progress`), if any. */
+  readonly progress?: CallProgress;
 };
 
 /** A call its caller has sent, as {@link InflightView.markQueued} records it (the fields of @warren/amqp's SentCall). */
@@ -92,6 +94,7 @@ export class InflightView {
           deadline: s.deadline ?? 0,
           leaseUntil: s.leaseUntil ?? 0,
           cancelRequested: s.cancelRequested,
+          ...(s.progress === undefined ? {} : { progress: s.progress }),
         }))
         .sort((a, b) => a.startedAt - b.startedAt);
     });

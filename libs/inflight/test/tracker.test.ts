@@ -46,6 +46,16 @@ class FakeStore implements TrackerStore {
     this.renewals.push(callId);
     return this.renewReply;
   }
+  progresses: { callId: string; token: string; json: string }[] = [];
+  async retrying(): Promise<number> {
+    this.fail();
+    return 1;
+  }
+  async progress(callId: string, token: string, json: string): Promise<number> {
+    this.fail();
+    this.progresses.push({ callId, token, json });
+    return 1;
+  }
   async heartbeat(_s: string, _i: string, entry: HeartbeatEntry): Promise<void> {
     this.fail();
     this.beats.push(entry);

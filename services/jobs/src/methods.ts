@@ -93,6 +93,8 @@ export function jobsMethods(options: JobsOptions): Record<string, ServiceMethod>
         // the runtime then answers (or requeues) for us.
         await sleep(o.stepMs, undefined, { signal: ctx.signal });
         ctx.log.info({ step, of: size }, 'render progress');
+        // The framework's progress (in-flight record, console, CLI, MCP); the record below is the example's own.
+        ctx.progress(step / size, `page ${step * 10} of ${size * 10}`);
         await save(ctx, progress(step === size ? 'done' : 'running', step));
       }
       const completion: Completion = { callId: ctx.callId, instanceId: ctx.instanceId, attempt: ctx.attempt, at: Date.now() };

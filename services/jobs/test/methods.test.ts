@@ -8,10 +8,15 @@ function setup(stepMs = 5) {
   const store = new MemoryEventLog();
   const d = new Dispatcher<HandlerContext>();
   for (const [name, m] of Object.entries(jobsMethods({ store, prefix: 'ns.jobs', stepMs, maxSize: 50 }))) d.method(name, m);
+  /** What each call reported through ctx.progress, by call id. */
+  const reported = new Map<string, [number, string | undefined][]>();
   const ctx = (callId: string, signal = new AbortController().signal, attempt = 1): HandlerContext =>
-    ({ method: 'report.render', service: 'jobs', instanceId: 'w1', callId, attempt, deadline: Date.now() + 10_000, signal, log: silentLogger() }) as unknown as HandlerContext;
+    ({
+      method: 'report.render', service: 'jobs', instanceId: 'w1', callId, attempt, deadline: Date.now() + 10_000, signal, log: silentLogger(),
+      progress: (fraction: number, message?: string) => reported.set(callId, [...(reported.get(callId) ?? []), [fraction, message]]),
+    }) as unknown as HandlerContext;
   const call = (method: string, params: Params | undefined, c: HandlerContext) => d.handleRequest({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }), id: 1 }, c);
-  return { store, ctx, call };
+  return { store, ctx, call, reported };
 }
 
 describe('report.render', () => {
@@ -26,6 +31,8 @@ describe('report.render', () => {
     expect(progress).toMatchObject({ callId: 'cli.1', state: 'done', step: 4, of: 4, percent: 100, instanceId: 'w1' });
     const completions = (await j.store.recent(completedStream('ns.jobs'), 10)) as unknown as Completion[];
     expect(completions).toEqual([expect.objectContaining({ callId: 'cli.1', instanceId: 'w1', attempt: 2 })]);
+    // The framework's progress too (ctx.progress), once per step.
+    expect(j.reported.get('cli.1')).toEqual([[0.25, 'page 10 of 40'], [0.5, 'page 20 of 40'], [0.75, 'page 30 of 40'], [1, 'page 40 of 40']]);
   });
 
   it('answers report.progress while it runs, by name or by position, and null for unknown calls', async () => {

@@ -23,9 +23,19 @@ function render(s: Session, calls: readonly InflightCall[], now: number): string
     String(c.attempt),
     duration(c.ageMs),
     c.deadline > 0 ? duration(c.deadline - now) : '-',
+    progressCell(c.progress),
     c.cancelRequested ? s.c.yellow('cancelling') : s.c.green('running'),
   ]);
-  return table(['call id', 'service', 'method', 'worker', 'attempt', 'age', 'deadline in', 'state'], rows, s.c, new Set([4, 5, 6]));
+  return table(['call id', 'service', 'method', 'worker', 'attempt', 'age', 'deadline in', 'progress', 'state'], rows, s.c, new Set([4, 5, 6]));
+}
+
+/** `[██████░░░░] 60% rendering page 6` for a call that reported progress, `-` for one that did not. */
+export function progressCell(p: InflightCall['progress'], width = 10): string {
+  if (p === undefined) return '-';
+  const pct = Math.round(p.fraction * 100);
+  const filled = Math.round(p.fraction * width);
+  const message = p.message === undefined ? '' : ` ${p.message.length > 30 ? `${p.message.slice(0, 29)}…` : p.message}`;
+  return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${pct}%${message}`;
 }
 
 export interface InflightFlags {
@@ -66,14 +76,14 @@ export async function inflightCommand(s: Session, flags: InflightFlags, stop: Ab
   }
 }
 
-/** `warren status <call-id>`: one call's state (queued/running/done/failed/cancelled/expired/unknown) and stored outcome. */
+/** `warren status <call-id>`: one call's state (queued/running/retrying/done/failed/cancelled/expired/unknown) and stored outcome. */
 export async function statusCommand(s: Session, callId: string): Promise<ExitCodeValue> {
   const status = await viewOp(s, () => s.view().status(callId));
   if (s.settings.json) {
     s.out(JSON.stringify(status));
     return ExitCode.ok;
   }
-  const paint = { done: s.c.green, running: s.c.cyan, queued: s.c.cyan, failed: s.c.red, cancelled: s.c.yellow, expired: s.c.yellow, unknown: s.c.dim }[status.state];
+  const paint = { done: s.c.green, running: s.c.cyan, queued: s.c.cyan, retrying: s.c.yellow, failed: s.c.red, cancelled: s.c.yellow, expired: s.c.yellow, unknown: s.c.dim }[status.state];
   s.out(`${s.c.bold(callId)}  ${paint(status.state)}`);
   const now = Date.now();
   const rows: [string, string][] = [];
@@ -82,6 +92,8 @@ export async function statusCommand(s: Session, callId: string): Promise<ExitCod
   if (status.worker !== undefined) rows.push(['worker', status.worker]);
   if (status.attempt !== undefined) rows.push(['attempt', String(status.attempt)]);
   if (status.startedAt !== undefined) rows.push(['started', `${duration(now - status.startedAt)} ago`]);
+  if (status.progress !== undefined) rows.push(['progress', `${progressCell(status.progress, 20)}  (${duration(Math.max(0, now - status.progress.at))} ago)`]);
+  if (status.nextTryAt !== undefined) rows.push(['next try', status.nextTryAt > now ? `in ${duration(status.nextTryAt - now)}` : 'due now']);
   if (status.deadline !== undefined) rows.push(['deadline', status.deadline > now ? `in ${duration(status.deadline - now)}` : `${duration(now - status.deadline)} ago`]);
   for (const [k, v] of rows) s.out(`  ${s.c.dim(k.padEnd(9))}${v}`);
   if (status.response !== undefined) s.out(`  ${s.c.dim('outcome'.padEnd(9))}${prettyJson('error' in status.response ? { error: status.response.error } : { result: status.response.result }, s.c).replace(/\n/g, '\n           ')}`);

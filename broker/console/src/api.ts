@@ -1,0 +1,96 @@
+// Talking to the broker: the bearer token (kept for the tab in sessionStorage),
+// JSON GETs, and JSON-RPC calls through POST /rpc.
+
+const tokenKey = 'warren.console.token';
+
+export function token(): string | undefined {
+  return sessionStorage.getItem(tokenKey) ?? undefined;
+}
+
+export function setToken(value: string | undefined): void {
+  if (value === undefined || value === '') sessionStorage.removeItem(tokenKey);
+  else sessionStorage.setItem(tokenKey, value);
+}
+
+export function authHeaders(): Record<string, string> {
+  const t = token();
+  return t === undefined ? {} : { authorization: `Bearer ${t}` };
+}
+
+/** The broker answered 401: the page asks for a token. */
+export class UnauthorizedError extends Error {
+  constructor() {
+    super('unauthorized');
+  }
+}
+
+type Listener = () => void;
+const unauthorizedListeners = new Set<Listener>();
+
+/** Called whenever any request is refused for its token. */
+export function onUnauthorized(listener: Listener): () => void {
+  unauthorizedListeners.add(listener);
+  return () => unauthorizedListeners.delete(listener);
+}
+
+export function reportUnauthorized(): void {
+  for (const l of unauthorizedListeners) l();
+}
+
+export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const response = await fetch(path, { headers: { accept: 'application/json', ...authHeaders() }, ...(signal ? { signal } : {}) });
+  if (response.status === 401) {
+    reportUnauthorized();
+    throw new UnauthorizedError();
+  }
+  if (!response.ok && response.status !== 503) throw new Error(`${path}: HTTP ${response.status}`);
+  return (await response.json()) as T;
+}
+
+export interface RpcError {
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+/** A JSON-RPC answer with its round-trip time. */
+export type RpcAnswer =
+  | { readonly ok: true; readonly result: unknown; readonly ms: number }
+  | { readonly ok: false; readonly error: RpcError; readonly ms: number };
+
+let nextId = 1;
+
+/** Calls a method through POST /rpc; never rejects for a JSON-RPC error (only for a network failure). */
+export async function rpc(method: string, params?: unknown, timeoutMs?: number): Promise<RpcAnswer> {
+  const body = JSON.stringify({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }), id: `console-${nextId++}` });
+  const started = performance.now();
+  const response = await fetch('/rpc', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...authHeaders(), ...(timeoutMs === undefined ? {} : { 'x-timeout-ms': String(timeoutMs) }) },
+    body,
+  });
+  const text = await response.text();
+  const ms = performance.now() - started;
+  if (response.status === 401) reportUnauthorized();
+  let answer: { result?: unknown; error?: RpcError } | undefined;
+  try {
+    answer = JSON.parse(text) as { result?: unknown; error?: RpcError };
+  } catch {
+    return { ok: false, error: { code: -32700, message: `unreadable answer (HTTP ${response.status})` }, ms };
+  }
+  if (answer.error) return { ok: false, error: answer.error, ms };
+  return { ok: true, result: answer.result, ms };
+}
+
+/** Like {@link rpc}, but a JSON-RPC error rejects (for the views' own calls). */
+export async function call<T>(method: string, params?: unknown): Promise<T> {
+  const answer = await rpc(method, params);
+  if (!answer.ok) throw new RpcCallError(method, answer.error);
+  return answer.result as T;
+}
+
+export class RpcCallError extends Error {
+  constructor(readonly method: string, readonly error: RpcError) {
+    super(`${method}: ${error.message} (${error.code})`);
+  }
+}

@@ -1,0 +1,224 @@
+// The Warren console: one page, six views, one live feed.
+import { render } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { getJson, onUnauthorized, setToken, token, UnauthorizedError } from './api';
+import { openFeed, type FeedState } from './feed';
+import type { InflightEvent, Outcome, ThroughputSnapshot } from './types';
+import { ConsoleView } from './views/console';
+import { DeadLettersView } from './views/dead-letters';
+import { InflightView } from './views/inflight';
+import { OutcomesView } from './views/outcomes';
+import { ServicesView } from './views/services';
+import { ThroughputView } from './views/throughput';
+
+const views = [
+  { id: 'services', label: 'Services', key: 's' },
+  { id: 'inflight', label: 'In flight', key: 'f' },
+  { id: 'outcomes', label: 'Recent outcomes', key: 'o' },
+  { id: 'dead-letters', label: 'Dead letters', key: 'd' },
+  { id: 'console', label: 'Console', key: 'c' },
+  { id: 'throughput', label: 'Throughput', key: 't' },
+] as const;
+type ViewId = (typeof views)[number]['id'];
+
+/** Most outcomes the page keeps (the broker keeps its own, larger, history). */
+const maxOutcomes = 500;
+
+function viewFromHash(): ViewId {
+  const id = location.hash.slice(1);
+  return views.some((v) => v.id === id) ? (id as ViewId) : 'services';
+}
+
+export interface Live {
+  readonly feed: FeedState;
+  readonly inflight?: InflightEvent;
+  readonly outcomes: readonly Outcome[];
+  readonly throughput?: ThroughputSnapshot;
+  readonly catalogueVersion: number;
+}
+
+function App() {
+  const [auth, setAuth] = useState<'checking' | 'ok' | 'needed'>('checking');
+  const [attempt, setAttempt] = useState(0);
+  const [view, setView] = useState<ViewId>(viewFromHash);
+  const [live, setLive] = useState<Live>({ feed: 'connecting', outcomes: [], catalogueVersion: 0 });
+  const [help, setHelp] = useState(false);
+  const main = useRef<HTMLElement>(null);
+
+  // Whether the broker wants a token: try without (or with the tab's), ask when refused.
+  useEffect(() => {
+    getJson('/services')
+      .then(() => setAuth('ok'))
+      .catch((err: unknown) => setAuth(err instanceof UnauthorizedError ? 'needed' : 'ok'));
+    return onUnauthorized(() => setAuth('needed'));
+  }, [attempt]);
+
+  useEffect(() => {
+    if (auth !== 'ok') return undefined;
+    return openFeed(
+      (event, data) => {
+        setLive((l) => {
+          switch (event) {
+            case 'inflight':
+              return { ...l, inflight: data as InflightEvent };
+            case 'throughput':
+              return { ...l, throughput: data as ThroughputSnapshot };
+            case 'catalogue':
+              return { ...l, catalogueVersion: l.catalogueVersion + 1 };
+            case 'outcomes': {
+              const d = data as { reset?: boolean; items: Outcome[] };
+              const all = d.reset ? d.items : [...l.outcomes, ...d.items];
+              return { ...l, outcomes: all.slice(-maxOutcomes) };
+            }
+            default:
+              return l;
+          }
+        });
+      },
+      (feed) => setLive((l) => ({ ...l, feed })),
+    );
+  }, [auth]);
+
+  useEffect(() => {
+    const onHash = (): void => setView(viewFromHash());
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      const target = e.target as HTMLElement | null;
+      if (target && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))) {
+        if (e.key === 'Escape') target.blur();
+        return;
+      }
+      if (e.key === '?') {
+        setHelp((h) => !h);
+        return;
+      }
+      if (e.key === 'Escape') setHelp(false);
+      const v = views.find((x) => x.key === e.key);
+      if (v) {
+        e.preventDefault();
+        location.hash = v.id;
+        main.current?.focus();
+      }
+      if (e.key === '/') {
+        const filter = document.querySelector<HTMLInputElement>('[data-filter]');
+        if (filter) {
+          e.preventDefault();
+          filter.focus();
+        }
+      }
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, []);
+
+  useEffect(() => {
+    const label = views.find((v) => v.id === view)?.label ?? '';
+    document.title = `${label} · Warren console`;
+  }, [view]);
+
+  if (auth === 'checking') return <div class="splash">Connecting to the broker…</div>;
+  if (auth === 'needed') return <TokenForm onDone={() => { setAuth('checking'); setAttempt((a) => a + 1); }} />;
+
+  const running = (live.inflight?.calls.length ?? 0) + (live.inflight?.gateway.filter((g) => !live.inflight?.calls.some((c) => c.callId === g.callId)).length ?? 0);
+  return (
+    <div class="shell">
+      <a class="skip" href="#main">Skip to content</a>
+      <header class="top">
+        <div class="brand">
+          <img src="/console/assets/favicon.svg" alt="" width="22" height="22" />
+          <span>Warren</span>
+        </div>
+        <nav aria-label="Views">
+          <ul>
+            {views.map((v) => (
+              <li key={v.id}>
+                <a href={`#${v.id}`} aria-current={view === v.id ? 'page' : undefined} aria-keyshortcuts={v.key}>
+                  {v.label}
+                  {v.id === 'inflight' && running > 0 ? <span class="count" aria-label={`${running} running`}>{running}</span> : null}
+                  <kbd aria-hidden="true">{v.key}</kbd>
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class={`status status-${live.feed}`} role="status" aria-live="polite" title="The live feed from the broker">
+          <span class="dot" aria-hidden="true" />
+          {live.feed === 'live' ? 'live' : live.feed === 'connecting' ? 'connecting…' : live.feed === 'down' ? 'reconnecting…' : 'token refused'}
+        </div>
+        <button type="button" class="ghost" onClick={() => setHelp(true)} aria-keyshortcuts="?">Keys <kbd>?</kbd></button>
+        {token() !== undefined ? (
+          <button type="button" class="ghost" onClick={() => { setToken(undefined); location.reload(); }}>Forget token</button>
+        ) : null}
+      </header>
+      <main id="main" ref={main} tabIndex={-1} aria-label={views.find((v) => v.id === view)?.label}>
+        {view === 'services' && <ServicesView live={live} />}
+        {view === 'inflight' && <InflightView live={live} />}
+        {view === 'outcomes' && <OutcomesView live={live} />}
+        {view === 'dead-letters' && <DeadLettersView live={live} />}
+        {view === 'console' && <ConsoleView live={live} />}
+        {view === 'throughput' && <ThroughputView live={live} />}
+      </main>
+      {help ? <Help onClose={() => setHelp(false)} /> : null}
+    </div>
+  );
+}
+
+function TokenForm(props: { onDone: () => void }) {
+  const [value, setValue] = useState('');
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
+  return (
+    <form
+      class="token"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setToken(value.trim());
+        props.onDone();
+      }}
+    >
+      <h1>Warren console</h1>
+      <p>This broker asks for a bearer token (one of <code>GATEWAY_TOKENS</code>). It is kept for this tab only.</p>
+      <label for="token">Token</label>
+      <input id="token" ref={input} type="password" autoComplete="off" value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} required />
+      <button type="submit" class="primary">Open the console</button>
+    </form>
+  );
+}
+
+function Help(props: { onClose: () => void }) {
+  const close = useRef<HTMLButtonElement>(null);
+  useEffect(() => close.current?.focus(), []);
+  return (
+    <div class="overlay" role="dialog" aria-modal="true" aria-labelledby="help-title" onClick={props.onClose}>
+      <div class="dialog" onClick={(e) => e.stopPropagation()}>
+        <h2 id="help-title">Keyboard</h2>
+        <dl class="keys">
+          {views.map((v) => (
+            <>
+              <dt><kbd>{v.key}</kbd></dt>
+              <dd>{v.label}</dd>
+            </>
+          ))}
+          <dt><kbd>/</kbd></dt>
+          <dd>Filter the current table</dd>
+          <dt><kbd>Ctrl</kbd>+<kbd>Enter</kbd></dt>
+          <dd>Send the call (Console view)</dd>
+          <dt><kbd>Esc</kbd></dt>
+          <dd>Leave a field, close this</dd>
+        </dl>
+        <button type="button" ref={close} onClick={props.onClose}>Close</button>
+      </div>
+    </div>
+  );
+}
+
+const root = document.getElementById('app');
+if (root) {
+  root.textContent = '';
+  render(<App />, root);
+}

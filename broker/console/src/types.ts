@@ -1,0 +1,113 @@
+// The shapes the broker sends (GET /services, the feed's events, dlq.*), as far as the console reads them.
+
+export interface Progress {
+  readonly fraction: number;
+  readonly message?: string;
+  readonly at: number;
+}
+
+export interface ClusterCall {
+  readonly callId: string;
+  readonly method: string;
+  readonly service?: string;
+  readonly worker?: string;
+  readonly attempt?: number;
+  readonly startedAt?: number;
+  readonly deadline?: number;
+  readonly cancelRequested?: boolean;
+  readonly state?: string;
+  readonly nextTryAt?: number;
+  readonly progress?: Progress;
+}
+
+export interface GatewayCall {
+  readonly callId: string;
+  readonly method: string;
+  readonly via: string;
+  readonly startedAt: number;
+}
+
+export interface InflightEvent {
+  readonly at: number;
+  readonly configured: boolean;
+  readonly calls: readonly ClusterCall[];
+  readonly gateway: readonly GatewayCall[];
+  readonly error?: string;
+}
+
+export type OutcomeState = 'done' | 'failed' | 'cancelled' | 'expired';
+
+export interface Outcome {
+  readonly callId: string;
+  readonly method: string;
+  readonly service?: string;
+  readonly worker?: string;
+  readonly attempt?: number;
+  readonly state: OutcomeState;
+  readonly code?: number;
+  readonly durationMs?: number;
+  readonly endedAt: number;
+  readonly seenBy: 'gateway' | 'watcher';
+}
+
+export interface ThroughputPoint {
+  readonly t: number;
+  readonly count: number;
+  readonly errors: number;
+  readonly p50?: number;
+  readonly p99?: number;
+}
+
+export interface ThroughputSnapshot {
+  readonly bucketMs: number;
+  readonly from: number;
+  readonly methods: readonly { readonly method: string; readonly count: number; readonly series: readonly ThroughputPoint[] }[];
+}
+
+export interface InstanceSummary {
+  readonly instanceId: string;
+  readonly startedAt?: number;
+  readonly lastSeen?: number;
+  readonly running?: number;
+  readonly metadata?: Record<string, unknown>;
+  readonly tracking?: { readonly state: string; readonly since?: number; readonly untracked?: number };
+}
+
+export interface ServiceSummary {
+  readonly name: string;
+  readonly instances: readonly InstanceSummary[];
+  readonly methods: readonly { readonly name: string; readonly description?: string; readonly tool?: string; readonly jobStyle?: string; readonly persistent?: boolean }[];
+  readonly notifications: readonly string[];
+  readonly instanceNotifications?: readonly string[];
+  readonly queue?: { readonly messages: number; readonly consumers: number };
+}
+
+export interface ServicesResponse {
+  readonly services: readonly ServiceSummary[];
+  readonly conflicts?: readonly unknown[];
+}
+
+export interface DiscoverMethod {
+  readonly name: string;
+  readonly description?: string;
+  readonly 'x-warren-service'?: string;
+  readonly 'x-warren-params-schema'?: unknown;
+  readonly result?: { readonly schema?: unknown };
+  readonly 'x-warren-tool'?: { readonly name: string };
+}
+
+export interface DiscoverDocument {
+  readonly methods: readonly DiscoverMethod[];
+}
+
+export interface DeadLetter {
+  readonly id: string;
+  readonly service: string;
+  readonly method: string;
+  readonly callId: string;
+  readonly reason: string;
+  readonly code?: number;
+  readonly attempts: number;
+  readonly deadLetteredAt: number;
+  readonly paramsBytes: number;
+}

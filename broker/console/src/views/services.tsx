@@ -1,0 +1,97 @@
+import { useState } from 'preact/hooks';
+import { json, relative } from '../format';
+import { useDiscover, useServices } from '../hooks';
+import type { Live } from '../main';
+import type { DiscoverMethod, ServiceSummary } from '../types';
+import { Badge, Empty, Filter, Header, matches, Notice } from './common';
+
+export function ServicesView(props: { live: Live }) {
+  const services = useServices(props.live.catalogueVersion);
+  const discover = useDiscover(props.live.catalogueVersion);
+  const [filter, setFilter] = useState('');
+  if (services.state === 'loading') return <><Header title="Services" /><Empty>Loading…</Empty></>;
+  if (services.state === 'error') return <><Header title="Services" /><Notice kind="error">{services.error}</Notice></>;
+  const schemas = new Map<string, DiscoverMethod>(discover.state === 'ok' ? discover.value.methods.map((m) => [m.name, m]) : []);
+  const list = services.value.services.filter((s) => matches(filter, s.name, ...s.methods.map((m) => m.name)));
+  const instances = list.reduce((n, s) => n + s.instances.length, 0);
+  return (
+    <>
+      <Header title="Services" sub={`${list.length} service${list.length === 1 ? '' : 's'} · ${instances} instance${instances === 1 ? '' : 's'}`}>
+        <Filter value={filter} onInput={setFilter} label="Filter services and methods" />
+      </Header>
+      {discover.state === 'error' ? <Notice kind="error">Schemas unavailable: {discover.error}</Notice> : null}
+      {list.length === 0 ? <Empty>No live service has announced itself.</Empty> : null}
+      <div class="cards">
+        {list.map((s) => <ServiceCard key={s.name} service={s} schemas={schemas} now={services.at} />)}
+      </div>
+    </>
+  );
+}
+
+function ServiceCard(props: { service: ServiceSummary; schemas: ReadonlyMap<string, DiscoverMethod>; now: number }) {
+  const s = props.service;
+  const degraded = s.instances.filter((i) => i.tracking?.state === 'degraded').length;
+  return (
+    <section class="card" aria-labelledby={`svc-${s.name}`} data-service={s.name}>
+      <header class="card-head">
+        <h2 id={`svc-${s.name}`}>{s.name}</h2>
+        <div class="facts">
+          <span class="fact"><b>{s.instances.length}</b> instance{s.instances.length === 1 ? '' : 's'}</span>
+          {s.queue ? (
+            <>
+              <span class="fact" title="Messages ready in the service's queue (RabbitMQ)"><b>{s.queue.messages}</b> queued</span>
+              <span class="fact" title="Consumers on the service's queue (RabbitMQ)"><b>{s.queue.consumers}</b> consumer{s.queue.consumers === 1 ? '' : 's'}</span>
+            </>
+          ) : null}
+          {degraded > 0 ? <Badge kind="failed">{degraded} degraded</Badge> : null}
+        </div>
+      </header>
+      <table class="grid compact" aria-label={`Instances of ${s.name}`}>
+        <thead>
+          <tr>
+            <th scope="col">Instance</th>
+            <th scope="col" class="num">Running</th>
+            <th scope="col">Tracking</th>
+            <th scope="col" class="num">Last seen</th>
+          </tr>
+        </thead>
+        <tbody>
+          {s.instances.map((i) => (
+            <tr key={i.instanceId}>
+              <td class="mono">{i.instanceId}</td>
+              <td class="num">{i.running ?? '–'}</td>
+              <td>{i.tracking ? <Badge kind={i.tracking.state === 'degraded' ? 'failed' : i.tracking.state === 'tracking' ? 'done' : 'neutral'}>{i.tracking.state}</Badge> : <span class="muted">untracked</span>}</td>
+              <td class="num">{i.lastSeen ? relative(i.lastSeen - props.now) : '–'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h3>Methods</h3>
+      <ul class="methods">
+        {s.methods.map((m) => {
+          const schema = props.schemas.get(m.name)?.['x-warren-params-schema'];
+          return (
+            <li key={m.name} data-method={m.name}>
+              <details>
+                <summary>
+                  <span class="mono strong">{m.name}</span>
+                  {m.tool ? <Badge kind="neutral">tool {m.tool}</Badge> : null}
+                  {m.jobStyle ? <Badge kind="neutral">{m.jobStyle}</Badge> : null}
+                  {m.persistent ? <Badge kind="neutral">persistent</Badge> : null}
+                  {m.description ? <span class="desc">{m.description}</span> : null}
+                </summary>
+                <pre class="code-block" aria-label={`Params schema of ${m.name}`}>{schema === undefined ? 'any params' : json(schema)}</pre>
+              </details>
+            </li>
+          );
+        })}
+      </ul>
+      {s.notifications.length > 0 ? (
+        <p class="small-text">
+          <span class="muted">Notifications: </span>
+          {s.notifications.map((n) => <code key={n}>{n} </code>)}
+        </p>
+      ) : null}
+    </section>
+  );
+}

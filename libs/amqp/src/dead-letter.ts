@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import type { Channel, ConsumeMessage, Options } from 'amqplib';
+import { definedOnly } from '@warren/jsonrpc';
+import { Header } from './headers';
+
+/**
+ * Why a request was dead-lettered, carried as headers on its copy in the service's dead-letter queue
+ * (docs/protocol.md, "Dead letters"), so `dlq.list` can say why without guessing.
+ */
+export interface DeadLetterReason {
+  /** A short word: `worker_lost`, `retries_exhausted`, `unservable`, `handler_crashed`, ... */
+  readonly reason: string;
+  /** The JSON-RPC error code the caller was answered with, if any. */
+  readonly code?: number;
+  /** How many attempts ran before it was given up. */
+  readonly attempts: number;
+}
+
+/** Headers Warren adds when it dead-letters a request itself. */
+export const DeadHeader = {
+  id: 'x-warren-dead-id',
+  reason: 'x-warren-dead-reason',
+  code: 'x-warren-dead-code',
+  attempts: 'x-warren-dead-attempts',
+  at: 'x-warren-dead-at',
+} as const;
+
+/** Headers a dead-lettered copy leaves behind: RabbitMQ's bookkeeping and Warren's own retry count. */
+const dropped = new Set<string>([Header.death, Header.deliveryCount, 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason']);
+
+/**
+ * Publishes a copy of `msg` to the dead-letter exchange with the reason headers, then acks the
+ * original: in that order on one channel, so a crash in between redelivers rather than loses it.
+ * The copy drops `expiration` (as RabbitMQ does when it dead-letters), so it is kept until replayed,
+ * purged or pushed out by the queue's length bound, and `x-death` (any publisher can forge it, and
+ * RabbitMQ 3.10 crashes the queue on a malformed one).
+ */
+export function forwardDeadLetter(ch: Channel, exchange: string, routingKey: string, msg: ConsumeMessage, why: DeadLetterReason, now = Date.now()): void {
+  const { headers, userId: _userId, expiration: _expiration, ...properties } = msg.properties as ConsumeMessage['properties'] & { userId?: unknown };
+  const kept: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries((headers ?? {}) as Record<string, unknown>)) if (!dropped.has(k)) kept[k] = v;
+  kept[DeadHeader.id] = randomBytes(8).toString('hex');
+  kept[DeadHeader.reason] = why.reason;
+  if (why.code !== undefined) kept[DeadHeader.code] = why.code;
+  kept[DeadHeader.attempts] = why.attempts;
+  kept[DeadHeader.at] = now;
+  ch.publish(exchange, routingKey, msg.content, { ...(definedOnly(properties) as Options.Publish), headers: kept });
+  ch.ack(msg);
+}
+
+/**
+ * True when `x-death` is a list holding anything but tables: RabbitMQ 3.10 crashes the queue process
+ * (losing transient messages in it) when it dead-letters such a message itself, and any publisher can
+ * set the header. {@link forwardDeadLetter} drops it; the service logs that it did.
+ */
+export function forgedDeathHeader(msg: ConsumeMessage): boolean {
+  const value = (msg.properties.headers as Record<string, unknown> | undefined)?.[Header.death];
+  return Array.isArray(value) && value.some((e) => typeof e !== 'object' || e === null || Array.isArray(e) || Buffer.isBuffer(e));
+}

@@ -1,0 +1,211 @@
+import { randomBytes } from 'node:crypto';
+import type { Channel, ChannelModel, GetMessage } from 'amqplib';
+import { ServiceUnavailableError, decode } from '@warren/jsonrpc';
+import { closeChannel } from './close';
+import type { AmqpConnection } from './connection';
+import { DeadHeader } from './dead-letter';
+import { Header, numberHeader, stringHeader } from './headers';
+import { names, type Names } from './names';
+
+/** One message in a service's dead-letter queue, as `dlq.list` shows it. */
+export interface DeadLetter {
+  /** Names it for `show` and `replay` (Warren's dead-letter id, else its call id). */
+  readonly id: string;
+  readonly service: string;
+  /** The method of the request, `''` when its body is unreadable. */
+  readonly method: string;
+  readonly callId: string;
+  /** Why: Warren's reason header (`worker_lost`, `retries_exhausted`, ...), else RabbitMQ's (`expired`, `rejected`, `maxlen`). */
+  readonly reason: string;
+  /** The error code its caller was answered with, when Warren dead-lettered it. */
+  readonly code?: number;
+  readonly attempts: number;
+  /** When it was dead-lettered, ms since the epoch. */
+  readonly deadLetteredAt: number;
+  /** Size of its params as JSON. */
+  readonly paramsBytes: number;
+}
+
+/** A dead letter with its request body (`dlq.show`). */
+export type DeadLetterDetail = DeadLetter & { readonly request: unknown };
+
+export interface DeadLetterOptions {
+  /** @default 'warren' */
+  readonly namespace?: string;
+  /** Most messages one browse reads; a queue holding more shows its newest among these. @default 10000 */
+  readonly maxBrowse?: number;
+}
+
+/**
+ * A service's dead-letter queue, browsed and acted on over AMQP (no management plugin). A browse
+ * takes the messages unacked, one `basic.get` at a time, and gives them back by closing its channel,
+ * so nothing is lost if the process dies meanwhile; browses of one instance take turns, since a
+ * second browse would not see what the first holds. Order is by dead-letter time, newest first.
+ */
+export class DeadLetterQueues {
+  private readonly n: Names;
+  private readonly maxBrowse: number;
+  private turn: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly connection: AmqpConnection, options: DeadLetterOptions = {}) {
+    this.n = names(options.namespace ?? 'warren');
+    this.maxBrowse = options.maxBrowse ?? 10_000;
+  }
+
+  /** Messages in `service`'s dead-letter queue; 0 when the queue does not exist. */
+  async count(service: string): Promise<number> {
+    return this.withChannel(async (ch) => (await ch.checkQueue(this.n.deadLetterQueue(service))).messageCount).catch(() => 0);
+  }
+
+  /** Every dead letter of `services`, newest first. */
+  async list(services: readonly string[]): Promise<DeadLetter[]> {
+    const all: DeadLetter[] = [];
+    for (const service of services) all.push(...(await this.browse(service, (letters) => letters.map((l) => l.summary))));
+    return all.sort((a, b) => b.deadLetteredAt - a.deadLetteredAt);
+  }
+
+  /** One dead letter with its request; undefined when there is none by that id. */
+  async show(service: string, id: string): Promise<DeadLetterDetail | undefined> {
+    return this.browse(service, (letters) => {
+      const found = letters.find((l) => l.summary.id === id);
+      return found ? { ...found.summary, request: found.request } : undefined;
+    });
+  }
+
+  /**
+   * Sends dead letters back to the service queue as new calls (a new call id and deadline, no reply
+   * queue: nobody waits for them; their outcome is in the in-flight store by the new call id) and
+   * removes them from the dead-letter queue once RabbitMQ confirmed the copy. `id` picks one;
+   * without it, all.
+   */
+  async replay(service: string, opts: { readonly id?: string; readonly timeoutMs: number }): Promise<{ replayed: number; callIds: string[] }> {
+    const model = this.model();
+    const out = await model.createConfirmChannel();
+    out.on('error', () => undefined);
+    try {
+      return await this.browse(service, async (letters, ch) => {
+        const chosen = letters.filter((l) => opts.id === undefined || l.summary.id === opts.id);
+        const callIds: string[] = [];
+        for (const letter of chosen) {
+          const callId = `replay.${randomBytes(6).toString('hex')}`;
+          const deadline = Date.now() + opts.timeoutMs;
+          const { [Header.deadline]: _d, ...headers } = replayHeaders(letter.message);
+          out.publish('', this.n.serviceQueue(service), letter.message.content, {
+            contentType: 'application/json',
+            correlationId: callId,
+            expiration: String(opts.timeoutMs),
+            persistent: letter.message.properties.deliveryMode === 2,
+            headers: { ...headers, [Header.deadline]: deadline },
+          });
+          callIds.push(callId);
+        }
+        await out.waitForConfirms();
+        for (const letter of chosen) ch.ack(letter.message);
+        return { replayed: chosen.length, callIds };
+      });
+    } finally {
+      await closeChannel(out);
+    }
+  }
+
+  /** Empties `service`'s dead-letter queue; how many messages went. */
+  async purge(service: string): Promise<number> {
+    return this.inTurn(() => this.withChannel(async (ch) => (await ch.purgeQueue(this.n.deadLetterQueue(service))).messageCount));
+  }
+
+  /** Reads the queue (unacked), runs `use` on what it found, then gives back whatever `use` did not ack. */
+  private browse<T>(service: string, use: (letters: Browsed[], ch: Channel) => T | Promise<T>): Promise<T> {
+    return this.inTurn(() => this.withChannel(async (ch) => {
+      const queue = this.n.deadLetterQueue(service);
+      const letters: Browsed[] = [];
+      try {
+        await ch.checkQueue(queue);
+      } catch {
+        return use([], ch);
+      }
+      while (letters.length < this.maxBrowse) {
+        const message = await ch.get(queue, { noAck: false });
+        if (message === false) break;
+        letters.push(read(service, message, letters.length));
+      }
+      return use(letters, ch);
+    }));
+  }
+
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(work, work);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A channel of its own, closed afterwards (which gives back every message taken and not acked). */
+  private async withChannel<T>(work: (ch: Channel) => Promise<T>): Promise<T> {
+    const ch = await this.model().createChannel();
+    // A missing queue closes the channel with 404; the caller sees the rejected operation instead.
+    ch.on('error', () => undefined);
+    try {
+      return await work(ch);
+    } finally {
+      await closeChannel(ch);
+    }
+  }
+
+  private model(): ChannelModel {
+    const model = this.connection.model;
+    if (!model) throw new ServiceUnavailableError(undefined, { reason: 'not_connected' });
+    return model;
+  }
+}
+
+interface Browsed {
+  readonly summary: DeadLetter;
+  readonly request: unknown;
+  readonly message: GetMessage;
+}
+
+/** The headers a replayed copy keeps: the caller's (trace, protocol), none of the dead letter's bookkeeping. */
+function replayHeaders(message: GetMessage): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const skip = new Set<string>([...Object.values(DeadHeader), Header.death, Header.deliveryCount, 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason', Header.attempt]);
+  for (const [k, v] of Object.entries((message.properties.headers ?? {}) as Record<string, unknown>)) if (!skip.has(k)) out[k] = v;
+  return out;
+}
+
+function read(service: string, message: GetMessage, index: number): Browsed {
+  const headers = message.properties.headers as Record<string, unknown> | undefined;
+  const death = firstDeath(headers);
+  const decoded = decode(message.content);
+  const request = decoded.kind === 'single' && (decoded.item.kind === 'request' || decoded.item.kind === 'notification') ? decoded.item.message : undefined;
+  const callId = typeof message.properties.correlationId === 'string' ? message.properties.correlationId : '';
+  const code = numberHeader(headers, DeadHeader.code);
+  const summary: DeadLetter = {
+    id: stringHeader(headers, DeadHeader.id) ?? (callId !== '' ? callId : `dl-${index}`),
+    service,
+    method: request?.method ?? '',
+    callId,
+    reason: stringHeader(headers, DeadHeader.reason) ?? death.reason ?? 'unknown',
+    ...(code === undefined ? {} : { code }),
+    attempts: numberHeader(headers, DeadHeader.attempts) ?? death.count ?? 1,
+    deadLetteredAt: numberHeader(headers, DeadHeader.at) ?? death.at ?? 0,
+    paramsBytes: request?.params === undefined ? 0 : Buffer.byteLength(JSON.stringify(request.params)),
+  };
+  return { summary, request: request ?? safeText(message.content), message };
+}
+
+/** RabbitMQ's own record of the latest dead-lettering (`x-death`, newest first), for messages it dead-lettered itself. */
+function firstDeath(headers: Record<string, unknown> | undefined): { reason?: string; count?: number; at?: number } {
+  const deaths = headers?.[Header.death];
+  const first: unknown = Array.isArray(deaths) ? deaths[0] : undefined;
+  if (typeof first !== 'object' || first === null) return {};
+  const entry = first as Record<string, unknown>;
+  const reason = stringHeader(entry, 'reason');
+  const count = numberHeader(entry, 'count');
+  const time = entry['time'];
+  const seconds = time instanceof Date ? time.getTime() / 1000 : numberHeader(entry, 'time');
+  return { ...(reason === undefined ? {} : { reason }), ...(count === undefined ? {} : { count }), ...(seconds === undefined ? {} : { at: Math.round(seconds * 1000) }) };
+}
+
+/** A body that is not a JSON-RPC message, shown as text (cut) rather than dropped. */
+function safeText(body: Buffer): string {
+  return body.subarray(0, 4096).toString('utf8');
+}

@@ -8,7 +8,7 @@ import { startService } from '@warren/amqp';
 import { ErrorCode } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import { TestNamespace } from '../../test/support/amqp';
-import { rawHttp, type RawResponse } from '../../test/support/hostile';
+import { memoryLogger, rawHttp, type RawResponse } from '../../test/support/hostile';
 import { buildGateway, type Gateway, type GatewayOptions, redisPingProbe } from '../src';
 import { SseReader, startFixture, type Fixture } from './support';
 
@@ -361,5 +361,36 @@ describe('/inflight per token', () => {
     expect((await seen('ops')).gateway.map((c) => c.id).sort()).toEqual(['a-call', 'b-call']);
     a.abort();
     b.abort();
+  });
+});
+
+describe('token scopes and the auth warning', () => {
+  it('a token narrowed to some methods calls only those, over /rpc and MCP; others keep the gateway\'s list', async () => {
+    const { url } = await gateway({ tokens: [{ token: 'narrow', allowMethods: ['add', 'calc*'] }, 'wide'] });
+    const rpc = async (token: string, method: string, params: unknown): Promise<{ result?: unknown; error?: { code: number } }> =>
+      (await fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', method, params, id: 1 }) })).json() as Promise<{ result?: unknown; error?: { code: number } }>;
+    const before = reached;
+    expect((await rpc('narrow', 'add', [1, 2])).result).toBe(3);
+    expect((await rpc('narrow', 'count', [])).error?.code).toBe(ErrorCode.MethodNotFound);
+    expect(reached).toBe(before);
+    expect((await rpc('wide', 'count', [])).result).toBe(before + 1);
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer narrow' };
+    const init = await fetch(`${url}/mcp`, { method: 'POST', headers, body: initialize() });
+    const sessionId = init.headers.get('mcp-session-id') ?? '';
+    await init.text();
+    await (await fetch(`${url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': sessionId }, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).text();
+    const list = await fetch(`${url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': sessionId }, body: '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' });
+    const text = await list.text();
+    const tools = (JSON.parse(/data: (.*)/.exec(text)?.[1] ?? '{}') as { result?: { tools: { name: string }[] } }).result?.tools.map((t) => t.name);
+    expect(tools).toEqual(['calculate']);
+  });
+
+  it('warns at start when listening beyond loopback without auth', async () => {
+    const log = memoryLogger('info');
+    await gateway({ host: '0.0.0.0', logger: log.logger });
+    expect(log.entries().filter((e) => e['level'] === 40 && String(e['msg']).includes('without auth'))).toHaveLength(1);
+    const quiet = memoryLogger('info');
+    await gateway({ logger: quiet.logger });
+    expect(quiet.entries().filter((e) => e['level'] === 40)).toEqual([]);
   });
 });

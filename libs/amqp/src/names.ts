@@ -15,11 +15,15 @@ export interface Names {
   readonly deadLetterExchange: string;
   /** Fanout exchange for service announcements (discovery). */
   readonly controlExchange: string;
+  /** Fanout exchange registries publish announce-now requests to; every instance's control queue is bound to it. */
+  readonly discoverExchange: string;
   serviceQueue(service: string): string;
   deadLetterQueue(service: string): string;
   serviceEventQueue(service: string): string;
   instanceEventQueue(service: string, instanceId: string): string;
   replyQueue(clientId: string): string;
+  /** An instance's private queue of control messages (announce-now requests). */
+  instanceControlQueue(service: string, instanceId: string): string;
 }
 
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
@@ -38,11 +42,13 @@ export function names(namespace = 'warren'): Names {
     eventExchange: `${ns}.events`,
     deadLetterExchange: `${ns}.dlx`,
     controlExchange: `${ns}.control`,
+    discoverExchange: `${ns}.discover`,
     serviceQueue: (service) => `${ns}.svc.${service}`,
     deadLetterQueue: (service) => `${ns}.svc.${service}.dead`,
     serviceEventQueue: (service) => `${ns}.evt.${service}`,
     instanceEventQueue: (service, instanceId) => `${ns}.evt.${service}.${instanceId}`,
     replyQueue: (clientId) => `${ns}.reply.${clientId}`,
+    instanceControlQueue: (service, instanceId) => `${ns}.ctl.${service}.${instanceId}`,
   };
 }
 

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { DecodeLimits, JsonSchema, Middleware, MethodDefinition, NotificationDefinition } from '@warren/jsonrpc';
 import { silentLogger, type Logger } from '@warren/logger';
+import type { ErrorDescription } from './announcement';
 import type { ClientOptions } from './client-options';
 import type { HandlerContext } from './context';
 import { assertResourceName } from './names';
+import { maxAnnounceIntervalMs } from './protocol-schemas';
 import type { QueueType } from './topology';
 import type { CallTracker } from './tracker';
 
@@ -19,6 +21,13 @@ export interface ToolSpec {
 export interface ServiceMethod<P = unknown, R = unknown> extends MethodDefinition<P, R, HandlerContext> {
   /** Declares the method as an MCP tool, listed by the gateway's tools/list. */
   readonly tool?: ToolSpec;
+  /**
+   * A long-running job: announced, so callers (and `/services`, `rpc.discover`)
+   * know to send it persistent with a generous deadline. @default false
+   */
+  readonly jobStyle?: boolean;
+  /** Application errors the method may answer, announced for discovery (OpenRPC `errors`). @default none */
+  readonly errors?: readonly ErrorDescription[];
 }
 
 export type ServiceNotification<P = unknown> = NotificationDefinition<P, HandlerContext>;
@@ -96,6 +105,7 @@ export function resolveServiceOptions(options: ServiceOptions): ResolvedServiceO
   for (const field of ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax', 'announceIntervalMs'] as const) {
     if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`ServiceOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
   }
+  if (resolved.announceIntervalMs > maxAnnounceIntervalMs) throw new RangeError(`ServiceOptions.announceIntervalMs must be at most ${maxAnnounceIntervalMs}`);
   if (resolved.queueType !== 'classic' && resolved.queueType !== 'quorum') throw new RangeError(`ServiceOptions.queueType must be 'classic' or 'quorum'`);
   assertResourceName('ServiceOptions.instanceId', resolved.instanceId);
   const unreserved = Object.keys(resolved.reservedMethods).filter((m) => !m.startsWith('rpc.'));

@@ -40,7 +40,12 @@ async function fromGateway(s: Session, timeoutMs: number): Promise<ServicesView 
   }
 }
 
-/** Listens to the service announcements on the control exchange for `waitMs`. */
+/**
+ * Builds the view from the announcements on the control exchange: the
+ * registry asks every instance to announce now, so the view is complete once
+ * that round is over; `waitMs` listens longer, for instances that only
+ * announce on their interval.
+ */
 async function fromRegistry(s: Session, waitMs: number): Promise<ServicesView> {
   const connection = new AmqpConnection({ urls: [...s.settings.amqpUrls], startTimeoutMs: s.settings.connectTimeoutMs, connectionName: 'warren-cli-services', reconnect: { initialDelayMs: 100, maxDelayMs: 1000 } });
   try {
@@ -49,8 +54,11 @@ async function fromRegistry(s: Session, waitMs: number): Promise<ServicesView> {
     throw new UnreachableError(`RabbitMQ at ${s.settings.amqpUrls.map(redactUrl).join(', ')}`, err);
   }
   try {
+    const started = Date.now();
     const registry = await ServiceRegistry.start(connection, { namespace: s.settings.namespace });
-    await new Promise((r) => setTimeout(r, waitMs));
+    await registry.discovered();
+    const left = waitMs - (Date.now() - started);
+    if (left > 0) await new Promise((r) => setTimeout(r, left));
     const grouped = registry.byService();
     await registry.close();
     return { source: 'registry', services: [...grouped].sort(([a], [b]) => a.localeCompare(b)).map(([name, instances]) => summarize(name, instances)) };
@@ -65,8 +73,8 @@ function summarize(name: string, instances: readonly InstanceInfo[]): ServicesVi
     name,
     instances: instances.map(summarizeInstance),
     methods: (newest?.methods ?? []).map((m) => ({ name: m.name, ...(m.description === undefined ? {} : { description: m.description }), ...(m.tool === undefined ? {} : { tool: m.tool.name ?? m.name }) })),
-    notifications: [...new Set(instances.flatMap((i) => i.notifications))].sort(),
-    instanceNotifications: [...new Set(instances.flatMap((i) => i.instanceNotifications ?? []))].sort(),
+    notifications: [...new Set(instances.flatMap((i) => i.notifications.map((n) => n.name)))].sort(),
+    instanceNotifications: [...new Set(instances.flatMap((i) => i.instanceNotifications.map((n) => n.name)))].sort(),
   };
 }
 

@@ -8,16 +8,20 @@ export interface DiscoveryRoundOptions {
   readonly announceNow?: boolean;
   /** @default 200 */
   readonly jitterMs?: number;
-  /** @default 300 */
+  /** @default 500 */
   readonly settleMs?: number;
+  /** @default 3000 */
+  readonly maxWaitMs?: number;
 }
 
 /**
- * A registry's announce-now rounds. The first one gates readiness: it is
- * complete `jitterMs + settleMs` after the request went out, by when every
- * instance that got it has answered (each answers within `jitterMs`). How
- * many instances exist is known to nobody, so the round is bounded in time,
- * not counted. Later rounds (after a reconnect) only refresh.
+ * A registry's announce-now rounds. The first one gates readiness. How many
+ * instances exist is known to nobody, so the round is bounded in time, not
+ * counted: it is complete once `jitterMs + settleMs` have passed since the
+ * request went out (each instance answers within `jitterMs`; `settleMs`
+ * covers delivery) and no announcement has arrived for `settleMs`, so a
+ * loaded RabbitMQ whose answers trickle in gets more time; never later than
+ * `maxWaitMs`. Later rounds (after a reconnect) only refresh.
  */
 export class DiscoveryRound {
   readonly complete: Promise<void>;
@@ -27,6 +31,9 @@ export class DiscoveryRound {
   private readonly enabled: boolean;
   private readonly jitterMs: number;
   private readonly settleMs: number;
+  private readonly maxWaitMs: number;
+  private askedAt = 0;
+  private endsAt = 0;
 
   constructor(
     private readonly log: Logger,
@@ -34,8 +41,9 @@ export class DiscoveryRound {
   ) {
     this.enabled = options.announceNow ?? true;
     this.jitterMs = Math.min(options.jitterMs ?? 200, maxAnswerDelayMs);
-    this.settleMs = options.settleMs ?? 300;
-    for (const [field, value] of [['jitterMs', this.jitterMs], ['settleMs', this.settleMs]] as const) {
+    this.settleMs = options.settleMs ?? 500;
+    this.maxWaitMs = options.maxWaitMs ?? 3000;
+    for (const [field, value] of [['jitterMs', this.jitterMs], ['settleMs', this.settleMs], ['maxWaitMs', this.maxWaitMs]] as const) {
       if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`RegistryOptions.${field} must be a whole number of ms, got ${String(value)}`);
     }
     this.complete = new Promise((resolve) => {
@@ -58,7 +66,21 @@ export class DiscoveryRound {
       this.log.warn({ err }, 'announce-now request not published');
     }
     if (this.finished || this.timer) return;
-    this.timer = setTimeout(() => this.end(), this.jitterMs + this.settleMs);
+    this.askedAt = Date.now();
+    this.schedule(this.askedAt + Math.min(this.jitterMs + this.settleMs, this.maxWaitMs));
+  }
+
+  /** An announcement arrived: while the first round runs, it lasts until `settleMs` of quiet. */
+  heard(): void {
+    if (this.finished || !this.timer) return;
+    const quietUntil = Math.min(Date.now() + this.settleMs, this.askedAt + this.maxWaitMs);
+    if (quietUntil > this.endsAt) this.schedule(quietUntil);
+  }
+
+  private schedule(at: number): void {
+    clearTimeout(this.timer);
+    this.endsAt = at;
+    this.timer = setTimeout(() => this.end(), Math.max(0, at - Date.now()));
   }
 
   close(): void {

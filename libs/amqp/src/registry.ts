@@ -33,8 +33,13 @@ export interface RegistryOptions {
   readonly announceNow?: boolean;
   /** Spread asked of the instances' answers. @default 200 */
   readonly jitterMs?: number;
-  /** Time allowed past `jitterMs` for the last answers to arrive before the first round counts as complete. @default 300 */
+  /**
+   * The first round is complete once `jitterMs + settleMs` have passed since
+   * the request and no announcement has arrived for `settleMs`. @default 500
+   */
   readonly settleMs?: number;
+  /** The first round never lasts longer than this. @default 3000 */
+  readonly maxWaitMs?: number;
   readonly logger?: Logger;
 }
 
@@ -56,6 +61,8 @@ export class ServiceRegistry extends EventEmitter<RegistryEvents> {
   private channel: Channel | undefined;
   private readonly round: DiscoveryRound;
   private droppedCount = 0;
+  /** Senders of dropped announcements already logged (bounded: senders are whoever can publish). */
+  private readonly loggedSenders = new Set<string>();
 
   private constructor(private readonly connection: AmqpConnection, private readonly options: RegistryOptions) {
     super();
@@ -125,8 +132,6 @@ export class ServiceRegistry extends EventEmitter<RegistryEvents> {
     this.round.ask(ch, this.n);
   }
 
-  private readonly loggedSenders = new Set<string>();
-
   private apply(parsed: AnnouncementParse): void {
     if (!parsed.ok) {
       this.droppedCount++;
@@ -138,6 +143,7 @@ export class ServiceRegistry extends EventEmitter<RegistryEvents> {
       return;
     }
     const a = parsed.announcement;
+    this.round.heard();
     const key = `${a.service}/${a.instanceId}`;
     if (a.type === 'withdraw') this.instances.delete(key);
     else this.instances.set(key, { ...a, lastSeen: Date.now() });

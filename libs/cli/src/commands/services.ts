@@ -10,7 +10,7 @@ export interface ServicesView {
   readonly services: readonly {
     readonly name: string;
     readonly instances: readonly (Omit<InstanceSummary, 'lastSeen' | 'metadata'> & Partial<Pick<InstanceSummary, 'lastSeen' | 'metadata'>>)[];
-    readonly methods: readonly { readonly name: string; readonly description?: string; readonly tool?: string }[];
+    readonly methods: readonly { readonly name: string; readonly description?: string; readonly tool?: string; readonly jobStyle?: boolean }[];
     readonly notifications: readonly string[];
     readonly instanceNotifications?: readonly string[];
   }[];
@@ -72,7 +72,12 @@ function summarize(name: string, instances: readonly InstanceInfo[]): ServicesVi
   return {
     name,
     instances: instances.map(summarizeInstance),
-    methods: (newest?.methods ?? []).map((m) => ({ name: m.name, ...(m.description === undefined ? {} : { description: m.description }), ...(m.tool === undefined ? {} : { tool: m.tool.name ?? m.name }) })),
+    methods: (newest?.methods ?? []).map((m) => ({
+      name: m.name,
+      ...(m.description === undefined ? {} : { description: m.description }),
+      ...(m.tool === undefined ? {} : { tool: m.tool.name ?? m.name }),
+      ...(m.jobStyle === true ? { jobStyle: true } : {}),
+    })),
     notifications: [...new Set(instances.flatMap((i) => i.notifications.map((n) => n.name)))].sort(),
     instanceNotifications: [...new Set(instances.flatMap((i) => i.instanceNotifications.map((n) => n.name)))].sort(),
   };
@@ -99,7 +104,7 @@ export async function servicesCommand(s: Session, flags: { readonly wait: number
     const tracked = svc.instances.some((i) => i.tracking !== undefined);
     const rows = svc.instances.map((i) => [i.instanceId, duration(now - i.startedAt), String(i.running), ...(tracked ? [trackingCell(i.tracking, s)] : [])]);
     s.out(indent(table(['instance', 'up', 'running', ...(tracked ? ['tracking'] : [])], rows, s.c, new Set([2]))));
-    if (svc.methods.length > 0) s.out(indent(`methods: ${svc.methods.map((m) => (m.tool ? `${m.name} ${s.c.cyan('(tool)')}` : m.name)).join(', ')}`));
+    if (svc.methods.length > 0) s.out(indent(`methods: ${svc.methods.map((m) => [m.name, ...(m.tool ? [s.c.cyan('(tool)')] : []), ...(m.jobStyle ? [s.c.cyan('(job)')] : [])].join(' ')).join(', ')}`));
     const subs = [...svc.notifications, ...(svc.instanceNotifications ?? []).map((n) => `${n} (per instance)`)];
     if (subs.length > 0) s.out(indent(`notifications: ${subs.join(', ')}`));
     s.out('');

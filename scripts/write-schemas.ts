@@ -1,7 +1,7 @@
 // Writes docs/schemas/*.json from the schemas the code enforces
 // (libs/amqp/src/protocol-schemas.ts). Run after changing them:
 //   npx tsx scripts/write-schemas.ts
-// A unit test (test/unit/schemas.test.ts) fails while the files differ.
+// A unit test (libs/amqp/test/protocol-schemas.test.ts) fails while the files differ.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { protocolSchemaFiles } from '@warren/amqp';

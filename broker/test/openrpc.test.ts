@@ -10,7 +10,7 @@ import { resolveServiceOptions, type InstanceInfo } from '@warren/amqp';
 import { describeInstance } from '../../libs/amqp/src/describe';
 import { calculatorMethods } from '../../services/calculator/src/methods';
 import { jobsMethods } from '../../services/jobs/src/methods';
-import { buildCatalogue, contentDescriptors, openRpcDocument } from '../src';
+import { buildCatalogue, contentDescriptors, openRpcDocument, servicesView } from '../src';
 import { discoveryServers } from '../src/openrpc-servers';
 
 const noStore = { get: async () => undefined, put: async () => undefined, append: async () => undefined } as unknown as Parameters<typeof jobsMethods>[0]['store'];
@@ -97,5 +97,28 @@ describe('contentDescriptors', () => {
     for (const key of ['oneOf', 'anyOf']) {
       expect(contentDescriptors({ [key]: [pair, named] })).toEqual({ paramStructure: 'either', params: [{ name: 'x', schema: { type: 'number' }, required: true }, { name: 'y', schema: { type: 'number' }, required: false }] });
     }
+  });
+});
+
+describe('GET /services body', () => {
+  const view = servicesView(catalogue);
+  const service = (name: string) => view.services.find((s) => s.name === name);
+
+  it('marks job-style methods, and persistent ones where the queue is durable', () => {
+    expect(service('jobs')).toMatchObject({ durable: true, queueType: 'quorum' });
+    expect(service('jobs')?.methods.find((m) => m.name === 'report.render')).toMatchObject({ jobStyle: true, persistent: true, params: { required: ['size'] } });
+    expect(service('jobs')?.methods.find((m) => m.name === 'report.progress')).toMatchObject({ jobStyle: false, persistent: false });
+    expect(service('calculator')?.methods.find((m) => m.name === 'calculate')).toMatchObject({ tool: 'calculate', jobStyle: false, result: { type: 'string' } });
+  });
+
+  it('keeps the notification name lists and adds their params schemas', () => {
+    expect(service('audit')).toMatchObject({
+      notifications: ['audit.record'],
+      instanceNotifications: ['cache.flush'],
+      notificationDetails: [
+        { name: 'audit.record', perInstance: false, description: 'Records an event', params: { type: 'object', properties: { event: { type: 'string' } }, required: ['event'] } },
+        { name: 'cache.flush', perInstance: true },
+      ],
+    });
   });
 });

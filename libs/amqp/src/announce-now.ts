@@ -14,6 +14,9 @@ export interface AnnounceNowRequest {
 /** However wide a request asks the spread to be, an instance answers within this. */
 export const maxAnswerDelayMs = 1000;
 
+/** Answers of one instance are at least this far apart: anyone can publish requests, and each costs every instance an announcement. */
+export const minAnswerSpacingMs = 250;
+
 let validator: ValidateFunction | undefined;
 
 /** Reads an announce-now request from untrusted bytes; undefined for anything else. */
@@ -39,11 +42,14 @@ export function announceNowRequest(jitterMs: number): AnnounceNowRequest {
  * An instance's side of announce-now: answers each request once, after a
  * random delay within the requested spread, so a cluster of many instances
  * does not answer a starting registry in one burst. Requests that arrive
- * while an answer is pending share it.
+ * while an answer is pending share it, and answers are spaced at least
+ * `minAnswerSpacingMs` apart, so a flood of requests costs at most a few
+ * announcements a second.
  */
 export class AnnounceOnRequest {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private lastAnswerAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly announce: () => void,
@@ -59,9 +65,11 @@ export class AnnounceOnRequest {
       return;
     }
     if (this.closed || this.timer) return;
-    const delay = Math.floor(this.random() * Math.min(request.jitterMs, maxAnswerDelayMs));
+    const jitter = Math.floor(this.random() * Math.min(request.jitterMs, maxAnswerDelayMs));
+    const delay = Math.max(jitter, this.lastAnswerAt + minAnswerSpacingMs - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
+      this.lastAnswerAt = Date.now();
       this.announce();
     }, delay);
   }

@@ -1,6 +1,6 @@
 import { silentLogger } from '@warren/logger';
 import { parseAnnouncement, type AnnouncementParse } from '../src/announcement';
-import { AnnounceOnRequest, announceNowRequest, maxAnswerDelayMs, parseAnnounceNow } from '../src/announce-now';
+import { AnnounceOnRequest, announceNowRequest, maxAnswerDelayMs, minAnswerSpacingMs, parseAnnounceNow } from '../src/announce-now';
 import { describeInstance } from '../src/describe';
 import { resolveServiceOptions } from '../src/service-options';
 
@@ -119,6 +119,16 @@ describe('announce-now', () => {
     responder.onMessage(bytes(announceNowRequest(5000)));
     jest.advanceTimersByTime(maxAnswerDelayMs);
     expect(announced).toBe(2);
+    // A flood of requests asking for no delay at all is answered at most once per spacing.
+    const flood = new AnnounceOnRequest(() => announced++, silentLogger(), () => 0);
+    for (let t = 0; t < 1000; t += 10) {
+      flood.onMessage(bytes(announceNowRequest(0)));
+      jest.advanceTimersByTime(10);
+    }
+    expect(announced - 2).toBeLessThanOrEqual(Math.ceil(1000 / minAnswerSpacingMs) + 1);
+    expect(announced - 2).toBeGreaterThanOrEqual(3);
+    flood.close();
+    announced = 2;
     responder.onMessage(Buffer.from('garbage'));
     responder.onMessage(bytes(announceNowRequest(100)));
     responder.close();

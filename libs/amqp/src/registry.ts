@@ -49,8 +49,9 @@ interface RegistryEvents {
 
 /**
  * The live view of service instances, built from the announcements on the
- * control exchange. It needs no storage of its own: after a restart it is
- * whole again within one announcement interval.
+ * control exchange, each validated against the announcement schema. It needs
+ * no storage of its own: on start and after every reconnect it asks every
+ * instance to announce now, so it is whole again within its first round.
  */
 export class ServiceRegistry extends EventEmitter<RegistryEvents> {
   private readonly instances = new Map<string, InstanceInfo>();

@@ -1,8 +1,10 @@
 import { AmqpConnection, DeadLetterQueues, RpcClient, ServiceRegistry, startService, type ClientOptions, type ConnectTo, type ServiceMethod, type ServiceNotification, type WarrenService } from '@warren/amqp';
 import { silentLogger } from '@warren/logger';
 import { dlqMethods } from './dlq-methods';
+import { discoveryProbe } from './discovery-probe';
 import { buildGateway, type Gateway } from './gateway';
 import { openRpcDocument, type OpenRpcInfo } from './openrpc';
+import { discoveryServers } from './openrpc-servers';
 import type { GatewayOptions } from './options';
 
 export interface BrokerOptions extends GatewayOptions {
@@ -67,8 +69,10 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
     cleanup.push(() => client.close());
     const registry = await ServiceRegistry.start(connection, { namespace, logger });
     cleanup.push(() => registry.close());
-    const gateway = await buildGateway({ client, connection, registry }, { ...options, logger });
+    const gateway = await buildGateway({ client, connection, registry }, { ...options, logger, probes: [...(options.probes ?? []), discoveryProbe(registry)] });
     cleanup.push(() => gateway.close());
+    let listening: string | undefined;
+    const servers = () => options.openrpc?.servers ?? discoveryServers(listening, 'urls' in options ? options.urls : undefined, namespace);
     const service = await startService({
       connection,
       namespace,
@@ -84,7 +88,7 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
       reservedMethods: {
         'rpc.discover': {
           description: 'The OpenRPC document of every method served by the live Warren services.',
-          handler: () => openRpcDocument(gateway.catalogue.current(), options.openrpc),
+          handler: () => openRpcDocument(gateway.catalogue.current(), { ...options.openrpc, servers: servers() }),
         },
       },
     });
@@ -97,7 +101,7 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
       client,
       registry,
       service,
-      listen: () => gateway.listen(),
+      listen: async () => (listening = await gateway.listen()),
       close() {
         closing ??= (async () => {
           // HTTP first, so nothing new arrives while what it stands on goes away.

@@ -1,9 +1,17 @@
-import type { InstanceInfo, MethodDescription } from '@warren/amqp';
+import type { InstanceInfo, MethodDescription, NotificationDescription, QueueType } from '@warren/amqp';
 import type { JsonObject, JsonSchema } from '@warren/jsonrpc';
 
 /** A method as the gateway knows it: its description and the service that serves it. */
 export interface CatalogueMethod extends MethodDescription {
   readonly service: string;
+  /** Requests should be published persistent: a job-style method on a durable queue, so they survive a RabbitMQ restart. */
+  readonly persistent: boolean;
+}
+
+/** A notification some service handles, with the schema of its params if the service gave one. */
+export interface CatalogueNotification extends NotificationDescription {
+  /** Every instance handles it (instance event queue), rather than one instance of the service. */
+  readonly perInstance: boolean;
 }
 
 /** A method exposed as an MCP tool. `inputSchema` is always an object schema, as MCP requires. */
@@ -20,6 +28,11 @@ export interface ServiceSummary {
   readonly instances: readonly InstanceInfo[];
   readonly notifications: readonly string[];
   readonly instanceNotifications: readonly string[];
+  /** Both kinds, described (the newest instance's description of each name). */
+  readonly notificationDetails: readonly CatalogueNotification[];
+  /** The newest instance's request queue: durable, and its type. */
+  readonly durable: boolean;
+  readonly queueType: QueueType;
 }
 
 /**
@@ -48,23 +61,23 @@ export function buildCatalogue(instances: readonly InstanceInfo[]): Catalogue {
   const methods = new Map<string, CatalogueMethod>();
   const tools = new Map<string, CatalogueTool>();
   const conflicts = new Set<string>();
-  const services = new Map<string, { instances: InstanceInfo[]; notifications: Set<string>; instanceNotifications: Set<string> }>();
+  const services = new Map<string, { instances: InstanceInfo[]; notifications: Map<string, CatalogueNotification>; instanceNotifications: Map<string, CatalogueNotification> }>();
   for (const instance of newestFirst) {
     let summary = services.get(instance.service);
     if (!summary) {
-      summary = { instances: [], notifications: new Set(), instanceNotifications: new Set() };
+      summary = { instances: [], notifications: new Map(), instanceNotifications: new Map() };
       services.set(instance.service, summary);
     }
     summary.instances.push(instance);
-    for (const n of instance.notifications) summary.notifications.add(n);
-    for (const n of instance.instanceNotifications ?? []) summary.instanceNotifications.add(n);
+    for (const n of instance.notifications) if (!summary.notifications.has(n.name)) summary.notifications.set(n.name, { ...n, perInstance: false });
+    for (const n of instance.instanceNotifications) if (!summary.instanceNotifications.has(n.name)) summary.instanceNotifications.set(n.name, { ...n, perInstance: true });
     for (const m of instance.methods) {
       const known = methods.get(m.name);
       if (known) {
         if (known.service !== instance.service) conflicts.add(m.name);
         continue;
       }
-      methods.set(m.name, { ...m, service: instance.service });
+      methods.set(m.name, { ...m, service: instance.service, persistent: m.jobStyle === true && instance.durable });
       if (m.tool) {
         const name = m.tool.name ?? m.name;
         if (!tools.has(name)) tools.set(name, { name, description: m.tool.description, inputSchema: objectSchema(m.tool.inputSchema ?? m.params), method: m.name, service: instance.service });
@@ -72,7 +85,19 @@ export function buildCatalogue(instances: readonly InstanceInfo[]): Catalogue {
     }
   }
   return {
-    services: [...services].map(([name, s]) => ({ name, instances: s.instances, notifications: [...s.notifications].sort(), instanceNotifications: [...s.instanceNotifications].sort() })),
+    services: [...services].map(([name, s]) => {
+      const newest = s.instances[0];
+      const byName = (a: CatalogueNotification, b: CatalogueNotification): number => a.name.localeCompare(b.name);
+      return {
+        name,
+        instances: s.instances,
+        notifications: [...s.notifications.keys()].sort(),
+        instanceNotifications: [...s.instanceNotifications.keys()].sort(),
+        notificationDetails: [...[...s.notifications.values()].sort(byName), ...[...s.instanceNotifications.values()].sort(byName)],
+        durable: newest?.durable ?? false,
+        queueType: newest?.queueType ?? 'classic',
+      };
+    }),
     methods,
     tools,
     conflicts: [...conflicts].sort(),

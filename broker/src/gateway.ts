@@ -64,6 +64,7 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     // Read at scrape time only, by when `sessions` below exists.
     sessions: (): { sse: number; streamable: number } => sessions.counts(),
     instances: () => deps.registry.list().length,
+    droppedAnnouncements: () => deps.registry.dropped,
     tracking: () => deps.registry.list().flatMap((i) => (i.tracking === undefined ? [] : [{ service: i.service, state: i.tracking.state }])),
   }, o.defaultMetrics);
   const calls: CallGate = new CallGate({

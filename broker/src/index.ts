@@ -13,7 +13,9 @@ export { runProbes, type ReadinessProbe, type ProbeResult, type ProbeReport } fr
 export { redisPingProbe } from './redis-probe';
 export { buildCatalogue, objectSchema, type Catalogue, type CatalogueMethod, type CatalogueTool, type ServiceSummary } from './catalogue';
 export { LiveCatalogue } from './live-catalogue';
-export { openRpcDocument, contentDescriptors, openRpcVersion, type OpenRpcInfo } from './openrpc';
+export { openRpcDocument, contentDescriptors, openRpcVersion, type OpenRpcInfo, type OpenRpcServer } from './openrpc';
+export { discoveryProbe } from './discovery-probe';
+export { servicesView, type ServiceView } from './services-view';
 export { toolResult, type ToolCallResult } from './mcp/tool-result';
 export { CallGate, type GatewayCall } from './calls';
 export { BrokerMetrics, outcomeLabel, type Via } from './metrics';

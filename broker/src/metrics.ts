@@ -13,6 +13,8 @@ export interface MetricsSources {
   pending(): number;
   sessions(): { sse: number; streamable: number };
   instances(): number;
+  /** Announcements the registry dropped because they did not fit the schema. */
+  droppedAnnouncements(): number;
   /** Live instances that report their in-flight tracking: service name and tracking state. */
   tracking(): readonly { readonly service: string; readonly state: string }[];
 }
@@ -48,6 +50,7 @@ export class BrokerMetrics {
     sampled(registers, 'warren_rpc_returned_total', 'Requests RabbitMQ returned unroutable (no service serves the method).', 'counter', sources.returned);
     sampled(registers, 'warren_rpc_pending_calls', 'Calls waiting for a reply in the RPC client.', 'gauge', sources.pending);
     sampled(registers, 'warren_registry_instances', 'Live service instances in the registry.', 'gauge', sources.instances);
+    sampled(registers, 'warren_registry_dropped_announcements_total', 'Announcements dropped whole because they do not fit docs/schemas/announcement.schema.json.', 'counter', sources.droppedAnnouncements);
     new Gauge({
       name: 'warren_mcp_sessions',
       help: 'Open MCP sessions by transport.',

@@ -180,7 +180,7 @@ describe('operator endpoints', () => {
   it('GET /readyz reports RabbitMQ', async () => {
     const res = await fetch(`${f.url}/readyz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: 'ready', rabbitmq: { ok: true, state: 'open' }, dependencies: [] });
+    expect(await res.json()).toMatchObject({ status: 'ready', rabbitmq: { ok: true, state: 'open' }, dependencies: [{ name: 'discovery', required: true, ok: true, state: 'complete' }] });
   });
 
   it('GET /services lists the live services, their instances, methods and tools', async () => {

@@ -40,7 +40,7 @@ describe('main.ts', () => {
     const ready = JSON.parse(await child.waitForLine(/"msg":"broker ready"/, 20_000)) as { url: string };
     expect((await fetch(`${ready.url}/healthz`)).status).toBe(200);
     const readyz = (await (await fetch(`${ready.url}/readyz`)).json()) as { status: string; dependencies: unknown[] };
-    expect(readyz).toMatchObject({ status: 'ready', dependencies: [{ name: 'redis', ok: true, state: 'ready', required: false }] });
+    expect(readyz).toMatchObject({ status: 'ready', dependencies: [{ name: 'redis', ok: true, state: 'ready', required: false }, { name: 'discovery', ok: true, state: 'complete', required: true }] });
     // With REDIS_URL the in-flight view is wired: GET /inflight reads Redis, and the view is served as JSON-RPC.
     const inflight = (await (await fetch(`${ready.url}/inflight`)).json()) as { configured: boolean };
     expect(inflight.configured).toBe(true);

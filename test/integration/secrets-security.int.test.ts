@@ -80,7 +80,7 @@ it('a broker and a service at debug level log no password, token, Redis password
   expect((await (await rpc(JSON.stringify({ jsonrpc: '2.0', method: 'nobody', params: [secrets.param], id: 2 }), secrets.token)).json())).toMatchObject({ error: { code: -32601 } });
   const readyz = await (await fetch(`${url}/readyz`)).text();
   expect(readyz).not.toContain(secrets.redis);
-  expect(JSON.parse(readyz)).toMatchObject({ dependencies: [{ name: 'redis', ok: false }] });
+  expect(JSON.parse(readyz)).toMatchObject({ dependencies: [{ name: 'redis', ok: false }, { name: 'discovery' }] });
 
   // A lost connection and its recovery.
   await b.connection.simulateLoss();

@@ -177,7 +177,7 @@ maybe('TLS', () => {
     ns.service('warren-broker');
     const ready = JSON.parse(await child.waitForLine(/"msg":"broker ready"/, 30_000)) as { url: string };
     const readyz = (await (await fetch(`${ready.url}/readyz`)).json()) as unknown;
-    expect(readyz).toMatchObject({ status: 'ready', rabbitmq: { ok: true }, dependencies: [{ name: 'redis', ok: true, state: 'ready' }] });
+    expect(readyz).toMatchObject({ status: 'ready', rabbitmq: { ok: true }, dependencies: [{ name: 'redis', ok: true, state: 'ready' }, { name: 'discovery', ok: true }] });
     expect(await (await fetch(`${ready.url}/inflight`)).json()).toMatchObject({ configured: true, calls: [] });
     expect(await child.kill('SIGTERM')).toMatchObject({ code: 0 });
     expect(amqps.handshakes.length).toBeGreaterThan(amqpBefore);

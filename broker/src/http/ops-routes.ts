@@ -1,4 +1,4 @@
-import { summarizeInstance, type AmqpConnection } from '@warren/amqp';
+import type { AmqpConnection } from '@warren/amqp';
 import type { FastifyInstance } from 'fastify';
 import type { CallGate } from '../calls';
 import type { InflightSource } from '../inflight';
@@ -6,6 +6,7 @@ import type { LiveCatalogue } from '../live-catalogue';
 import type { BrokerMetrics } from '../metrics';
 import { sharedProbe } from '../probe-cache';
 import { runProbes, type ReadinessProbe } from '../probes';
+import { servicesView } from '../services-view';
 
 export interface OpsRouteOptions {
   readonly connection: AmqpConnection;
@@ -40,23 +41,7 @@ export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): voi
     return reply.type(o.metrics.registry.contentType).send(text);
   });
 
-  app.get('/services', async () => {
-    const catalogue = o.catalogue.current();
-    return {
-      services: catalogue.services.map((s) => ({
-        name: s.name,
-        instances: s.instances.map(summarizeInstance),
-        methods: [...catalogue.methods.values()].filter((m) => m.service === s.name).map((m) => ({
-          name: m.name,
-          ...(m.description === undefined ? {} : { description: m.description }),
-          ...(m.tool === undefined ? {} : { tool: m.tool.name ?? m.name }),
-        })),
-        notifications: s.notifications,
-        instanceNotifications: s.instanceNotifications,
-      })),
-      conflicts: catalogue.conflicts,
-    };
-  });
+  app.get('/services', async () => servicesView(o.catalogue.current()));
 
   // A client token sees only the calls it made through this gateway (cluster-wide entries are matched
   // by call id); an operator token, or a gateway without auth, sees everything.

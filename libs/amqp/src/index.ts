@@ -73,7 +73,9 @@ export { progressHeader, decodeProgress, type Progress, type ProgressListener } 
 export { directReplyQueue, type ReplyMode } from './reply-consumer';
 export { parseTraceparent, childTraceparent, type TraceContext } from './trace';
 export { relayPayload, type RelayOptions, type RelayTarget } from './relay';
-export { type Announcement, type MethodDescription, parseAnnouncement } from './announcement';
+export { type Announcement, type AnnounceMessage, type WithdrawMessage, type AnnouncementParse, type MethodDescription, type NotificationDescription, type ErrorDescription, parseAnnouncement, maxAnnouncementBytes } from './announcement';
+export { type AnnounceNowRequest, parseAnnounceNow } from './announce-now';
+export { announcementSchema, announceNowSchema, protocolSchemaFiles, protocolVersion, jsonSchemaDraft } from './protocol-schemas';
 export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type RegistryOptions } from './registry';
 export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './service-env';
 export { shutdownHandler, type ShutdownOptions } from './shutdown';

@@ -15,6 +15,8 @@ export interface Names {
   readonly deadLetterExchange: string;
   /** Fanout exchange for service announcements (discovery). */
   readonly controlExchange: string;
+  /** Fanout exchange registries publish announce-now requests to; every instance's control queue is bound to it. */
+  readonly discoverExchange: string;
   serviceQueue(service: string): string;
   deadLetterQueue(service: string): string;
   /** A delay queue of a service: holds retried requests `delayMs`, then dead-letters them back to its queue. */
@@ -22,6 +24,8 @@ export interface Names {
   serviceEventQueue(service: string): string;
   instanceEventQueue(service: string, instanceId: string): string;
   replyQueue(clientId: string): string;
+  /** An instance's private queue of control messages (announce-now requests). */
+  instanceControlQueue(service: string, instanceId: string): string;
 }
 
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
@@ -40,12 +44,14 @@ export function names(namespace = 'warren'): Names {
     eventExchange: `${ns}.events`,
     deadLetterExchange: `${ns}.dlx`,
     controlExchange: `${ns}.control`,
+    discoverExchange: `${ns}.discover`,
     serviceQueue: (service) => `${ns}.svc.${service}`,
     deadLetterQueue: (service) => `${ns}.svc.${service}.dead`,
     retryQueue: (service, delayMs) => `${ns}.svc.${service}.retry.${delayMs}`,
     serviceEventQueue: (service) => `${ns}.evt.${service}`,
     instanceEventQueue: (service, instanceId) => `${ns}.evt.${service}.${instanceId}`,
     replyQueue: (clientId) => `${ns}.reply.${clientId}`,
+    instanceControlQueue: (service, instanceId) => `${ns}.ctl.${service}.${instanceId}`,
   };
 }
 

@@ -1,13 +1,14 @@
 import { EventEmitter } from 'node:events';
 import type { Channel, ChannelModel } from 'amqplib';
 import { silentLogger, type Logger } from '@warren/logger';
-import { parseAnnouncement, type Announcement } from './announcement';
+import { parseAnnouncement, type AnnounceMessage, type AnnouncementParse } from './announcement';
+import { DiscoveryRound } from './discovery-round';
 import { closeChannel } from './close';
 import type { AmqpConnection } from './connection';
 import { names, type Names } from './names';
 import { applyTopology, coreTopology } from './topology';
 
-export type InstanceInfo = Extract<Announcement, { type: 'announce' }> & { readonly lastSeen: number };
+export type InstanceInfo = AnnounceMessage & { readonly lastSeen: number };
 
 /** What views of the registry (the broker's GET /services, `warren services`) show of an instance. */
 export type InstanceSummary = Pick<InstanceInfo, 'instanceId' | 'startedAt' | 'lastSeen' | 'running' | 'metadata' | 'tracking'>;
@@ -24,6 +25,21 @@ export interface RegistryOptions {
   readonly namespace?: string;
   /** An instance not heard from for this many of its own intervals is dropped. @default 3 */
   readonly missedIntervals?: number;
+  /**
+   * On start and after every reconnect, ask every instance to announce now
+   * (within `jitterMs`), instead of waiting up to a whole interval for them.
+   * @default true
+   */
+  readonly announceNow?: boolean;
+  /** Spread asked of the instances' answers. @default 200 */
+  readonly jitterMs?: number;
+  /**
+   * The first round is complete once `jitterMs + settleMs` have passed since
+   * the request and no announcement has arrived for `settleMs`. @default 500
+   */
+  readonly settleMs?: number;
+  /** The first round never lasts longer than this. @default 3000 */
+  readonly maxWaitMs?: number;
   readonly logger?: Logger;
 }
 
@@ -33,8 +49,9 @@ interface RegistryEvents {
 
 /**
  * The live view of service instances, built from the announcements on the
- * control exchange. It needs no storage of its own: after a restart it is
- * whole again within one announcement interval.
+ * control exchange, each validated against the announcement schema. It needs
+ * no storage of its own: on start and after every reconnect it asks every
+ * instance to announce now, so it is whole again within its first round.
  */
 export class ServiceRegistry extends EventEmitter<RegistryEvents> {
   private readonly instances = new Map<string, InstanceInfo>();
@@ -43,11 +60,16 @@ export class ServiceRegistry extends EventEmitter<RegistryEvents> {
   private sweepTimer: NodeJS.Timeout | undefined;
   private unregister: (() => void) | undefined;
   private channel: Channel | undefined;
+  private readonly round: DiscoveryRound;
+  private droppedCount = 0;
+  /** Senders of dropped announcements already logged (bounded: senders are whoever can publish). */
+  private readonly loggedSenders = new Set<string>();
 
   private constructor(private readonly connection: AmqpConnection, private readonly options: RegistryOptions) {
     super();
     this.n = names(options.namespace);
     this.log = (options.logger ?? silentLogger()).child({ component: 'registry' });
+    this.round = new DiscoveryRound(this.log, options);
   }
 
   static async start(connection: AmqpConnection, options: RegistryOptions = {}): Promise<ServiceRegistry> {
@@ -56,6 +78,25 @@ export class ServiceRegistry extends EventEmitter<RegistryEvents> {
     registry.sweepTimer = setInterval(() => registry.sweep(), 1000);
     registry.sweepTimer.unref();
     return registry;
+  }
+
+  /**
+   * Resolves when the first discovery round is over: every instance that
+   * answered the registry's announce-now request within the round is listed.
+   * Never rejects; without announce-now it resolves at once.
+   */
+  discovered(): Promise<void> {
+    return this.round.complete;
+  }
+
+  /** Whether the first discovery round is over (see `discovered()`). */
+  get discoveryComplete(): boolean {
+    return this.round.done;
+  }
+
+  /** Announcements dropped because they did not fit the schema. */
+  get dropped(): number {
+    return this.droppedCount;
   }
 
   /** Every live instance. */
@@ -72,6 +113,7 @@ export class ServiceRegistry extends EventEmitter<RegistryEvents> {
 
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
+    this.round.close();
     this.unregister?.();
     const ch = this.channel;
     this.channel = undefined;
@@ -87,10 +129,22 @@ export class ServiceRegistry extends EventEmitter<RegistryEvents> {
     await ch.bindQueue(queue, this.n.controlExchange, '');
     await ch.consume(queue, (msg) => msg && this.apply(parseAnnouncement(msg.content)), { noAck: true });
     this.channel = ch;
+    // Only now: answers published before our queue was bound would be lost.
+    this.round.ask(ch, this.n);
   }
 
-  private apply(a: Announcement | undefined): void {
-    if (!a) return;
+  private apply(parsed: AnnouncementParse): void {
+    if (!parsed.ok) {
+      this.droppedCount++;
+      // Once per sender: a misbehaving instance announces every interval, forever.
+      if (this.loggedSenders.size < 1000 && !this.loggedSenders.has(parsed.sender)) {
+        this.loggedSenders.add(parsed.sender);
+        this.log.warn({ sender: parsed.sender, reason: parsed.reason, details: parsed.details }, 'announcement dropped: it does not fit docs/schemas/announcement.schema.json');
+      }
+      return;
+    }
+    const a = parsed.announcement;
+    this.round.heard();
     const key = `${a.service}/${a.instanceId}`;
     if (a.type === 'withdraw') this.instances.delete(key);
     else this.instances.set(key, { ...a, lastSeen: Date.now() });

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { DecodeLimits, JsonSchema, Middleware, MethodDefinition, NotificationDefinition } from '@warren/jsonrpc';
 import { silentLogger, type Logger } from '@warren/logger';
+import type { ErrorDescription } from './announcement';
 import type { ClientOptions } from './client-options';
 import type { HandlerContext } from './context';
 import { assertResourceName } from './names';
+import { maxAnnounceIntervalMs } from './protocol-schemas';
 import type { QueueType } from './topology';
 import { assertRetryPolicy, type RetryPolicy } from './retry';
 import type { CallTracker } from './tracker';
@@ -22,6 +24,13 @@ export interface ServiceMethod<P = unknown, R = unknown> extends MethodDefinitio
   readonly tool?: ToolSpec;
   /** Retries of calls failing with a retryable error, waited out in RabbitMQ (retry.ts). @default none */
   readonly retry?: RetryPolicy;
+  /**
+   * A long-running job: announced, so callers (and `/services`, `rpc.discover`)
+   * know to send it persistent with a generous deadline. @default false
+   */
+  readonly jobStyle?: boolean;
+  /** Application errors the method may answer, announced for discovery (OpenRPC `errors`). @default none */
+  readonly errors?: readonly ErrorDescription[];
 }
 
 export type ServiceNotification<P = unknown> = NotificationDefinition<P, HandlerContext>;
@@ -124,6 +133,7 @@ export function resolveServiceOptions(options: ServiceOptions, context: ServiceO
   if (resolved.deliveryLimit !== undefined && (!Number.isSafeInteger(resolved.deliveryLimit) || resolved.deliveryLimit < 1)) {
     throw new RangeError(`ServiceOptions.deliveryLimit must be a positive integer, got ${String(resolved.deliveryLimit)}`);
   }
+  if (resolved.announceIntervalMs > maxAnnounceIntervalMs) throw new RangeError(`ServiceOptions.announceIntervalMs must be at most ${maxAnnounceIntervalMs}`);
   if (resolved.queueType !== 'classic' && resolved.queueType !== 'quorum') throw new RangeError(`ServiceOptions.queueType must be 'classic' or 'quorum'`);
   assertResourceName('ServiceOptions.instanceId', resolved.instanceId);
   const unreserved = Object.keys(resolved.reservedMethods).filter((m) => !m.startsWith('rpc.'));

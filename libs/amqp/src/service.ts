@@ -21,7 +21,9 @@ import { applyTopology, coreTopology, serviceTopology } from './topology';
 import { SuspectLane } from './suspect-lane';
 import type { TrackDecision, TrackedCall } from './tracker';
 import type { EffectLedger } from './once';
-import type { Announcement } from './announcement';
+import type { Announcement, AnnounceMessage } from './announcement';
+import { AnnounceOnRequest } from './announce-now';
+import { describeInstance } from './describe';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
@@ -54,6 +56,7 @@ export class WarrenService {
   private readonly policies = new Map<string, RetryPolicy>();
   private announceTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
+  private readonly askedToAnnounce: AnnounceOnRequest;
   /** The client handlers use for nested calls (shares this service's connection). */
   client!: RpcClient;
   /** What every handler context of this service shares. */
@@ -63,6 +66,7 @@ export class WarrenService {
     this.o = resolveServiceOptions(options, { clustered: connection.clustered });
     this.n = names(this.o.namespace);
     this.log = this.o.logger.child({ component: 'service', service: this.o.name, instanceId: this.o.instanceId });
+    this.askedToAnnounce = new AnnounceOnRequest(() => this.announce(), this.log);
     this.limits = resolveDecodeLimits(this.o.decodeLimits);
     this.dispatcher = new Dispatcher<HandlerContext>({
       exposeErrorStack: this.o.exposeErrorStack,
@@ -118,7 +122,8 @@ export class WarrenService {
     this.closing ??= (async () => {
       this.state = 'draining';
       clearInterval(this.announceTimer);
-      this.publishControl({ type: 'withdraw', service: this.o.name, instanceId: this.o.instanceId });
+      this.askedToAnnounce.close();
+      this.publishControl({ v: 1, type: 'withdraw', service: this.o.name, instanceId: this.o.instanceId });
       const ch = this.channel;
       for (const tag of this.consumerTags.splice(0)) await ch?.cancel(tag).catch(() => undefined);
       await this.waitForRunning(this.o.shutdownGraceMs);
@@ -175,31 +180,14 @@ export class WarrenService {
     if (Object.keys(this.o.instanceNotifications).length > 0) {
       tags.push((await ch.consume(this.n.instanceEventQueue(this.o.name, this.o.instanceId), (msg) => this.onDelivery(ch, msg, 'event'))).consumerTag);
     }
+    tags.push((await ch.consume(this.n.instanceControlQueue(this.o.name, this.o.instanceId), (msg) => msg && this.askedToAnnounce.onMessage(msg.content), { noAck: true })).consumerTag);
     this.consumerTags = tags;
     this.announce();
   }
 
   /** What this instance announces for discovery. */
-  describe(): Extract<Announcement, { type: 'announce' }> {
-    return {
-      type: 'announce',
-      service: this.o.name,
-      instanceId: this.o.instanceId,
-      startedAt: this.startedAt,
-      intervalMs: this.o.announceIntervalMs,
-      methods: Object.entries(this.o.methods).map(([name, m]) => ({
-        name,
-        ...(m.description === undefined ? {} : { description: m.description }),
-        ...(m.params === undefined ? {} : { params: m.params }),
-        ...(m.result === undefined ? {} : { result: m.result }),
-        ...(m.tool === undefined ? {} : { tool: m.tool }),
-      })),
-      notifications: Object.keys(this.o.notifications),
-      instanceNotifications: Object.keys(this.o.instanceNotifications),
-      metadata: this.o.metadata,
-      running: this.running.size,
-      ...(this.o.tracker?.report ? { tracking: this.o.tracker.report() } : {}),
-    };
+  describe(): AnnounceMessage {
+    return describeInstance(this.o, this.startedAt, this.running.size);
   }
 
   private announce(): void {

@@ -33,6 +33,7 @@ export function coreTopology(n: Names): Topology {
       { name: n.eventExchange, type: 'direct', options: { durable: true } },
       { name: n.deadLetterExchange, type: 'direct', options: { durable: true } },
       { name: n.controlExchange, type: 'fanout', options: { durable: true } },
+      { name: n.discoverExchange, type: 'fanout', options: { durable: true } },
     ],
     queues: [],
     bindings: [],
@@ -59,7 +60,8 @@ export interface ServiceTopologyInput {
 /**
  * A service's queues: one shared request queue (competing consumers), one
  * shared event queue (one copy per service), an optional per-instance event
- * queue (one copy per instance), and a bounded dead-letter queue.
+ * queue (one copy per instance), a bounded dead-letter queue, and the
+ * instance's control queue (announce-now requests).
  */
 export function serviceTopology(n: Names, s: ServiceTopologyInput): Topology {
   const requestQueue = n.serviceQueue(s.service);
@@ -95,12 +97,19 @@ export function serviceTopology(n: Names, s: ServiceTopologyInput): Topology {
     queues.push({ name: q, options: { exclusive: true, autoDelete: true, durable: false } });
     bindings.push(...s.instanceNotifications.map((m) => ({ queue: q, exchange: n.eventExchange, routingKey: m })));
   }
+  queues.push(instanceControlQueue(n, s));
+  bindings.push({ queue: n.instanceControlQueue(s.service, s.instanceId), exchange: n.discoverExchange, routingKey: '' });
   return { exchanges: [], queues, bindings };
 }
 
 /** The poison guard of a quorum request queue; classic queues have no delivery count. */
 function deliveryLimitArgs(s: ServiceTopologyInput): Record<string, number> {
   return s.queueType === 'quorum' && s.deliveryLimit !== undefined ? { 'x-delivery-limit': s.deliveryLimit } : {};
+}
+
+/** Exclusive and auto-deleted like the instance event queue; bounded, since what it carries is only ever a hint. */
+function instanceControlQueue(n: Names, s: ServiceTopologyInput): QueueDecl {
+  return { name: n.instanceControlQueue(s.service, s.instanceId), options: { exclusive: true, autoDelete: true, durable: false, arguments: { 'x-max-length': 100 } } };
 }
 
 /** Declares a topology on a channel. Re-declaring an identical object is a no-op for RabbitMQ. */

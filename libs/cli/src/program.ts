@@ -14,7 +14,8 @@ export const cliDefaults = {
   namespace: 'warren',
   gateway: 'http://127.0.0.1:18001',
   connectTimeoutMs: 5000,
-  servicesWaitMs: 11_000,
+  /** Beyond the announce-now round (about half a second), which every v1 instance answers. */
+  servicesWaitMs: 0,
 } as const;
 
 interface GlobalFlags {
@@ -31,6 +32,12 @@ interface GlobalFlags {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+}
+
+function wholeMs(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('must be a whole number of milliseconds');
   return n;
 }
 
@@ -128,7 +135,7 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
   program
     .command('services')
     .description("live services, their instances, methods and subscriptions (the gateway's GET /services, else RabbitMQ announcements)")
-    .addOption(new Option('-w, --wait <ms>', 'without a gateway, listen for announcements this long').argParser(positiveInt).default(cliDefaults.servicesWaitMs))
+    .addOption(new Option('-w, --wait <ms>', 'without a gateway, listen for announcements at least this long (the announce-now round takes about 0.5 s)').argParser(wholeMs).default(cliDefaults.servicesWaitMs))
     .action(act((s, flags: { wait: number }) => servicesCommand(s, flags)));
 
   program

@@ -26,7 +26,8 @@ beforeAll(async () => {
   td.add(() => ns.destroy());
   td.add(() => deleteRedisKeys(`${ns.namespace}:`));
   const urls = amqpUrl();
-  const common = { urls, namespace: ns.namespace, announceIntervalMs: 300 };
+  // An hour between announcements: `warren services` hears of them only by asking (announce-now).
+  const common = { urls, namespace: ns.namespace, announceIntervalMs: 3_600_000 };
   const calc = await startService({ ...common, name: ns.service('calculator'), methods: calculatorMethods });
   td.add(() => calc.close());
   const events = await startService({
@@ -131,7 +132,7 @@ describe('warren notify and batch', () => {
 
 describe('warren services', () => {
   it('lists live services, instances, methods (tools marked) and subscriptions from the RabbitMQ announcements', async () => {
-    const r = await warren(['services', '--wait', '1000']);
+    const r = await warren(['services']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^calculator {2}1 instance$/m);
     // The tracked jobs worker shows its tracking state; untracked services have no such column.
@@ -139,7 +140,8 @@ describe('warren services', () => {
     expect(r.stdout).toMatch(/methods: add, subtract, sum, get_data, calculate \(tool\)/);
     expect(r.stdout).toMatch(/notifications: notify_hello, logMessage|notifications: logMessage, notify_hello/);
     expect(r.stdout).toMatch(/source: registry/);
-    const json = JSON.parse((await warren(['--json', 'services', '--wait', '1000'])).stdout) as { source: string; services: { name: string; methods: { name: string; tool?: string }[] }[] };
+    expect(r.stdout).toMatch(/methods: report\.render \(job\), report\.progress$/m);
+    const json = JSON.parse((await warren(['--json', 'services'])).stdout) as { source: string; services: { name: string; methods: { name: string; tool?: string }[] }[] };
     expect(json.source).toBe('registry');
     expect(json.services.map((s) => s.name).sort()).toEqual(['calculator', 'jobs', 'listener']);
     expect(json.services.find((s) => s.name === 'calculator')?.methods).toContainEqual({ name: 'calculate', description: expect.any(String), tool: 'calculate' });
@@ -158,7 +160,7 @@ describe('warren services', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ source: 'gateway', services: [{ name: 'from-gateway' }] });
     // A gateway serving another namespace is not believed.
     body.namespace = 'someone-else';
-    const other = await runCli(['--json', 'services', '--wait', '1000'], { env: { ...env, WARREN_GATEWAY: gateway } });
+    const other = await runCli(['--json', 'services'], { env: { ...env, WARREN_GATEWAY: gateway } });
     expect(JSON.parse(other.stdout)).toMatchObject({ source: 'registry' });
   });
 });

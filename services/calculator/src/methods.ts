@@ -8,8 +8,8 @@ import { ExpressionError, evaluate, formatResult } from './expression';
 /** Exactly two numbers, by position. */
 const numberPair: JsonSchema = { type: 'array', items: { type: 'number' }, minItems: 2, maxItems: 2 };
 
-/** Params that must be absent or empty. `maxItems`/`maxProperties` only apply to arrays/objects, so absent params pass. */
-const noParams: JsonSchema = { maxItems: 0, maxProperties: 0 };
+/** Params that must be absent or empty. Written as a `not` so absent params pass and ajv's strict mode has no type to guess. */
+const noParams: JsonSchema = { not: { anyOf: [{ type: 'array', minItems: 1 }, { type: 'object', minProperties: 1 }] } };
 
 export const calculateInput: JsonSchema = {
   type: 'object',

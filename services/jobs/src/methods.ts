@@ -69,6 +69,8 @@ export function jobsMethods(options: JobsOptions): Record<string, ServiceMethod>
     o.store.put(progressRecord(o.prefix, ctx.callId), p as unknown as Json, ttlFor(ctx)).catch((err: unknown) => ctx.log.warn({ err }, 'progress not recorded'));
 
   const render: ServiceMethod = {
+    // Announced: /services, rpc.discover and `warren services` tell callers to send it persistent.
+    jobStyle: true,
     description: 'Renders a report; takes `size` steps of the configured step time (1 s by default), reporting progress after each (see report.progress).',
     params: {
       type: 'object',

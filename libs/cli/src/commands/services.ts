@@ -10,7 +10,7 @@ export interface ServicesView {
   readonly services: readonly {
     readonly name: string;
     readonly instances: readonly (Omit<InstanceSummary, 'lastSeen' | 'metadata'> & Partial<Pick<InstanceSummary, 'lastSeen' | 'metadata'>>)[];
-    readonly methods: readonly { readonly name: string; readonly description?: string; readonly tool?: string }[];
+    readonly methods: readonly { readonly name: string; readonly description?: string; readonly tool?: string; readonly jobStyle?: boolean }[];
     readonly notifications: readonly string[];
     readonly instanceNotifications?: readonly string[];
   }[];
@@ -40,7 +40,12 @@ async function fromGateway(s: Session, timeoutMs: number): Promise<ServicesView 
   }
 }
 
-/** Listens to the service announcements on the control exchange for `waitMs`. */
+/**
+ * Builds the view from the announcements on the control exchange: the
+ * registry asks every instance to announce now, so the view is complete once
+ * that round is over; `waitMs` listens longer, for instances that only
+ * announce on their interval.
+ */
 async function fromRegistry(s: Session, waitMs: number): Promise<ServicesView> {
   const connection = new AmqpConnection({ urls: [...s.settings.amqpUrls], startTimeoutMs: s.settings.connectTimeoutMs, connectionName: 'warren-cli-services', reconnect: { initialDelayMs: 100, maxDelayMs: 1000 } });
   try {
@@ -49,8 +54,11 @@ async function fromRegistry(s: Session, waitMs: number): Promise<ServicesView> {
     throw new UnreachableError(`RabbitMQ at ${s.settings.amqpUrls.map(redactUrl).join(', ')}`, err);
   }
   try {
+    const started = Date.now();
     const registry = await ServiceRegistry.start(connection, { namespace: s.settings.namespace });
-    await new Promise((r) => setTimeout(r, waitMs));
+    await registry.discovered();
+    const left = waitMs - (Date.now() - started);
+    if (left > 0) await new Promise((r) => setTimeout(r, left));
     const grouped = registry.byService();
     await registry.close();
     return { source: 'registry', services: [...grouped].sort(([a], [b]) => a.localeCompare(b)).map(([name, instances]) => summarize(name, instances)) };
@@ -64,9 +72,14 @@ function summarize(name: string, instances: readonly InstanceInfo[]): ServicesVi
   return {
     name,
     instances: instances.map(summarizeInstance),
-    methods: (newest?.methods ?? []).map((m) => ({ name: m.name, ...(m.description === undefined ? {} : { description: m.description }), ...(m.tool === undefined ? {} : { tool: m.tool.name ?? m.name }) })),
-    notifications: [...new Set(instances.flatMap((i) => i.notifications))].sort(),
-    instanceNotifications: [...new Set(instances.flatMap((i) => i.instanceNotifications ?? []))].sort(),
+    methods: (newest?.methods ?? []).map((m) => ({
+      name: m.name,
+      ...(m.description === undefined ? {} : { description: m.description }),
+      ...(m.tool === undefined ? {} : { tool: m.tool.name ?? m.name }),
+      ...(m.jobStyle === true ? { jobStyle: true } : {}),
+    })),
+    notifications: [...new Set(instances.flatMap((i) => i.notifications.map((n) => n.name)))].sort(),
+    instanceNotifications: [...new Set(instances.flatMap((i) => i.instanceNotifications.map((n) => n.name)))].sort(),
   };
 }
 
@@ -91,7 +104,7 @@ export async function servicesCommand(s: Session, flags: { readonly wait: number
     const tracked = svc.instances.some((i) => i.tracking !== undefined);
     const rows = svc.instances.map((i) => [i.instanceId, duration(now - i.startedAt), String(i.running), ...(tracked ? [trackingCell(i.tracking, s)] : [])]);
     s.out(indent(table(['instance', 'up', 'running', ...(tracked ? ['tracking'] : [])], rows, s.c, new Set([2]))));
-    if (svc.methods.length > 0) s.out(indent(`methods: ${svc.methods.map((m) => (m.tool ? `${m.name} ${s.c.cyan('(tool)')}` : m.name)).join(', ')}`));
+    if (svc.methods.length > 0) s.out(indent(`methods: ${svc.methods.map((m) => [m.name, ...(m.tool ? [s.c.cyan('(tool)')] : []), ...(m.jobStyle ? [s.c.cyan('(job)')] : [])].join(' ')).join(', ')}`));
     const subs = [...svc.notifications, ...(svc.instanceNotifications ?? []).map((n) => `${n} (per instance)`)];
     if (subs.length > 0) s.out(indent(`notifications: ${subs.join(', ')}`));
     s.out('');

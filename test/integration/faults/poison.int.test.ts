@@ -39,7 +39,7 @@ it('one poison call among 250 in flight: it alone is dead-lettered (-32005 to it
   const deadLetters = rig.ns.names.deadLetterQueue(workService);
   await waitFor(async () => (await queueDepth(deadLetters)) >= 1, { timeoutMs: 10_000, message: 'the poison dead-lettered' }).catch(() => undefined);
   const [poisonRuns = []] = await rig.runs([poisonId]);
-  const figures = { calls: load.calls.length, tally: tally(load.calls), workersDied: pool.died.length, poisonRuns: poisonRuns.length, poisonMs, deadLettered: await queueDepth(deadLetters), slowestStartMs: Math.max(...pool.startMs), totalMs: Date.now() - started };
+  const figures = { calls: load.calls.length, tally: tally(load.calls), workersDied: pool.died.length, poisonRuns: poisonRuns.length, poisonMs, deadLettered: await queueDepth(deadLetters), slowestStartMs: Math.max(...pool.startMs), timeline: pool.timeline.join(', '), totalMs: Date.now() - started };
   console.log(`poison run: ${JSON.stringify(figures)}`);
   // What the calls that did not end well left in Redis (their record: state, worker, attempt), to tell a stall from a bug.
   const wrong = load.calls.filter((c) => c.outcome !== 'ok').slice(0, 5);

@@ -10,6 +10,9 @@ export class RespawningPool {
   readonly live = new Map<string, TsChild>();
   /** How long each worker took from spawn to `ready`, ms (a figure: while all are down, nothing is served). */
   readonly startMs: number[] = [];
+  /** When each worker was ready and when it died, ms since the pool started. */
+  readonly timeline: string[] = [];
+  private readonly t0 = Date.now();
   private next = 0;
   private stopped = false;
   private respawning: Promise<unknown>[] = [];
@@ -41,9 +44,11 @@ export class RespawningPool {
     const spawnedAt = Date.now();
     const child = await this.rig.spawnWorker(id, this.env);
     this.startMs.push(Date.now() - spawnedAt);
+    this.timeline.push(`${id} up ${Date.now() - this.t0}`);
     this.live.set(id, child);
     void child.exited.then(() => {
       this.live.delete(id);
+      this.timeline.push(`${id} died ${Date.now() - this.t0}`);
       this.died.push(id);
       if (!this.stopped) this.respawning.push(this.spawn());
     });

@@ -106,7 +106,8 @@ export class FaultRig {
       ...env,
     });
     this.td.add(() => child.kill('SIGKILL'));
-    await child.waitForLine(/^ready$/, 30_000);
+    // Worker starts have taken up to 30 s on a loaded CI machine (tsx compiles the worker first).
+    await child.waitForLine(/^ready$/, 60_000);
     return child;
   }
 

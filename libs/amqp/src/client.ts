@@ -2,7 +2,7 @@ import type { ChannelModel, ConfirmChannel, Options } from 'amqplib';
 import {
   CancelledError, ConnectionLostError, DeadlineExceededError, JsonRpcError, MethodNotFoundError, PendingCalls,
   ServiceUnavailableError, ShuttingDownError, InvalidRequestError, failureResponse, isErrorResponse,
-  notificationMessage, requestMessage, toJsonRpcError, type Id, type JsonValue, type Params, type RequestMessage,
+  notificationMessage, requestMessage, toJsonRpcError, encode as encodeMessage, type Id, type JsonValue, type NotificationMessage, type Params, type RequestMessage,
   type ResponseMessage, type SettleListener,
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
@@ -14,6 +14,7 @@ import { assertMethodName, names, type Names } from './names';
 import { OfflineBuffer } from './offline-buffer';
 import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
 import { applyTopology, coreTopology } from './topology';
+import type { AvailabilityVerdict } from './availability';
 import { childTraceparent, parseTraceparent } from './trace';
 
 export interface CallOptions {
@@ -29,6 +30,11 @@ export interface CallOptions {
   readonly traceparent?: string;
   /** Persist this message to disk. @default the client's `persistent` */
   readonly persistent?: boolean;
+  /**
+   * With an availability check installed: `fail` answers -32002 at once when the service has no live
+   * consumer, `queue` leaves the request waiting for one (job-style). @default 'queue' if persistent, else 'fail'
+   */
+  readonly whenNoConsumer?: 'fail' | 'queue';
 }
 
 export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'persistent'>;
@@ -126,6 +132,7 @@ export class RpcClient {
   private readonly cancelListeners: CancelListener[] = [];
   private readonly sendListeners: SendListener[] = [];
   private readonly headers = new PublishHeaders();
+  private availability: ((method: string) => AvailabilityVerdict) | undefined;
 
   private constructor(private readonly connection: AmqpConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
     this.o = resolveClientOptions(options);
@@ -157,6 +164,11 @@ export class RpcClient {
 
   stats(): ClientStats {
     return { pending: this.pending.size, buffered: this.buffer.size, onWire: this.onWire.size, lateReplies: this.lateReplies, returned: this.returned };
+  }
+
+  /** Installs the check that answers -32002 for a service without consumers (see AvailabilityGate). */
+  checkAvailability(check: (method: string) => AvailabilityVerdict): void {
+    this.availability = check;
   }
 
   /** Registers a listener for calls the caller aborted (used to cancel them across workers). */
@@ -292,7 +304,10 @@ export class RpcClient {
     };
     const answer = this.pending.add(request.callId, { timeoutMs: deadline - now, signal: opts.signal, onSettle: this.onSettled });
     if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline });
-    this.publishRequest(request);
+    const queueIfDown = (opts.whenNoConsumer ?? (request.persistent ? 'queue' : 'fail')) === 'queue';
+    const verdict = queueIfDown || !this.availability ? undefined : this.availability(message.method);
+    if (verdict === undefined) this.publishRequest(request);
+    else void Promise.resolve(verdict).then((e) => (e ? void this.pending.reject(request.callId, e) : this.publishRequest(request)), () => this.publishRequest(request));
     return answer;
   }
 
@@ -358,8 +373,8 @@ export class RpcClient {
     }
   }
 
-  private encode(message: object): Buffer {
-    const body = Buffer.from(JSON.stringify(message));
+  private encode(message: RequestMessage | NotificationMessage): Buffer {
+    const body = Buffer.from(encodeMessage(message));
     if (body.length > this.o.maxMessageBytes) throw new InvalidRequestError('Request too large', { reason: 'too_large', limit: this.o.maxMessageBytes });
     return body;
   }

@@ -1,4 +1,4 @@
-import { summarizeInstance, type AmqpConnection } from '@warren/amqp';
+import { summarizeInstance, type AmqpConnection, type QueueDepth } from '@warren/amqp';
 import type { FastifyInstance } from 'fastify';
 import type { CallGate } from '../calls';
 import type { InflightSource } from '../inflight';
@@ -14,6 +14,8 @@ export interface OpsRouteOptions {
   readonly probes: readonly ReadinessProbe[];
   readonly inflight: InflightSource | undefined;
   readonly startedAt: number;
+  /** Reads a service's request-queue depth (undefined: no queue, or RabbitMQ unreachable). */
+  readonly queueDepth?: (service: string) => Promise<QueueDepth | undefined>;
 }
 
 /** `/healthz`, `/readyz` and `/metrics` are public (probes, scrapers); `/services` and `/inflight` sit behind auth. */
@@ -39,9 +41,11 @@ export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): voi
 
   app.get('/services', async () => {
     const catalogue = o.catalogue.current();
+    const queues = await Promise.all(catalogue.services.map((s) => o.queueDepth?.(s.name)));
     return {
-      services: catalogue.services.map((s) => ({
+      services: catalogue.services.map((s, i) => ({
         name: s.name,
+        ...(queues[i] === undefined ? {} : { queue: queues[i] }),
         instances: s.instances.map(summarizeInstance),
         methods: [...catalogue.methods.values()].filter((m) => m.service === s.name).map((m) => ({
           name: m.name,

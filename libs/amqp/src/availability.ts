@@ -1,6 +1,7 @@
 import type { ChannelModel } from 'amqplib';
 import { ServiceUnavailableError, type JsonRpcError } from '@warren/jsonrpc';
 import { closeChannel } from './close';
+import type { RpcClient } from './client';
 import type { AmqpConnection } from './connection';
 import { names, type Names } from './names';
 import type { ServiceRegistry } from './registry';
@@ -88,10 +89,11 @@ export type AvailabilityVerdict = undefined | JsonRpcError | Promise<undefined |
  * queue is bound, and the durable queue outlives its consumers), so the
  * caller asks: a passive declare of the service's queue, cached `ttlMs`.
  *
- * The hot path stays synchronous: a fresh count answers from the cache, a
- * stale count with consumers lets the call through while it is read again
- * in the background. Only the first call to a service (and calls to one last
- * seen without consumers) wait for a read, about one round trip.
+ * The hot path stays synchronous: a fresh count answers from the cache. Once
+ * per `ttlMs` per service, the calls that find the count stale wait for one
+ * read (a channel open, a passive declare: about a millisecond on a LAN), so
+ * a service whose consumers went away is noticed within `ttlMs`; a withdrawn
+ * or newly announced instance clears the cache for its service at once.
  *
  * A method whose service is unknown (no announcement heard yet), or whose
  * queue does not exist (`mandatory` answers -32601 then), goes ahead as before.
@@ -111,11 +113,12 @@ export class AvailabilityGate {
     if (service === undefined) return undefined;
     const known = this.seen.get(service);
     if (known && Date.now() - known.at < this.ttlMs) return verdict(known.depth, service, method);
-    if (known && known.depth.consumers > 0) {
-      void this.refresh(service);
-      return undefined;
-    }
     return this.refresh(service).then((depth) => (depth ? verdict(depth, service, method) : undefined));
+  }
+
+  /** Forgets what is known of `service` (its instances changed), so the next call reads its queue again. */
+  forget(service: string): void {
+    this.seen.delete(service);
   }
 
   /** The last depth read for `service`, if any (for views such as /services). */
@@ -133,4 +136,31 @@ export class AvailabilityGate {
 
 function verdict(depth: QueueDepth, service: string, method: string): JsonRpcError | undefined {
   return depth.consumers > 0 ? undefined : new ServiceUnavailableError(`Service unavailable: no instance of ${service} is running`, { reason: 'no_consumers', service, method, queued: depth.messages });
+}
+
+/**
+ * Installs an availability check on `client`, its directory learned from
+ * `registry`. Returns the depth reader too, for views (the broker's /services).
+ *
+ * @example
+ * const { depths } = guardAvailability(client, connection, registry);
+ * await client.call('add', [1, 2]); // -32002 at once if no calculator instance is running
+ */
+export function guardAvailability(
+  client: Pick<RpcClient, 'checkAvailability' | 'namespace'>,
+  connection: Pick<AmqpConnection, 'model'>,
+  registry: Pick<ServiceRegistry, 'list' | 'on'>,
+  options: AvailabilityOptions = {},
+): { readonly gate: AvailabilityGate; readonly depths: QueueDepths } {
+  const depths = new QueueDepths(connection, client.namespace);
+  const gate = new AvailabilityGate(registryDirectory(registry), depths, options);
+  // An instance that withdrew (graceful stop) or announced itself changes the answer now, not in ttlMs.
+  let last = new Set<string>();
+  registry.on('change', () => {
+    const now = new Set(registry.list().map((i) => `${i.service}/${i.instanceId}`));
+    for (const key of [...now, ...last]) if (now.has(key) !== last.has(key)) gate.forget(key.slice(0, key.indexOf('/')));
+    last = now;
+  });
+  client.checkAvailability((method) => gate.check(method));
+  return { gate, depths };
 }

@@ -158,6 +158,10 @@ export class RpcClient {
     return this.o.clientId;
   }
 
+  get namespace(): string {
+    return this.n.namespace;
+  }
+
   get replyQueue(): string {
     return this.o.replyMode === 'direct' ? directReplyQueue : this.n.replyQueue(this.o.clientId);
   }

@@ -18,12 +18,15 @@ async function main(): Promise<void> {
   // in-flight view as JSON-RPC (inflight.list/status/cancel/workers, $/cancelRequest), and
   // marks the calls it relays queued until a worker takes them.
   const view = redisUrl === undefined ? undefined : new InflightView({ redis: redisUrl, keyPrefix: keyPrefix ?? options.namespace ?? 'warren', logger });
+  // inflight.cancel also publishes the cancel on RabbitMQ, through the broker's client once it exists.
+  const wire: { cancel?: (callId: string) => Promise<void> } = {};
   const broker = await startBroker({
     ...options,
     logger,
     probes: redisUrl === undefined ? [] : [redisPingProbe(redisUrl)],
-    ...(view === undefined ? {} : { inflight: { list: () => view.list() }, serviceMethods: inflightMethods(view), serviceNotifications: inflightNotifications(view) }),
+    ...(view === undefined ? {} : { inflight: { list: () => view.list() }, serviceMethods: inflightMethods(view, { cancelOnWire: (id) => wire.cancel?.(id) ?? Promise.resolve() }), serviceNotifications: inflightNotifications(view) }),
   });
+  wire.cancel = (id) => broker.client.cancelOnWire(id, 'inflight.cancel');
   // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
   if (view) trackQueued(broker.client, view, logger);
   const url = await broker.listen();

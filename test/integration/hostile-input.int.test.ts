@@ -271,10 +271,11 @@ describe('method names', () => {
     };
     const n = ns.names;
     const svc = [ns.service('hostile'), ns.service('warren-broker')];
-    expect(await listed('list_exchanges')).toEqual([n.controlExchange, n.deadLetterExchange, n.eventExchange, n.requestExchange].sort());
+    expect(await listed('list_exchanges')).toEqual([n.cancelExchange, n.controlExchange, n.deadLetterExchange, n.eventExchange, n.requestExchange].sort());
     expect(await listed('list_queues')).toEqual([
       ...svc.flatMap((s) => [n.serviceQueue(s), n.deadLetterQueue(s)]),
       client.replyQueue, broker.client.replyQueue, broker.service.client.replyQueue, service.client.replyQueue,
+      n.cancelQueue(service.name, service.instanceId), n.cancelQueue(broker.service.name, broker.service.instanceId),
     ].sort());
   }, 60_000);
 });

@@ -15,6 +15,7 @@ import { OfflineBuffer } from './offline-buffer';
 import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
 import { applyTopology, coreTopology } from './topology';
 import type { AvailabilityVerdict } from './availability';
+import { publishCancel } from './wire-cancel';
 import { childTraceparent, parseTraceparent } from './trace';
 
 export interface CallOptions {
@@ -327,9 +328,24 @@ export class RpcClient {
   }
 
   private readonly onSettled: SettleListener<string> = (outcome, callId) => {
-    this.onWire.delete(callId);
-    if (outcome === 'aborted') for (const listener of this.cancelListeners) listener(callId);
+    const wasOnWire = this.onWire.delete(callId);
+    if (outcome !== 'aborted') return;
+    // The worker running it (any language) hears this on NS.cancel and stops; the caller already has -32003.
+    if (wasOnWire) this.cancelOnWire(callId, 'caller aborted').catch((err: unknown) => this.log.debug({ err, callId }, 'cancel not published'));
+    for (const listener of this.cancelListeners) listener(callId);
   };
+
+  /**
+   * Asks, on RabbitMQ, whichever instance runs `callId` to stop (it answers
+   * its caller -32003), or, if none has taken it yet, to answer -32003
+   * without running it when it arrives. Resolves once RabbitMQ has the cancel.
+   */
+  cancelOnWire(callId: string, reason?: string, deadline?: number): Promise<void> {
+    const ch = this.channel;
+    if (!ch) return Promise.reject(new ConnectionLostError(undefined, { reason: 'not_connected' }));
+    publishCancel(ch, this.n, { callId, ...(deadline === undefined ? {} : { deadline }), ...(reason === undefined ? {} : { reason }) });
+    return ch.waitForConfirms();
+  }
 
   private publishRequest(request: OutboundRequest): void {
     const { callId } = request;

@@ -15,11 +15,15 @@ export interface Names {
   readonly deadLetterExchange: string;
   /** Fanout exchange for service announcements (discovery). */
   readonly controlExchange: string;
+  /** Fanout exchange for cancel requests: every instance hears each one. */
+  readonly cancelExchange: string;
   serviceQueue(service: string): string;
   deadLetterQueue(service: string): string;
   serviceEventQueue(service: string): string;
   instanceEventQueue(service: string, instanceId: string): string;
   replyQueue(clientId: string): string;
+  /** An instance's own (exclusive) queue on the cancel exchange. */
+  cancelQueue(service: string, instanceId: string): string;
 }
 
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
@@ -38,11 +42,13 @@ export function names(namespace = 'warren'): Names {
     eventExchange: `${ns}.events`,
     deadLetterExchange: `${ns}.dlx`,
     controlExchange: `${ns}.control`,
+    cancelExchange: `${ns}.cancel`,
     serviceQueue: (service) => `${ns}.svc.${service}`,
     deadLetterQueue: (service) => `${ns}.svc.${service}.dead`,
     serviceEventQueue: (service) => `${ns}.evt.${service}`,
     instanceEventQueue: (service, instanceId) => `${ns}.evt.${service}.${instanceId}`,
     replyQueue: (clientId) => `${ns}.reply.${clientId}`,
+    cancelQueue: (service, instanceId) => `${ns}.cancel.${service}.${instanceId}`,
   };
 }
 

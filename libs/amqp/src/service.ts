@@ -18,6 +18,7 @@ import { emptyStats, type ServiceStats } from './service-stats';
 import { applyTopology, coreTopology, serviceTopology } from './topology';
 import type { TrackDecision, TrackedCall } from './tracker';
 import type { Announcement } from './announcement';
+import { CancelReceiver } from './wire-cancel';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
@@ -37,6 +38,8 @@ export class WarrenService {
   private readonly dispatcher: Dispatcher<HandlerContext>;
   /** The abort of each call running now, by its delivery: shutdown aborts what outlives the grace period. */
   private readonly running = new Map<ConsumeMessage, CallAbort>();
+  /** Cancels heard on the wire (NS.cancel), from any language. */
+  private readonly cancels: CancelReceiver;
   private channel: Channel | undefined;
   private consumerTags: string[] = [];
   private state: ServiceState = 'starting';
@@ -55,6 +58,7 @@ export class WarrenService {
     this.n = names(this.o.namespace);
     this.log = this.o.logger.child({ component: 'service', service: this.o.name, instanceId: this.o.instanceId });
     this.limits = resolveDecodeLimits(this.o.decodeLimits);
+    this.cancels = new CancelReceiver(() => this.running.entries(), this.log);
     this.dispatcher = new Dispatcher<HandlerContext>({
       exposeErrorStack: this.o.exposeErrorStack,
       onNotificationError: (err, call) => this.log.warn({ err, method: call.method }, 'notification handler failed'),
@@ -149,6 +153,7 @@ export class WarrenService {
       deadLetterMax: this.o.deadLetterMax,
     }));
     this.channel = ch;
+    await this.cancels.listen(ch, this.n, this.o.name, this.o.instanceId);
     const tags: string[] = [];
     // prefetch with global=false applies to each consumer started after it.
     await ch.prefetch(this.o.prefetch, false);
@@ -224,11 +229,12 @@ export class WarrenService {
       return;
     }
     const decoded = decode(msg.content, this.limits);
-    const unservable = unservableResponse(decoded);
+    const unservable = this.cancels.cancelledBeforeStart(info.callId) ? cancelledResponse(decoded) : unservableResponse(decoded);
     if (unservable) {
       if (info.replyTo) this.reply(info, unservable);
-      this.counters.deadLettered++;
-      this.settle(ch, msg, 'dead-letter');
+      const cancelled = 'error' in unservable && unservable.error.code === ErrorCode.Cancelled;
+      if (!cancelled) this.counters.deadLettered++;
+      this.settle(ch, msg, cancelled ? 'ack' : 'dead-letter');
       return;
     }
     const abort = new CallAbort();
@@ -367,6 +373,12 @@ function unservableResponse(decoded: Decoded): ResponseMessage | undefined {
   if (decoded.kind === 'single' && decoded.item.kind === 'invalid') return decoded.item.response;
   if (decoded.kind === 'single' && decoded.item.kind === 'response') return errorResponse(decoded.item.message.id, ErrorCode.InvalidRequest);
   return undefined;
+}
+
+/** The answer to a request cancelled before it arrived (the call's id when it has one). */
+function cancelledResponse(decoded: Decoded): ResponseMessage {
+  const id = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message.id : null;
+  return { jsonrpc: '2.0', error: new CancelledError(undefined, { reason: 'cancelled' }).toErrorObject(), id };
 }
 
 function notificationsIn(decoded: Decoded): NotificationMessage[] {

@@ -33,6 +33,7 @@ export function coreTopology(n: Names): Topology {
       { name: n.eventExchange, type: 'direct', options: { durable: true } },
       { name: n.deadLetterExchange, type: 'direct', options: { durable: true } },
       { name: n.controlExchange, type: 'fanout', options: { durable: true } },
+      { name: n.cancelExchange, type: 'fanout', options: { durable: true } },
     ],
     queues: [],
     bindings: [],

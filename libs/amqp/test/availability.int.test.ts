@@ -12,7 +12,7 @@ let registry: ServiceRegistry;
 let depths: QueueDepths;
 
 async function calculator(): Promise<WarrenService> {
-  const s = await startService({ urls, namespace: ns.namespace, name: ns.service('calc'), methods: { add: { handler: ([a, b]: number[]) => (a ?? 0) + (b ?? 0) } }, announceIntervalMs: 60_000 });
+  const s = await startService({ urls, namespace: ns.namespace, name: ns.service('calc'), methods: { add: { handler: (p) => (p as number[]).reduce((x, y) => x + y, 0) } }, announceIntervalMs: 60_000 });
   td.add(() => s.close());
   return s;
 }

@@ -91,11 +91,14 @@ export async function statusCommand(s: Session, callId: string): Promise<ExitCod
 
 /** `warren cancel <call-id>`: cancels a running or queued call; its caller gets -32003 Cancelled. */
 export async function cancelCommand(s: Session, callId: string): Promise<ExitCodeValue> {
+  // On the wire first: a worker in any language hears it on NS.cancel, with or without the in-flight store.
+  const wire = await s.client().then((c) => c.cancelOnWire(callId, 'warren cancel')).then(() => true, () => false);
   const outcome = await viewOp(s, () => s.view().cancel(callId));
   if (s.settings.json) {
-    s.out(JSON.stringify({ callId, ...outcome }));
+    s.out(JSON.stringify({ callId, ...outcome, wire }));
     return ExitCode.ok;
   }
+  if (!wire) s.err(`${s.c.yellow('note')}: the cancel could not be published on RabbitMQ; only workers tracked in Redis will hear it`);
   switch (outcome.outcome) {
     case 'signalled':
       s.out(`${s.c.green('cancelled')} ${callId}: its worker ${outcome.worker} was told to stop`);

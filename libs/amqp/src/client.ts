@@ -9,7 +9,7 @@ import type { Logger } from '@warren/logger';
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
 import { closeChannel } from './close';
 import type { AmqpConnection } from './connection';
-import { Header } from './headers';
+import { Header, protocolVersion } from './headers';
 import { assertMethodName, names, type Names } from './names';
 import { OfflineBuffer } from './offline-buffer';
 import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
@@ -77,8 +77,8 @@ interface OutboundRequest {
  * same object for the next publish is safe.
  */
 class PublishHeaders {
-  private readonly request: Record<string, number | string> = { [Header.deadline]: 0, [Header.traceparent]: '' };
-  private readonly event: Record<string, string> = { [Header.traceparent]: '' };
+  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.deadline]: 0, [Header.traceparent]: '' };
+  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.traceparent]: '' };
 
   forRequest(deadline: number, traceparent: string): Record<string, number | string> {
     this.request[Header.deadline] = deadline;
@@ -86,7 +86,7 @@ class PublishHeaders {
     return this.request;
   }
 
-  forEvent(traceparent: string): Record<string, string> {
+  forEvent(traceparent: string): Record<string, number | string> {
     this.event[Header.traceparent] = traceparent;
     return this.event;
   }

@@ -223,8 +223,11 @@ export class WarrenService {
     const info = readDelivery(msg, this.o.defaultTimeoutMs);
     const startedAt = Date.now();
     if (info.deadline <= startedAt) {
-      // Nobody waits for this answer any more; running it now would be work done for nothing.
+      // Nobody waits for this answer any more; running it now would be work done for nothing. The answer is for a
+      // caller whose deadline was wrong (in seconds, say), so its mistake is not a silent wait.
       this.counters.expired++;
+      const late = info.replyTo ? expiredResponse(decode(msg.content, this.limits)) : undefined;
+      if (late) this.reply(info, late);
       this.settle(ch, msg, 'ack');
       return;
     }
@@ -373,6 +376,12 @@ function unservableResponse(decoded: Decoded): ResponseMessage | undefined {
   if (decoded.kind === 'single' && decoded.item.kind === 'invalid') return decoded.item.response;
   if (decoded.kind === 'single' && decoded.item.kind === 'response') return errorResponse(decoded.item.message.id, ErrorCode.InvalidRequest);
   return undefined;
+}
+
+/** The answer to a request whose deadline had passed when it was taken. */
+function expiredResponse(decoded: Decoded): ResponseMessage | undefined {
+  if (decoded.kind !== 'single' || decoded.item.kind !== 'request') return undefined;
+  return { jsonrpc: '2.0', error: new DeadlineExceededError(undefined, { reason: 'deadline_passed' }).toErrorObject(), id: decoded.item.message.id };
 }
 
 /** The answer to a request cancelled before it arrived (the call's id when it has one). */

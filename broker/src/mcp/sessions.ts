@@ -6,6 +6,7 @@ import { decode, type DecodeLimits, type ErrorResponse } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendRefusal, type GatewayRefusalCode } from '../http/errors';
+import { toSdk } from './raw-ids';
 import { SseSessionTransport } from './sse-transport';
 
 export interface McpSessionsOptions {
@@ -101,7 +102,8 @@ export class McpSessions {
     if (!sessionId) return sendRefusal(reply, 'WARREN_GW_SESSION_REQUIRED');
     const session = this.sse.get(sessionId);
     if (!session || !(session.transport instanceof SseSessionTransport)) return sendRefusal(reply, 'WARREN_GW_SESSION_NOT_FOUND');
-    const parsed = this.messages(request.body);
+    // The SSE transport writes its own events, so it can give raw ids back exactly.
+    const parsed = this.messages(request.body, true);
     if (!parsed.ok) return reply.code(400).send(parsed.response);
     session.lastUsed = Date.now();
     for (const message of parsed.messages) session.transport.receive(message, { requestInfo: { headers: request.headers } });
@@ -167,7 +169,7 @@ export class McpSessions {
   }
 
   /** Decodes a posted body with Warren's safe decoder; MCP takes one message or a batch. */
-  private messages(body: unknown): { ok: true; messages: JSONRPCMessage[]; batch: boolean } | { ok: false; response: ErrorResponse } {
+  private messages(body: unknown, exactIds = false): { ok: true; messages: JSONRPCMessage[]; batch: boolean } | { ok: false; response: ErrorResponse } {
     const decoded = decode(Buffer.isBuffer(body) ? body : '', this.o.decodeLimits);
     switch (decoded.kind) {
       case 'rejected':
@@ -178,7 +180,7 @@ export class McpSessions {
         const messages: JSONRPCMessage[] = [];
         for (const item of items) {
           if (item.kind === 'invalid') return { ok: false, response: item.response };
-          messages.push(item.message as JSONRPCMessage);
+          messages.push(toSdk(item.message, exactIds));
         }
         return { ok: true, messages, batch: decoded.kind === 'batch' };
       }

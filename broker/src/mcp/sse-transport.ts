@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { encode } from '@warren/jsonrpc';
+import { fromSdk } from './raw-ids';
 
 /**
  * The server side of MCP's HTTP+SSE transport (protocol 2024-11-05) for one
@@ -53,7 +55,7 @@ export class SseSessionTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.state !== 'open') throw new Error('SSE stream is closed');
-    this.res.write(`event: message\ndata: ${JSON.stringify(wireOrder(message))}\n\n`);
+    this.res.write(`event: message\ndata: ${encode(fromSdk(wireOrder(message)) as Parameters<typeof encode>[0])}\n\n`);
   }
 
   async close(): Promise<void> {

@@ -10,8 +10,8 @@ import { AmqpConnection, RpcClient, ServiceRegistry, startService, type WarrenSe
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import Ajv from 'ajv';
 import amqp, { type ConsumeMessage } from 'amqplib';
-import { TestNamespace } from '../support/amqp';
-import { hasRabbitmqctl, rabbitmqctl } from './faults/rabbitmqctl';
+import { TestNamespace } from '../../test/support/amqp';
+import { hasRabbitmqctl, rabbitmqctl } from '../../test/integration/faults/rabbitmqctl';
 
 const root = path.join(__dirname, '..', '..');
 const doc = readFileSync(path.join(root, 'docs', 'protocol.md'), 'utf8');

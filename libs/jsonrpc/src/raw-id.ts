@@ -44,7 +44,8 @@ export function restoreRawId(text: string, item: unknown, position: number | und
   if (position === undefined || typeof item !== 'object' || item === null) return;
   const record = item as Record<string, unknown>;
   const id = record['id'];
-  if (typeof id !== 'number') return;
+  // Not finite (1e309): refused as an id, as before, rather than echoed as a number no reader can hold.
+  if (typeof id !== 'number' || !Number.isFinite(id)) return;
   const token = numberToken(text, position);
   if (token !== undefined && token !== String(id)) record['id'] = new RawNumberId(token);
 }

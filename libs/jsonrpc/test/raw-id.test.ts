@@ -45,6 +45,10 @@ describe('exact ids', () => {
     expect(JSON.parse(answer)).toHaveLength(4);
   });
 
+  it('still refuses a number id no reader can hold (1e309 is Infinity)', () => {
+    expect(decode('{"jsonrpc":"2.0","method":"a","id":1e309}')).toMatchObject({ item: { kind: 'invalid', response: { id: null } } });
+  });
+
   it('answers an invalid request with its exact id', () => {
     const d = decode('{"jsonrpc":"1.0","method":"a","id":9007199254740993}');
     expect(requestId(d)).toEqual(new RawNumberId('9007199254740993'));

@@ -30,15 +30,9 @@ export function isRawNumberId(value: unknown): value is RawNumberId {
 }
 
 /**
- * Where the `id` member of each message in a payload starts: the index of
- * the first character after its `:` (whitespace included), by message (0 for
- * a single message, the array index in a batch). Filled by the depth scan.
- */
-export type IdPositions = Map<number, number>;
-
-/**
  * Keeps the source text of a number id JSON.parse could not keep exactly.
- * `item` is one parsed message (an object, or anything else, left alone).
+ * `item` is one parsed message (an object, or anything else, left alone);
+ * `position` is where its `id` member's value starts (after the colon).
  */
 export function restoreRawId(text: string, item: unknown, position: number | undefined): void {
   if (position === undefined || typeof item !== 'object' || item === null) return;
@@ -46,8 +40,26 @@ export function restoreRawId(text: string, item: unknown, position: number | und
   const id = record['id'];
   // Not finite (1e309): refused as an id, as before, rather than echoed as a number no reader can hold.
   if (typeof id !== 'number' || !Number.isFinite(id)) return;
+  // The common case, a safe integer written plainly, is settled without making a string.
+  if (Number.isSafeInteger(id) && plainInteger(text, position, id)) return;
   const token = numberToken(text, position);
   if (token !== undefined && token !== String(id)) record['id'] = new RawNumberId(token);
+}
+
+/** True when the literal at `from` is digits only (JSON allows no leading zeros), so it reads back as written; `-0` does not. */
+function plainInteger(text: string, from: number, id: number): boolean {
+  let i = from;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) === 0x2d) {
+    if (id === 0) return false;
+    i++;
+  }
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return c !== 0x2e && c !== 0x65 && c !== 0x45;
+    i++;
+  }
+  return true;
 }
 
 /** The JSON number literal at `from` (after optional whitespace), or undefined if there is none. */

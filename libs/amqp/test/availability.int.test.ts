@@ -71,6 +71,35 @@ describe('no silent waits', () => {
   });
 });
 
+describe('no silent waits after a crash (no withdraw)', () => {
+  it('answers -32002 once the trusted count is stale, while the registry still lists the dead instance', async () => {
+    // A worker in another process: a raw consumer on its own connection, announced by hand, then its connection dies.
+    const service = 'crashy';
+    ns.service(service);
+    const model = await amqp.connect(urls);
+    const ch = await model.createChannel();
+    const queue = ns.names.serviceQueue(service);
+    await ch.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'classic', 'x-dead-letter-exchange': ns.names.deadLetterExchange, 'x-dead-letter-routing-key': service } });
+    await ch.bindQueue(queue, ns.names.requestExchange, 'crashy.work');
+    await ch.consume(queue, (msg) => {
+      if (!msg) return;
+      ch.publish('', String(msg.properties.replyTo), Buffer.from('{"jsonrpc":"2.0","result":"done","id":1}'), { correlationId: msg.properties.correlationId as string });
+      ch.ack(msg);
+    });
+    ch.publish(ns.names.controlExchange, '', Buffer.from(JSON.stringify({ v: 1, type: 'announce', service, instanceId: 'i1', startedAt: Date.now(), intervalMs: 60_000, methods: [{ name: 'crashy.work' }], notifications: [], instanceNotifications: [], metadata: {}, running: 0 })));
+    await waitFor(() => registry.list().some((i) => i.service === service), { message: 'announcement heard' });
+    expect(await client.call('crashy.work', [], { id: 1 })).toBe('done');
+    await model.close(); // the "crash": RabbitMQ drops its consumer, nobody withdraws
+    expect(registry.list().some((i) => i.service === service)).toBe(true);
+    // A call published while the last count (read under 200 ms ago) is trusted may still go out and time out;
+    // once the count is stale, it is read again and the answer is -32002 at once.
+    let last: { code: number | undefined; data: unknown } = { code: undefined, data: undefined };
+    await waitFor(async () => (last = await codeOf(client.call('crashy.work', [], { id: 1, timeoutMs: 300 }))).code === ErrorCode.ServiceUnavailable, { message: 'answered -32002' });
+    const { data } = last;
+    expect(data).toMatchObject({ service });
+  });
+});
+
 describe('exact ids over AMQP', () => {
   it.each(['9007199254740993', '1.0', '0.1000000000000000000001'])('echoes id %s byte for byte, through the client and on the wire', async (text) => {
     const response: ResponseMessage = await client.request({ jsonrpc: '2.0', method: 'add', params: [1, 1], id: new RawNumberId(text) });

@@ -236,7 +236,8 @@ export class WarrenService {
     if (unservable) {
       if (info.replyTo) this.reply(info, unservable);
       const cancelled = 'error' in unservable && unservable.error.code === ErrorCode.Cancelled;
-      if (!cancelled) this.counters.deadLettered++;
+      if (cancelled) this.counters.answered++;
+      else this.counters.deadLettered++;
       this.settle(ch, msg, cancelled ? 'ack' : 'dead-letter');
       return;
     }

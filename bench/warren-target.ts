@@ -45,7 +45,7 @@ async function deleteNamespace(namespace: string): Promise<void> {
   try {
     const ch = await conn.createChannel();
     for (const q of [n.serviceQueue('bench'), n.deadLetterQueue('bench')]) await ch.deleteQueue(q);
-    for (const e of [n.requestExchange, n.eventExchange, n.deadLetterExchange, n.controlExchange, n.discoverExchange]) await ch.deleteExchange(e);
+    for (const e of [n.requestExchange, n.eventExchange, n.deadLetterExchange, n.controlExchange, n.discoverExchange, n.cancelExchange]) await ch.deleteExchange(e);
     await ch.close();
   } finally {
     await conn.close();

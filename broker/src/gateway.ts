@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { AmqpConnection, RpcClient, ServiceRegistry } from '@warren/amqp';
+import { guardAvailability, type AmqpConnection, type RpcClient, type ServiceRegistry } from '@warren/amqp';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { CallGate } from './calls';
 import { registerConsole } from './console/routes';
@@ -137,7 +137,9 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
   });
 
   registerRpcRoute(app, { gate: calls, allow, decodeLimits, defaultTimeoutMs: o.defaultTimeoutMs, maxTimeoutMs: o.maxTimeoutMs });
-  registerOpsRoutes(app, { connection: deps.connection, catalogue, metrics, gate: calls, probes: o.probes, inflight: o.inflight, startedAt: Date.now() });
+  // A call to a service without consumers answers -32002 at once; /services shows each queue's depth.
+  const { depths } = guardAvailability(deps.client, deps.connection, deps.registry);
+  registerOpsRoutes(app, { connection: deps.connection, catalogue, metrics, gate: calls, probes: o.probes, inflight: o.inflight, startedAt: Date.now(), queueDepth: (service) => depths.read(service) });
   sessions.register(app);
   await registerConsole(app, { gate: calls, catalogue, inflight: o.inflight, logger: o.logger }, o.console);
   const openRequests = new OpenRequests(app.server);

@@ -19,12 +19,15 @@ async function main(): Promise<void> {
   // marks the calls it relays queued until a worker takes them.
   const view = redisUrl === undefined ? undefined : new InflightView({ redis: redisUrl, keyPrefix: keyPrefix ?? options.namespace ?? 'warren', logger });
   const redisProbe = redisUrl === undefined ? undefined : redisPingProbe(redisUrl);
+  // inflight.cancel also publishes the cancel on RabbitMQ, through the broker's client once it exists.
+  const wire: { cancel?: (callId: string) => Promise<void> } = {};
   const broker = await startBroker({
     ...options,
     logger,
     probes: redisProbe === undefined ? [] : [redisProbe],
-    ...(view === undefined ? {} : { inflight: { list: () => view.list(), status: (callId) => view.status(callId) }, serviceMethods: inflightMethods(view), serviceNotifications: inflightNotifications(view) }),
+    ...(view === undefined ? {} : { inflight: { list: () => view.list(), status: (callId) => view.status(callId) }, serviceMethods: inflightMethods(view, { cancelOnWire: (id) => wire.cancel?.(id) ?? Promise.resolve() }), serviceNotifications: inflightNotifications(view) }),
   });
+  wire.cancel = (id) => broker.client.cancelOnWire(id, 'inflight.cancel');
   // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
   if (view) trackQueued(broker.client, view, logger);
   const url = await broker.listen();

@@ -1,10 +1,12 @@
-import { summarizeInstance, type InstanceSummary, type QueueType } from '@warren/amqp';
+import { summarizeInstance, type InstanceSummary, type QueueDepth, type QueueType } from '@warren/amqp';
 import type { JsonSchema } from '@warren/jsonrpc';
 import type { Catalogue, CatalogueNotification } from './catalogue';
 
 /** One service as `GET /services` shows it. */
 export interface ServiceView {
   readonly name: string;
+  /** The request queue's depth and consumer count, when RabbitMQ answered. */
+  readonly queue?: QueueDepth;
   readonly instances: readonly InstanceSummary[];
   readonly methods: readonly {
     readonly name: string;
@@ -25,11 +27,12 @@ export interface ServiceView {
   readonly queueType: QueueType;
 }
 
-/** The body of `GET /services`, built from the catalogue. */
-export function servicesView(catalogue: Catalogue): { services: ServiceView[]; conflicts: readonly string[] } {
+/** The body of `GET /services`, built from the catalogue and each service's queue depth (same order), where known. */
+export function servicesView(catalogue: Catalogue, queues: readonly (QueueDepth | undefined)[] = []): { services: ServiceView[]; conflicts: readonly string[] } {
   return {
-    services: catalogue.services.map((s) => ({
+    services: catalogue.services.map((s, i) => ({
       name: s.name,
+      ...(queues[i] === undefined ? {} : { queue: queues[i] }),
       instances: s.instances.map(summarizeInstance),
       methods: [...catalogue.methods.values()].filter((m) => m.service === s.name).map((m) => ({
         name: m.name,

@@ -163,14 +163,14 @@ describe('numbers', () => {
     expect(await single('{"jsonrpc":"2.0","method":"echo","params":[1e309,-1e309,1e-400,-0,-0.0e5],"id":1}')).toEqual({ jsonrpc: '2.0', result: [null, null, 0, 0, 0], id: 1 });
   });
 
-  it('refuses 1e309 as an id (-32600, id null) and reads -0 as 0', async () => {
+  it('refuses 1e309 as an id (-32600, id null) and echoes -0 as sent', async () => {
     expect(await single('{"jsonrpc":"2.0","method":"echo","params":[],"id":1e309}')).toEqual({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request' } });
-    expect(await single('{"jsonrpc":"2.0","method":"echo","params":[],"id":-0}')).toEqual({ jsonrpc: '2.0', result: [], id: 0 });
+    expect((await post('{"jsonrpc":"2.0","method":"echo","params":[],"id":-0}')).body.toString()).toBe('{"jsonrpc":"2.0","result":[],"id":-0}');
   });
 
-  it('keeps ids up to 2^53 exactly; beyond, a numeric id is rounded like any JSON number in JavaScript (use string ids)', async () => {
+  it('echoes number ids byte for byte, beyond 2^53 too (params are numbers as JavaScript reads them)', async () => {
     const res = await post('{"jsonrpc":"2.0","method":"echo","params":[9007199254740993],"id":9007199254740993}');
-    expect(res.body.toString()).toBe('{"jsonrpc":"2.0","result":[9007199254740992],"id":9007199254740992}');
+    expect(res.body.toString()).toBe('{"jsonrpc":"2.0","result":[9007199254740992],"id":9007199254740993}');
     expect(await single('{"jsonrpc":"2.0","method":"echo","params":[],"id":"9007199254740993"}')).toEqual({ jsonrpc: '2.0', result: [], id: '9007199254740993' });
     expect(await single('{"jsonrpc":"2.0","method":"echo","params":[],"id":9007199254740991}')).toEqual({ jsonrpc: '2.0', result: [], id: 9007199254740991 });
   });
@@ -271,11 +271,12 @@ describe('method names', () => {
     };
     const n = ns.names;
     const svc = [ns.service('hostile'), ns.service('warren-broker')];
-    expect(await listed('list_exchanges')).toEqual([n.controlExchange, n.deadLetterExchange, n.discoverExchange, n.eventExchange, n.requestExchange].sort());
+    expect(await listed('list_exchanges')).toEqual([n.cancelExchange, n.controlExchange, n.deadLetterExchange, n.discoverExchange, n.eventExchange, n.requestExchange].sort());
     expect(await listed('list_queues')).toEqual([
       ...svc.flatMap((s) => [n.serviceQueue(s), n.deadLetterQueue(s)]),
       client.replyQueue, broker.client.replyQueue, broker.service.client.replyQueue, service.client.replyQueue,
       ...[service, broker.service].map((s) => n.instanceControlQueue(s.name, s.instanceId)),
+      n.cancelQueue(service.name, service.instanceId), n.cancelQueue(broker.service.name, broker.service.instanceId),
     ].sort());
   }, 60_000);
 });

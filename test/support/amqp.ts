@@ -31,7 +31,7 @@ export class TestNamespace {
         for (const q of [this.names.serviceQueue(s), this.names.deadLetterQueue(s), this.names.serviceEventQueue(s)]) await ch.deleteQueue(q);
       }
       for (const [s, i] of this.instances) await ch.deleteQueue(this.names.instanceEventQueue(s, i));
-      for (const e of [this.names.requestExchange, this.names.eventExchange, this.names.deadLetterExchange, this.names.controlExchange, this.names.discoverExchange]) await ch.deleteExchange(e);
+      for (const e of [this.names.requestExchange, this.names.eventExchange, this.names.deadLetterExchange, this.names.controlExchange, this.names.discoverExchange, this.names.cancelExchange]) await ch.deleteExchange(e);
       await ch.close();
     } finally {
       await model.close();

@@ -1,4 +1,4 @@
-import type { AmqpConnection } from '@warren/amqp';
+import type { AmqpConnection, QueueDepth } from '@warren/amqp';
 import type { FastifyInstance } from 'fastify';
 import type { CallGate } from '../calls';
 import type { InflightSource } from '../inflight';
@@ -16,6 +16,8 @@ export interface OpsRouteOptions {
   readonly probes: readonly ReadinessProbe[];
   readonly inflight: InflightSource | undefined;
   readonly startedAt: number;
+  /** Reads a service's request-queue depth (undefined: no queue, or RabbitMQ unreachable). */
+  readonly queueDepth?: (service: string) => Promise<QueueDepth | undefined>;
 }
 
 /** `/healthz`, `/readyz` and `/metrics` are public (probes, scrapers); `/services` and `/inflight` sit behind auth. */
@@ -41,7 +43,10 @@ export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): voi
     return reply.type(o.metrics.registry.contentType).send(text);
   });
 
-  app.get('/services', async () => servicesView(o.catalogue.current()));
+  app.get('/services', async () => {
+    const catalogue = o.catalogue.current();
+    return servicesView(catalogue, await Promise.all(catalogue.services.map((s) => o.queueDepth?.(s.name))));
+  });
 
   // A client token sees only the calls it made through this gateway (cluster-wide entries are matched
   // by call id); an operator token, or a gateway without auth, sees everything.

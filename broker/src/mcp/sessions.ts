@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendRefusal, type GatewayRefusalCode } from '../http/errors';
 import type { Principal } from '../http/access';
 import { capOutput } from './output-cap';
+import { toSdk } from './raw-ids';
 import { SseSessionTransport } from './sse-transport';
 
 export interface McpSessionsOptions {
@@ -130,7 +131,8 @@ export class McpSessions {
     const session = this.sse.get(sessionId);
     // Another token's session answers as if it did not exist: ids are capabilities of their token.
     if (!session || !(session.transport instanceof SseSessionTransport) || !this.owns(session, request)) return sendRefusal(reply, 'WARREN_GW_SESSION_NOT_FOUND');
-    const parsed = this.messages(request.body);
+    // The SSE transport writes its own events, so it can give raw ids back exactly.
+    const parsed = this.messages(request.body, true);
     if (!parsed.ok) return reply.code(400).send(parsed.response);
     session.lastUsed = Date.now();
     for (const message of parsed.messages) session.transport.receive(message, { requestInfo: { headers: request.headers } });
@@ -254,7 +256,7 @@ export class McpSessions {
   }
 
   /** Decodes a posted body with Warren's safe decoder; MCP takes one message or a batch. */
-  private messages(body: unknown): { ok: true; messages: JSONRPCMessage[]; batch: boolean } | { ok: false; response: ErrorResponse } {
+  private messages(body: unknown, exactIds = false): { ok: true; messages: JSONRPCMessage[]; batch: boolean } | { ok: false; response: ErrorResponse } {
     const decoded = decode(Buffer.isBuffer(body) ? body : '', this.o.decodeLimits);
     switch (decoded.kind) {
       case 'rejected':
@@ -265,7 +267,7 @@ export class McpSessions {
         const messages: JSONRPCMessage[] = [];
         for (const item of items) {
           if (item.kind === 'invalid') return { ok: false, response: item.response };
-          messages.push(item.message as JSONRPCMessage);
+          messages.push(toSdk(item.message, exactIds));
         }
         return { ok: true, messages, batch: decoded.kind === 'batch' };
       }

@@ -8,6 +8,8 @@ export interface OutputBound {
   readonly maxBytes: number;
   readonly onOverflow: (queuedBytes: number) => void;
 }
+import { encode } from '@warren/jsonrpc';
+import { fromSdk } from './raw-ids';
 
 /**
  * The server side of MCP's HTTP+SSE transport (protocol 2024-11-05) for one
@@ -64,7 +66,7 @@ export class SseSessionTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.state !== 'open') throw new Error('SSE stream is closed');
     // Back-pressure: the next answer waits until the client has taken this one.
-    if (!this.res.write(`event: message\ndata: ${JSON.stringify(wireOrder(message))}\n\n`)) await drained(this.res);
+    if (!this.res.write(`event: message\ndata: ${encode(fromSdk(wireOrder(message)) as Parameters<typeof encode>[0])}\n\n`)) await drained(this.res);
   }
 
   async close(): Promise<void> {

@@ -2,19 +2,21 @@ import type { ChannelModel, ConfirmChannel, Options } from 'amqplib';
 import {
   CancelledError, ConnectionLostError, DeadlineExceededError, JsonRpcError, MethodNotFoundError, PendingCalls,
   ServiceUnavailableError, ShuttingDownError, InvalidRequestError, failureResponse, isErrorResponse,
-  notificationMessage, requestMessage, toJsonRpcError, type Id, type JsonValue, type Params, type RequestMessage,
+  notificationMessage, requestMessage, toJsonRpcError, encode as encodeMessage, type Id, type JsonValue, type NotificationMessage, type Params, type RequestMessage,
   type ResponseMessage, type SettleListener,
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
 import { closeChannel } from './close';
 import type { AmqpConnection } from './connection';
-import { Header } from './headers';
+import { Header, protocolVersion } from './headers';
 import { assertMethodName, names, type Names } from './names';
 import { OfflineBuffer } from './offline-buffer';
 import { progressHeader, type Progress, type ProgressListener } from './progress';
 import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
 import { applyTopology, coreTopology } from './topology';
+import type { AvailabilityVerdict } from './availability';
+import { publishCancel } from './wire-cancel';
 import { childTraceparent, parseTraceparent } from './trace';
 
 export interface CallOptions {
@@ -36,6 +38,11 @@ export interface CallOptions {
    * @default none (no progress is pushed)
    */
   readonly onProgress?: ProgressListener;
+  /**
+   * With an availability check installed: `fail` answers -32002 at once when the service has no live
+   * consumer, `queue` leaves the request waiting for one (job-style). @default 'queue' if persistent, else 'fail'
+   */
+  readonly whenNoConsumer?: 'fail' | 'queue';
 }
 
 export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'persistent'>;
@@ -79,10 +86,10 @@ interface OutboundRequest {
  * same object for the next publish is safe.
  */
 class PublishHeaders {
-  private readonly request: Record<string, number | string> = { [Header.deadline]: 0, [Header.traceparent]: '' };
-  private readonly event: Record<string, string> = { [Header.traceparent]: '' };
+  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.deadline]: 0, [Header.traceparent]: '' };
+  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.traceparent]: '' };
   /** A second table for requests asking for progress, so neither table changes shape. */
-  private readonly withProgress: Record<string, number | string> = { [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
+  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
 
   forRequest(deadline: number, traceparent: string, progress = false): Record<string, number | string> {
     const table = progress ? this.withProgress : this.request;
@@ -91,7 +98,7 @@ class PublishHeaders {
     return table;
   }
 
-  forEvent(traceparent: string): Record<string, string> {
+  forEvent(traceparent: string): Record<string, number | string> {
     this.event[Header.traceparent] = traceparent;
     return this.event;
   }
@@ -140,6 +147,7 @@ export class RpcClient {
   private readonly headers = new PublishHeaders();
   /** Progress listeners of pending calls, by call id; each leaves with its call (onSettled). */
   private readonly progressListeners = new Map<string, ProgressListener>();
+  private availability: ((method: string) => AvailabilityVerdict) | undefined;
 
   private constructor(private readonly connection: AmqpConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
     this.o = resolveClientOptions(options);
@@ -165,12 +173,21 @@ export class RpcClient {
     return this.o.clientId;
   }
 
+  get namespace(): string {
+    return this.n.namespace;
+  }
+
   get replyQueue(): string {
     return this.o.replyMode === 'direct' ? directReplyQueue : this.n.replyQueue(this.o.clientId);
   }
 
   stats(): ClientStats {
     return { pending: this.pending.size, buffered: this.buffer.size, onWire: this.onWire.size, lateReplies: this.lateReplies, returned: this.returned };
+  }
+
+  /** Installs the check that answers -32002 for a service without consumers (see AvailabilityGate). */
+  checkAvailability(check: (method: string) => AvailabilityVerdict): void {
+    this.availability = check;
   }
 
   /** Registers a listener for calls the caller aborted (used to cancel them across workers). */
@@ -308,7 +325,10 @@ export class RpcClient {
     const answer = this.pending.add(request.callId, { timeoutMs: deadline - now, signal: opts.signal, onSettle: this.onSettled });
     if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline });
     if (opts.onProgress) this.progressListeners.set(request.callId, opts.onProgress);
-    this.publishRequest(request);
+    const queueIfDown = (opts.whenNoConsumer ?? (request.persistent ? 'queue' : 'fail')) === 'queue';
+    const verdict = queueIfDown || !this.availability ? undefined : this.availability(message.method);
+    if (verdict === undefined) this.publishRequest(request);
+    else void Promise.resolve(verdict).then((e) => (e ? void this.pending.reject(request.callId, e) : this.publishRequest(request)), () => this.publishRequest(request));
     return answer;
   }
 
@@ -324,10 +344,25 @@ export class RpcClient {
   }
 
   private readonly onSettled: SettleListener<string> = (outcome, callId) => {
-    this.onWire.delete(callId);
+    const wasOnWire = this.onWire.delete(callId);
     if (this.progressListeners.size > 0) this.progressListeners.delete(callId);
-    if (outcome === 'aborted') for (const listener of this.cancelListeners) listener(callId);
+    if (outcome !== 'aborted') return;
+    // The worker running it (any language) hears this on NS.cancel and stops; the caller already has -32003.
+    if (wasOnWire) this.cancelOnWire(callId, 'caller aborted').catch((err: unknown) => this.log.debug({ err, callId }, 'cancel not published'));
+    for (const listener of this.cancelListeners) listener(callId);
   };
+
+  /**
+   * Asks, on RabbitMQ, whichever instance runs `callId` to stop (it answers
+   * its caller -32003), or, if none has taken it yet, to answer -32003
+   * without running it when it arrives. Resolves once RabbitMQ has the cancel.
+   */
+  cancelOnWire(callId: string, reason?: string, deadline?: number): Promise<void> {
+    const ch = this.channel;
+    if (!ch) return Promise.reject(new ConnectionLostError(undefined, { reason: 'not_connected' }));
+    publishCancel(ch, this.n, { callId, ...(deadline === undefined ? {} : { deadline }), ...(reason === undefined ? {} : { reason }) });
+    return ch.waitForConfirms();
+  }
 
   private publishRequest(request: OutboundRequest): void {
     const { callId } = request;
@@ -375,8 +410,8 @@ export class RpcClient {
     }
   }
 
-  private encode(message: object): Buffer {
-    const body = Buffer.from(JSON.stringify(message));
+  private encode(message: RequestMessage | NotificationMessage): Buffer {
+    const body = Buffer.from(encodeMessage(message));
     if (body.length > this.o.maxMessageBytes) throw new InvalidRequestError('Request too large', { reason: 'too_large', limit: this.o.maxMessageBytes });
     return body;
   }

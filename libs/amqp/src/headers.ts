@@ -1,5 +1,7 @@
 /** AMQP header names Warren reads and writes; see docs/protocol.md. */
 export const Header = {
+  /** The Warren protocol version a request or notification was written to (docs/protocol.md); 1. */
+  protocol: 'x-warren-protocol',
   /** Absolute deadline, milliseconds since the Unix epoch, as a number. */
   deadline: 'x-warren-deadline',
   /** W3C trace context. */
@@ -13,6 +15,9 @@ export const Header = {
   /** RabbitMQ's dead-letter history; any publisher can forge it (see WarrenService's dead-lettering). */
   death: 'x-death',
 } as const;
+
+/** The protocol version this implementation speaks, sent as `x-warren-protocol`. */
+export const protocolVersion = 1;
 
 /** Reads a numeric header; AMQP tables may carry numbers as strings or typed values depending on the publisher. */
 export function numberHeader(headers: Record<string, unknown> | undefined, name: string): number | undefined {

@@ -79,3 +79,4 @@ export { announcementSchema, announceNowSchema, protocolSchemaFiles, protocolVer
 export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type RegistryOptions } from './registry';
 export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './service-env';
 export { shutdownHandler, type ShutdownOptions } from './shutdown';
+export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, type AvailabilityOptions, type AvailabilityVerdict, type MethodDirectory, type QueueDepth } from './availability';

@@ -17,6 +17,8 @@ export interface Names {
   readonly controlExchange: string;
   /** Fanout exchange registries publish announce-now requests to; every instance's control queue is bound to it. */
   readonly discoverExchange: string;
+  /** Fanout exchange for cancel requests: every instance hears each one. */
+  readonly cancelExchange: string;
   serviceQueue(service: string): string;
   deadLetterQueue(service: string): string;
   /** A delay queue of a service: holds retried requests `delayMs`, then dead-letters them back to its queue. */
@@ -26,6 +28,8 @@ export interface Names {
   replyQueue(clientId: string): string;
   /** An instance's private queue of control messages (announce-now requests). */
   instanceControlQueue(service: string, instanceId: string): string;
+  /** An instance's own (exclusive) queue on the cancel exchange. */
+  cancelQueue(service: string, instanceId: string): string;
 }
 
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
@@ -45,6 +49,7 @@ export function names(namespace = 'warren'): Names {
     deadLetterExchange: `${ns}.dlx`,
     controlExchange: `${ns}.control`,
     discoverExchange: `${ns}.discover`,
+    cancelExchange: `${ns}.cancel`,
     serviceQueue: (service) => `${ns}.svc.${service}`,
     deadLetterQueue: (service) => `${ns}.svc.${service}.dead`,
     retryQueue: (service, delayMs) => `${ns}.svc.${service}.retry.${delayMs}`,
@@ -52,6 +57,7 @@ export function names(namespace = 'warren'): Names {
     instanceEventQueue: (service, instanceId) => `${ns}.evt.${service}.${instanceId}`,
     replyQueue: (clientId) => `${ns}.reply.${clientId}`,
     instanceControlQueue: (service, instanceId) => `${ns}.ctl.${service}.${instanceId}`,
+    cancelQueue: (service, instanceId) => `${ns}.cancel.${service}.${instanceId}`,
   };
 }
 

@@ -24,6 +24,7 @@ import type { EffectLedger } from './once';
 import type { Announcement, AnnounceMessage } from './announcement';
 import { AnnounceOnRequest } from './announce-now';
 import { describeInstance } from './describe';
+import { CancelReceiver } from './wire-cancel';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
@@ -45,6 +46,8 @@ export class WarrenService {
   private readonly running = new Map<ConsumeMessage, CallAbort>();
   /** Runs a call whose previous worker died alone here (suspect-lane.ts); the tracker claims through it. */
   private readonly lane = new SuspectLane();
+  /** Cancels heard on the wire (NS.cancel), from any language. */
+  private readonly cancels: CancelReceiver;
   private channel: Channel | undefined;
   private consumerTags: string[] = [];
   private state: ServiceState = 'starting';
@@ -68,6 +71,7 @@ export class WarrenService {
     this.log = this.o.logger.child({ component: 'service', service: this.o.name, instanceId: this.o.instanceId });
     this.askedToAnnounce = new AnnounceOnRequest(() => this.announce(), this.log);
     this.limits = resolveDecodeLimits(this.o.decodeLimits);
+    this.cancels = new CancelReceiver(() => this.running.entries(), this.log);
     this.dispatcher = new Dispatcher<HandlerContext>({
       exposeErrorStack: this.o.exposeErrorStack,
       onNotificationError: (err, call) => this.log.warn({ err, method: call.method }, 'notification handler failed'),
@@ -168,6 +172,7 @@ export class WarrenService {
       retryDelaysMs: retryDelays(Object.values(this.o.methods).map((m) => m.retry)),
     }));
     this.channel = ch;
+    await this.cancels.listen(ch, this.n, this.o.name, this.o.instanceId);
     const tags: string[] = [];
     // prefetch with global=false applies to each consumer started after it.
     await ch.prefetch(this.o.prefetch, false);
@@ -220,17 +225,22 @@ export class WarrenService {
     const info = readDelivery(msg, this.o.defaultTimeoutMs);
     const startedAt = Date.now();
     if (info.deadline <= startedAt) {
-      // Nobody waits for this answer any more; running it now would be work done for nothing.
+      // Nobody waits for this answer any more; running it now would be work done for nothing. The answer is for a
+      // caller whose deadline was wrong (in seconds, say), so its mistake is not a silent wait.
       this.counters.expired++;
+      const late = info.replyTo ? expiredResponse(decode(msg.content, this.limits)) : undefined;
+      if (late) this.reply(info, late);
       this.settle(ch, msg, 'ack');
       return;
     }
     const decoded = decode(msg.content, this.limits);
-    const unservable = unservableResponse(decoded);
+    const unservable = this.cancels.cancelledBeforeStart(info.callId) ? cancelledResponse(decoded) : unservableResponse(decoded);
     if (unservable) {
       if (info.replyTo) this.reply(info, unservable);
-      this.counters.deadLettered++;
-      this.settle(ch, msg, 'dead-letter', deadReason('unservable', unservable, info.attempt));
+      const cancelled = 'error' in unservable && unservable.error.code === ErrorCode.Cancelled;
+      if (cancelled) this.counters.answered++;
+      else this.counters.deadLettered++;
+      this.settle(ch, msg, cancelled ? 'ack' : 'dead-letter', deadReason('unservable', unservable, info.attempt));
       return;
     }
     const abort = new CallAbort();
@@ -425,6 +435,18 @@ function unservableResponse(decoded: Decoded): ResponseMessage | undefined {
   if (decoded.kind === 'single' && decoded.item.kind === 'invalid') return decoded.item.response;
   if (decoded.kind === 'single' && decoded.item.kind === 'response') return errorResponse(decoded.item.message.id, ErrorCode.InvalidRequest);
   return undefined;
+}
+
+/** The answer to a request whose deadline had passed when it was taken. */
+function expiredResponse(decoded: Decoded): ResponseMessage | undefined {
+  if (decoded.kind !== 'single' || decoded.item.kind !== 'request') return undefined;
+  return { jsonrpc: '2.0', error: new DeadlineExceededError(undefined, { reason: 'deadline_passed' }).toErrorObject(), id: decoded.item.message.id };
+}
+
+/** The answer to a request cancelled before it arrived (the call's id when it has one). */
+function cancelledResponse(decoded: Decoded): ResponseMessage {
+  const id = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message.id : null;
+  return { jsonrpc: '2.0', error: new CancelledError(undefined, { reason: 'cancelled' }).toErrorObject(), id };
 }
 
 function notificationsIn(decoded: Decoded): NotificationMessage[] {

@@ -34,6 +34,7 @@ export function coreTopology(n: Names): Topology {
       { name: n.deadLetterExchange, type: 'direct', options: { durable: true } },
       { name: n.controlExchange, type: 'fanout', options: { durable: true } },
       { name: n.discoverExchange, type: 'fanout', options: { durable: true } },
+      { name: n.cancelExchange, type: 'fanout', options: { durable: true } },
     ],
     queues: [],
     bindings: [],

@@ -4,8 +4,8 @@
 // reply_to, missing correlation and message ids, wrong content types, batches
 // of messages at once, and bodies over the decode limit. The service must
 // answer exactly the JSON-RPC error docs/protocol.md promises when reply_to is
-// set, dead-letter exactly the invalid bodies, drop expired requests without
-// running them, never crash or lose its channel, and keep serving.
+// set, dead-letter exactly the invalid bodies, answer expired requests -32001
+// without running them, never crash or lose its channel, and keep serving.
 import amqp, { type Channel, type ConfirmChannel, type ChannelModel, type ConsumeMessage, type Options } from 'amqplib';
 import fc from 'fast-check';
 import { connectClient, startService, type RpcClient, type WarrenService } from '@warren/amqp';
@@ -203,7 +203,9 @@ function plan(msg: Message): Planned {
   const expired = msg.deadline.kind === 'past';
   // docs/protocol.md, Services, step 2: a body no handler can take is dead-lettered (a batch is answered item by item).
   const unservable = expected.kind === 'single' && (expected.item.kind === 'error' || expected.item.kind === 'response');
-  const answered = !expired && msg.replyMode === 'ours' && items.some((i) => i.kind !== 'nothing');
+  // Step 1: a request taken after its deadline is not run; a single call is answered -32001 deadline_passed.
+  const expiredCall = expired && expected.kind === 'single' && expected.item.kind === 'call';
+  const answered = msg.replyMode === 'ours' && (expired ? expiredCall : items.some((i) => i.kind !== 'nothing'));
   const replyKey = !answered ? null : msg.idMode === 'correlation' ? `c-${key}` : msg.idMode === 'message' ? key : undefined;
   return { key, msg, expected, replyKey, deadLettered: !expired && unservable };
 }
@@ -259,6 +261,10 @@ function callAnswered(r: WireResponse, e: Extract<ItemExpectation, { kind: 'call
 function checkReply(reply: { contentType: string | undefined; body: Buffer }, p: Planned): void {
   expect(reply.contentType).toBe('application/json');
   const value = JSON.parse(reply.body.toString('utf8')) as unknown;
+  if (p.msg.deadline.kind === 'past') {
+    expect(value).toMatchObject({ error: { code: ErrorCode.DeadlineExceeded, data: { reason: 'deadline_passed' } } });
+    return;
+  }
   const items = (p.expected.kind === 'single' ? [p.expected.item] : p.expected.items).filter((i) => i.kind !== 'nothing');
   const answers = p.expected.kind === 'batch' ? value : [value];
   if (!Array.isArray(answers)) throw new Error(`a batch answered with ${JSON.stringify(value)}`);

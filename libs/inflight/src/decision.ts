@@ -1,5 +1,5 @@
 import {
-  CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, WorkerLostError, failureResponse, isErrorResponse,
+  CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, WorkerLostError, failureResponse, isErrorResponse, parseIdText,
   type Id, type ResponseMessage,
 } from '@warren/jsonrpc';
 
@@ -187,13 +187,8 @@ export function parseStoredResponse(json: string | undefined): ResponseMessage |
 
 /** The id as stored (`rid`, JSON); null when absent or unreadable. */
 export function parseStoredId(json: string | undefined): Id {
-  if (json === undefined) return null;
-  try {
-    const value: unknown = JSON.parse(json);
-    return typeof value === 'string' || typeof value === 'number' ? value : null;
-  } catch {
-    return null;
-  }
+  // Exact for ids beyond 2^53 or written as 1.0 (stored with idText).
+  return parseIdText(json);
 }
 
 /**

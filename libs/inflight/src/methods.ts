@@ -1,7 +1,7 @@
 import type { ServiceMethod, ServiceNotification } from '@warren/amqp';
 import { InvalidParamsError, ServiceUnavailableError, type JsonSchema, type JsonValue } from '@warren/jsonrpc';
 import { InflightError } from './errors';
-import type { InflightView } from './view';
+import type { CancelOutcome, InflightView } from './view';
 
 const callIdSchema: JsonSchema = { type: 'object', properties: { callId: { type: 'string', minLength: 1 } }, required: ['callId'] };
 const serviceSchema: JsonSchema = { type: 'object', properties: { service: { type: 'string' } } };
@@ -34,11 +34,16 @@ function callIdOf(params: unknown): string {
  * @example
  * await startService({ urls, name: 'inflight', methods: inflightMethods(view), notifications: inflightNotifications(view) });
  */
-export function inflightMethods(view: InflightView): Record<string, ServiceMethod> {
+export function inflightMethods(view: InflightView, options: { readonly cancelOnWire?: (callId: string) => Promise<void> } = {}): Record<string, ServiceMethod> {
+  // Told on RabbitMQ too (NS.cancel), so a worker that does not track calls in Redis (another language) stops as well.
+  const cancel = (callId: string): Promise<CancelOutcome> => {
+    void options.cancelOnWire?.(callId).catch(() => undefined);
+    return view.cancel(callId);
+  };
   return {
     'inflight.list': { description: 'Calls running now, cluster-wide.', params: serviceSchema, handler: (p) => wire(() => view.list(p as { service?: string })) },
     'inflight.status': { description: "One call's state and stored outcome.", params: callIdSchema, handler: (p) => wire(() => view.status(callIdOf(p))) },
-    'inflight.cancel': { description: 'Cancels a call by id, running or queued.', params: callIdSchema, handler: (p) => wire(() => view.cancel(callIdOf(p))) },
+    'inflight.cancel': { description: 'Cancels a call by id, running or queued.', params: callIdSchema, handler: (p) => wire(() => cancel(callIdOf(p))) },
     'inflight.workers': { description: 'Live worker instances and their in-flight counts.', params: serviceSchema, handler: (p) => wire(() => view.workers(p as { service?: string })) },
   };
 }

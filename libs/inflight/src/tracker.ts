@@ -1,6 +1,6 @@
 import type { Abortable, CallTracker, EffectLedger, EffectStart, Isolation, Progress, TrackDecision, TrackedCall, TrackingReport } from '@warren/amqp';
 import {
-  CancelledError, ErrorCode, ServiceUnavailableError, WorkerLostError, failureResponse, isErrorResponse, type ResponseMessage,
+  CancelledError, ErrorCode, ServiceUnavailableError, WorkerLostError, failureResponse, idText, isErrorResponse, type ResponseMessage,
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { assertNever, encodeMeta, maxListedCalls, outcomeResponse, terminalState, type ClaimReply } from './decision';
@@ -460,7 +460,7 @@ function attempt<T>(work: () => Promise<T>): Promise<T> {
 }
 
 function metaOf(call: TrackedCall): string {
-  return encodeMeta({ service: call.service, method: call.method, deadline: call.deadline, rid: JSON.stringify(call.id) });
+  return encodeMeta({ service: call.service, method: call.method, deadline: call.deadline, rid: idText(call.id) });
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Id, ResponseMessage } from '@warren/jsonrpc';
+import { idText, type Id, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { encodeMeta, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
 import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
@@ -143,7 +143,7 @@ export class InflightView {
     // outage under load does not pile up a waiter per call.
     if (this.store.client.status !== 'ready') return false;
     return this.op(() => {
-      const meta = encodeMeta({ service: call.service ?? '', method: call.method, deadline: call.deadline, rid: JSON.stringify(call.id) });
+      const meta = encodeMeta({ service: call.service ?? '', method: call.method, deadline: call.deadline, rid: idText(call.id) });
       return this.store.markQueued(call.callId, meta, callTtlMs(call.deadline, Date.now(), this.o.graceMs));
     });
   }

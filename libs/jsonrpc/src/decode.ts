@@ -1,5 +1,6 @@
 import { ErrorCode, errorMessages } from './codes';
 import { defaultDecodeLimits, resolveDecodeLimits, type DecodeLimits, type ResolvedDecodeLimits } from './limits';
+import { RawNumberId } from './raw-id';
 import { safeParse } from './safe-parse';
 import type { Decoded, DecodedItem, ErrorObject, ErrorResponse, Id, JsonValue, Params } from './types';
 
@@ -78,7 +79,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function isId(value: unknown): value is Id {
-  return value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+  return value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || value instanceof RawNumberId;
 }
 
 function isParams(value: unknown): value is Params {

@@ -1,3 +1,4 @@
+import { RawNumberId } from './raw-id';
 import type { ErrorObject, Id, JsonValue, NotificationMessage, Params, RequestMessage, ResponseMessage, SuccessResponse, ErrorResponse } from './types';
 
 /** A success response. `undefined` becomes `null`: a response must always carry `result`. */
@@ -17,12 +18,32 @@ export function notificationMessage(method: string, params: Params | undefined):
   return params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
 }
 
+type AnyMessage = RequestMessage | NotificationMessage | ResponseMessage;
+
 /**
  * Serializes a message or a batch. Ids are passed through untouched, so a
- * string id stays a string and 1.5 stays 1.5.
+ * string id stays a string, 1.5 stays 1.5, and a {@link RawNumberId}
+ * (9007199254740993, 1.0) is written back as the text it was received as.
  */
-export function encode(message: RequestMessage | NotificationMessage | ResponseMessage | readonly (RequestMessage | NotificationMessage | ResponseMessage)[]): string {
-  return JSON.stringify(message);
+export function encode(message: AnyMessage | readonly AnyMessage[]): string {
+  if (Array.isArray(message)) return (message as readonly AnyMessage[]).some(hasRawId) ? `[${(message as readonly AnyMessage[]).map(encodeOne).join(',')}]` : JSON.stringify(message);
+  return encodeOne(message as AnyMessage);
+}
+
+function hasRawId(message: AnyMessage): boolean {
+  return 'id' in message && message.id instanceof RawNumberId;
+}
+
+/**
+ * One message; a raw id is spliced in as the last member, since
+ * JSON.stringify can only write numbers it can represent (Node 20 has no
+ * JSON.rawJSON). Member order means nothing in JSON.
+ */
+function encodeOne(message: AnyMessage): string {
+  if (!('id' in message) || !(message.id instanceof RawNumberId)) return JSON.stringify(message);
+  const { id, ...rest } = message;
+  const text = JSON.stringify(rest);
+  return `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}"id":${id.text}}`;
 }
 
 /**
@@ -32,16 +53,16 @@ export function encode(message: RequestMessage | NotificationMessage | ResponseM
  */
 export function encodeResponse(response: ResponseMessage | readonly ResponseMessage[]): string {
   try {
-    return JSON.stringify(response);
+    return encode(response);
   } catch {
     const fallback = (r: ResponseMessage): ResponseMessage => {
       try {
-        JSON.stringify(r);
+        encode(r);
         return r;
       } catch {
         return failureResponse(r.id, { code: -32603, message: 'Internal error', data: { reason: 'result_not_serializable' } });
       }
     };
-    return JSON.stringify(Array.isArray(response) ? (response as readonly ResponseMessage[]).map(fallback) : fallback(response as ResponseMessage));
+    return encode(Array.isArray(response) ? (response as readonly ResponseMessage[]).map(fallback) : fallback(response as ResponseMessage));
   }
 }

@@ -2,8 +2,14 @@
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
-/** A request id: the specification allows a string, a number or null. */
-export type Id = string | number | null;
+import type { RawNumberId } from './raw-id';
+
+/**
+ * A request id: the specification allows a string, a number or null. A
+ * number id whose text a JavaScript number would not give back exactly
+ * (beyond 2^53, `1.0`) is decoded as a {@link RawNumberId} and echoed as received.
+ */
+export type Id = string | number | RawNumberId | null;
 
 /** Params are by-position (array) or by-name (object) only. */
 export type Params = JsonValue[] | JsonObject;

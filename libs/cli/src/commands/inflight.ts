@@ -1,4 +1,4 @@
-import { InflightError, type InflightCall } from '@warren/inflight';
+import { InflightError, type InflightCall, type InflightView } from '@warren/inflight';
 import { ExitCode, UnreachableError, type ExitCodeValue } from '../errors';
 import { duration, prettyJson, table } from '../format';
 import type { Session } from '../session';
@@ -103,11 +103,22 @@ export async function statusCommand(s: Session, callId: string): Promise<ExitCod
 
 /** `warren cancel <call-id>`: cancels a running or queued call; its caller gets -32003 Cancelled. */
 export async function cancelCommand(s: Session, callId: string): Promise<ExitCodeValue> {
-  const outcome = await viewOp(s, () => s.view().cancel(callId));
+  // The Redis mark first (its answer says what the cancel did), then on the wire, even when Redis failed: a worker in
+  // any language hears that on NS.cancel, with or without the in-flight store.
+  const onWire = (): Promise<boolean> => s.client().then((c) => c.cancelOnWire(callId, 'warren cancel')).then(() => true, () => false);
+  let outcome: Awaited<ReturnType<InflightView['cancel']>>;
+  try {
+    outcome = await viewOp(s, () => s.view().cancel(callId));
+  } catch (err) {
+    await onWire();
+    throw err;
+  }
+  const wire = await onWire();
   if (s.settings.json) {
-    s.out(JSON.stringify({ callId, ...outcome }));
+    s.out(JSON.stringify({ callId, ...outcome, wire }));
     return ExitCode.ok;
   }
+  if (!wire) s.err(`${s.c.yellow('note')}: the cancel could not be published on RabbitMQ; only workers tracked in Redis will hear it`);
   switch (outcome.outcome) {
     case 'signalled':
       s.out(`${s.c.green('cancelled')} ${callId}: its worker ${outcome.worker} was told to stop`);

@@ -1,0 +1,166 @@
+import type { ChannelModel } from 'amqplib';
+import { ServiceUnavailableError, type JsonRpcError } from '@warren/jsonrpc';
+import { closeChannel } from './close';
+import type { RpcClient } from './client';
+import type { AmqpConnection } from './connection';
+import { names, type Names } from './names';
+import type { ServiceRegistry } from './registry';
+
+/** A service request queue's depth, as RabbitMQ reports it (`queue.declare` passive). */
+export interface QueueDepth {
+  /** Requests waiting (ready, not yet delivered to a consumer). */
+  readonly messages: number;
+  /** Live consumers: instances taking requests now. */
+  readonly consumers: number;
+}
+
+/** Which service serves a method; undefined when this process has never heard. */
+export interface MethodDirectory {
+  serviceOf(method: string): string | undefined;
+}
+
+/**
+ * A directory built from a registry's announcements. A mapping outlives the
+ * instances that announced it: a method whose every instance died is still
+ * known to belong to its service, which is exactly when the check matters.
+ * Later announcements win.
+ */
+export function registryDirectory(registry: Pick<ServiceRegistry, 'list' | 'on'>): MethodDirectory {
+  const byMethod = new Map<string, string>();
+  const learn = (): void => {
+    for (const instance of registry.list()) for (const m of instance.methods) byMethod.set(m.name, instance.service);
+  };
+  learn();
+  registry.on('change', learn);
+  return { serviceOf: (method) => byMethod.get(method) };
+}
+
+/**
+ * Reads queue depths with passive declares, each on a channel of its own: a
+ * missing queue makes RabbitMQ close the channel (404), which must not take
+ * any other work with it. One read per service at a time.
+ */
+export class QueueDepths {
+  private readonly n: Names;
+  private readonly reading = new Map<string, Promise<QueueDepth | undefined>>();
+
+  constructor(private readonly connection: Pick<AmqpConnection, 'model'>, namespace?: string) {
+    this.n = names(namespace);
+  }
+
+  /** The depth of `service`'s request queue; undefined when the queue does not exist or RabbitMQ is not reachable. */
+  read(service: string): Promise<QueueDepth | undefined> {
+    let pending = this.reading.get(service);
+    if (!pending) {
+      pending = readDepth(this.connection.model, this.n.serviceQueue(service)).finally(() => this.reading.delete(service));
+      this.reading.set(service, pending);
+    }
+    return pending;
+  }
+}
+
+async function readDepth(model: ChannelModel | undefined, queue: string): Promise<QueueDepth | undefined> {
+  if (!model) return undefined;
+  const ch = await model.createChannel().catch(() => undefined);
+  if (!ch) return undefined;
+  ch.on('error', () => undefined); // a 404 closes the channel; that is the answer
+  try {
+    const ok = await ch.checkQueue(queue);
+    return { messages: ok.messageCount, consumers: ok.consumerCount };
+  } catch {
+    return undefined;
+  } finally {
+    await closeChannel(ch).catch(() => undefined);
+  }
+}
+
+export interface AvailabilityOptions {
+  /** How long a queue's consumer count is trusted before it is read again. @default 1000 */
+  readonly ttlMs?: number;
+}
+
+/** What the client's hook is told: nothing (go ahead), an error (answer it), or either later. */
+export type AvailabilityVerdict = undefined | JsonRpcError | Promise<undefined | JsonRpcError>;
+
+/**
+ * Answers -32002 at once for a call whose service has no live consumer,
+ * instead of letting it wait in a queue nobody reads until its deadline.
+ * RabbitMQ cannot tell a publisher that (`mandatory` only fires when no
+ * queue is bound, and the durable queue outlives its consumers), so the
+ * caller asks: a passive declare of the service's queue, cached `ttlMs`.
+ *
+ * The hot path stays synchronous: a fresh count answers from the cache. Once
+ * per `ttlMs` per service, the calls that find the count stale wait for one
+ * read (a channel open, a passive declare: about a millisecond on a LAN), so
+ * a service whose consumers went away is noticed within `ttlMs`; a withdrawn
+ * or newly announced instance clears the cache for its service at once.
+ *
+ * A method whose service is unknown (no announcement heard yet), or whose
+ * queue does not exist (`mandatory` answers -32601 then), goes ahead as before.
+ */
+export class AvailabilityGate {
+  private readonly ttlMs: number;
+  private readonly seen = new Map<string, { depth: QueueDepth; at: number }>();
+
+  constructor(private readonly directory: MethodDirectory, private readonly depths: Pick<QueueDepths, 'read'>, options: AvailabilityOptions = {}) {
+    this.ttlMs = options.ttlMs ?? 1000;
+    if (!Number.isSafeInteger(this.ttlMs) || this.ttlMs < 0) throw new RangeError(`AvailabilityOptions.ttlMs must be a whole number >= 0, got ${String(options.ttlMs)}`);
+  }
+
+  /** The verdict for a call to `method`. */
+  check(method: string): AvailabilityVerdict {
+    const service = this.directory.serviceOf(method);
+    if (service === undefined) return undefined;
+    const known = this.seen.get(service);
+    if (known && Date.now() - known.at < this.ttlMs) return verdict(known.depth, service, method);
+    return this.refresh(service).then((depth) => (depth ? verdict(depth, service, method) : undefined));
+  }
+
+  /** Forgets what is known of `service` (its instances changed), so the next call reads its queue again. */
+  forget(service: string): void {
+    this.seen.delete(service);
+  }
+
+  /** The last depth read for `service`, if any (for views such as /services). */
+  last(service: string): QueueDepth | undefined {
+    return this.seen.get(service)?.depth;
+  }
+
+  private async refresh(service: string): Promise<QueueDepth | undefined> {
+    const depth = await this.depths.read(service);
+    if (depth) this.seen.set(service, { depth, at: Date.now() });
+    else this.seen.delete(service);
+    return depth;
+  }
+}
+
+function verdict(depth: QueueDepth, service: string, method: string): JsonRpcError | undefined {
+  return depth.consumers > 0 ? undefined : new ServiceUnavailableError(`Service unavailable: no instance of ${service} is running`, { reason: 'no_consumers', service, method, queued: depth.messages });
+}
+
+/**
+ * Installs an availability check on `client`, its directory learned from
+ * `registry`. Returns the depth reader too, for views (the broker's /services).
+ *
+ * @example
+ * const { depths } = guardAvailability(client, connection, registry);
+ * await client.call('add', [1, 2]); // -32002 at once if no calculator instance is running
+ */
+export function guardAvailability(
+  client: Pick<RpcClient, 'checkAvailability' | 'namespace'>,
+  connection: Pick<AmqpConnection, 'model'>,
+  registry: Pick<ServiceRegistry, 'list' | 'on'>,
+  options: AvailabilityOptions = {},
+): { readonly gate: AvailabilityGate; readonly depths: QueueDepths } {
+  const depths = new QueueDepths(connection, client.namespace);
+  const gate = new AvailabilityGate(registryDirectory(registry), depths, options);
+  // An instance that withdrew (graceful stop) or announced itself changes the answer now, not in ttlMs.
+  let last = new Set<string>();
+  registry.on('change', () => {
+    const now = new Set(registry.list().map((i) => `${i.service}/${i.instanceId}`));
+    for (const key of [...now, ...last]) if (now.has(key) !== last.has(key)) gate.forget(key.slice(0, key.indexOf('/')));
+    last = now;
+  });
+  client.checkAvailability((method) => gate.check(method));
+  return { gate, depths };
+}

@@ -1,0 +1,159 @@
+// The cross-language example (examples/python/, pika, written from
+// docs/protocol.md) against the real system: the Python client against a
+// TypeScript service, and the TypeScript client against the Python service,
+// including a cancel from each side stopping a call where it runs.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { AmqpConnection, RpcClient, ServiceRegistry, connectClient, startService } from '@warren/amqp';
+import { ErrorCode, JsonRpcError, RawNumberId } from '@warren/jsonrpc';
+import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
+import { TestNamespace } from '../support/amqp';
+
+const dir = path.join(__dirname, '..', '..', 'examples', 'python');
+const td = new Teardown();
+const ns = new TestNamespace();
+const urls = amqpUrl();
+const url = Array.isArray(urls) ? String(urls[0]) : String(urls);
+
+/** Debian's python3 has python3-pika (installed by .ci/run); a pyenv python3 first on PATH may not. */
+function pythonWithPika(): string {
+  for (const candidate of [process.env['PYTHON'], '/usr/bin/python3', 'python3'].filter((c): c is string => !!c)) {
+    if (spawnSync(candidate, ['-c', 'import pika'], { stdio: 'ignore' }).status === 0) return candidate;
+  }
+  throw new Error('no python3 with pika: install python3-pika (.ci/run does)');
+}
+
+async function codeOf(p: Promise<unknown>): Promise<number | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (err) {
+    return err instanceof JsonRpcError ? err.code : -1;
+  }
+}
+
+interface Child {
+  readonly proc: ChildProcess;
+  readonly lines: string[];
+  readonly exited: Promise<number | null>;
+}
+
+function run(args: string[]): Child {
+  const proc = spawn(pythonWithPika(), ['-u', ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  let stderr = '';
+  proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => lines.push(...chunk.split('\n').filter(Boolean)));
+  proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => {
+    if (code !== 0 && stderr) process.stderr.write(`python ${args[0]}: ${stderr}\n`);
+    resolve(code);
+  }));
+  return { proc, lines, exited };
+}
+
+beforeAll(() => td.add(() => ns.destroy()));
+afterAll(() => td.run());
+
+describe('the Python client against a TypeScript service', () => {
+  const aborted: string[] = [];
+  beforeAll(async () => {
+    const service = await startService({
+      urls, namespace: ns.namespace, name: ns.service('ts-side'),
+      methods: {
+        add: {
+          params: { oneOf: [{ type: 'array', items: { type: 'number' }, minItems: 2, maxItems: 2 }, { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] }] },
+          handler: (p) => (Array.isArray(p) ? (p as number[]).reduce((x, y) => x + y, 0) : (p as { a: number; b: number }).a + (p as { a: number; b: number }).b),
+        },
+        fail: { handler: () => { throw new Error('fails on purpose'); } },
+        sleep: {
+          handler: (p, ctx) => new Promise((resolve) => {
+            const timer = setTimeout(() => resolve('slept'), (p as number[])[0]);
+            ctx.signal.addEventListener('abort', () => {
+              clearTimeout(timer);
+              aborted.push(ctx.callId);
+              resolve('stopped');
+            }, { once: true });
+          }),
+        },
+      },
+      notifications: { tick: { handler: () => undefined } },
+    });
+    td.add(() => service.close());
+  });
+
+  it('passes every check of client_demo.py, and its cancel aborted the handler here', async () => {
+    const child = run(['client_demo.py', url, ns.namespace]);
+    td.add(async () => void child.proc.kill());
+    const code = await child.exited;
+    expect(child.lines.filter((l) => l.startsWith('FAIL'))).toEqual([]);
+    expect(code).toBe(0);
+    const cancelled = child.lines.find((l) => l.startsWith('cancelled call id '))?.slice('cancelled call id '.length);
+    expect(cancelled).toBeDefined();
+    await waitFor(() => aborted.includes(cancelled ?? ''), { message: 'the TypeScript handler saw the Python cancel' });
+  }, 60_000);
+});
+
+describe('the TypeScript client against the Python service', () => {
+  let child: Child;
+  let client: RpcClient;
+  let registry: ServiceRegistry;
+  const name = ns.service('py-side');
+
+  beforeAll(async () => {
+    const connection = new AmqpConnection({ urls });
+    await connection.start();
+    td.add(() => connection.close());
+    registry = await ServiceRegistry.start(connection, { namespace: ns.namespace });
+    td.add(() => registry.close());
+    child = run(['service_main.py', url, ns.namespace, name]);
+    td.add(async () => {
+      child.proc.kill('SIGTERM');
+      await child.exited;
+    });
+    await waitFor(() => child.lines.includes('ready'), { timeoutMs: 20_000, message: 'python service ready' });
+    client = await RpcClient.create(connection, { namespace: ns.namespace, defaultTimeoutMs: 10_000 });
+    td.add(() => client.close());
+  }, 30_000);
+
+  it('is discovered from its announcement', async () => {
+    await waitFor(() => registry.list().some((i) => i.service === name), { message: 'python announcement heard' });
+    const instance = registry.list().find((i) => i.service === name);
+    expect(instance?.methods.map((m) => m.name).sort()).toEqual(['py.add', 'py.echo', 'py.fail', 'py.sleep']);
+  });
+
+  it('answers calls, errors, batches and exact ids', async () => {
+    expect(await client.call('py.add', [4, 5])).toBe(9);
+    expect(await client.call('py.add', { a: 1, b: 2 })).toBe(3);
+    expect(await codeOf(client.call('py.add', ['x', 1]))).toBe(ErrorCode.InvalidParams);
+    expect(await codeOf(client.call('py.fail', []))).toBe(-32000);
+    const batch = await client.batch([{ method: 'py.add', params: [1, 1] }, { method: 'py.echo', params: ['hi'] }]);
+    expect(batch.map((b) => (b.status === 'fulfilled' ? b.value : 'rejected'))).toEqual([2, ['hi']]);
+    const response = await client.request({ jsonrpc: '2.0', method: 'py.echo', params: [], id: new RawNumberId('9007199254740993') });
+    expect(response.id).toEqual(new RawNumberId('9007199254740993'));
+  });
+
+  it('answers -32001 for a call past its deadline', async () => {
+    expect(await codeOf(client.call('py.sleep', [5000], { timeoutMs: 300 }))).toBe(ErrorCode.DeadlineExceeded);
+  });
+
+  it("honours a caller's abort: the Python handler stops", async () => {
+    const ac = new AbortController();
+    const callId = client.nextCallId();
+    const call = client.call('py.sleep', [20_000], { signal: ac.signal, id: 'abort-me' });
+    await waitFor(() => child.lines.includes(`started ${callId}`), { message: 'python handler started' });
+    ac.abort();
+    expect(await codeOf(call)).toBe(ErrorCode.Cancelled);
+    await waitFor(() => child.lines.includes(`cancelled ${callId}`), { message: 'python service stopped the call' });
+  });
+
+  it('a cancel from another process stops the call, and its caller gets -32003 from the Python service', async () => {
+    const other = await connectClient({ urls, namespace: ns.namespace });
+    td.add(() => other.close());
+    const callId = client.nextCallId();
+    const call = client.call('py.sleep', [20_000], { id: 'cancel-me' });
+    await waitFor(() => child.lines.includes(`started ${callId}`), { message: 'python handler started' });
+    await other.cancelOnWire(callId, 'test');
+    expect(await codeOf(call)).toBe(ErrorCode.Cancelled);
+    expect(child.lines).toContain(`cancelled ${callId}`);
+  });
+});

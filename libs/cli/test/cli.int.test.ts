@@ -173,7 +173,7 @@ describe('warren inflight, status and cancel', () => {
 
     const table = await warren(['inflight']);
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/^call id\s+service\s+method\s+worker\s+attempt\s+age\s+deadline in\s+state$/m);
+    expect(table.stdout).toMatch(/^call id\s+service\s+method\s+worker\s+attempt\s+age\s+deadline in\s+progress\s+state$/m);
     expect(table.stdout).toContain(`${callId}  jobs     report.render  worker-1`);
 
     const watch = await warren(['inflight', '--watch', '--interval', '200', '--count', '2']);

@@ -35,7 +35,9 @@ export function progressView(s: Session, startedAt = Date.now()): ProgressView {
           hideCursor: true,
           etaBuffer: 20,
         });
-        bar.start(100, 0, payload);
+        // Started at the first report's value: the bar redraws on its own timer, not on every update.
+        bar.start(100, Math.round(p.fraction * 100), payload);
+        return;
       }
       bar.update(Math.round(p.fraction * 100), payload);
     },

@@ -19,6 +19,8 @@ const service = ns.service('flaky');
 const policy = { attempts: 3, backoffMs: 300, maxBackoffMs: 600 };
 let client: RpcClient;
 let view: InflightView;
+let url: string;
+const gates: (() => void)[] = [];
 /** Attempts seen per key, and keys that fail no more. */
 const seen = new Map<string, number[]>();
 const healed = new Set<string>();
@@ -32,17 +34,25 @@ beforeAll(async () => {
     for (const ms of [300, 600]) await ch.deleteQueue(ns.names.retryQueue(service, ms));
     await model.close();
   });
-  const broker = await startBroker({ urls: amqpUrl(), namespace: ns.namespace, serviceName: ns.service('warren-broker'), port: 0, defaultMetrics: false });
-  td.add(() => broker.close());
   view = new InflightView({ redis: redisUrl(), keyPrefix: prefix });
   td.add(() => view.close());
-  const tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: prefix, leaseMs: 3000, heartbeatMs: 200 });
+  const broker = await startBroker({ urls: amqpUrl(), namespace: ns.namespace, serviceName: ns.service('warren-broker'), port: 0, defaultMetrics: false, inflight: { list: () => view.list() } });
+  td.add(() => broker.close());
+  url = await broker.listen();
+  const tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: prefix, leaseMs: 3000, heartbeatMs: 100 });
   const worker = await startService({
     urls: amqpUrl(),
     namespace: ns.namespace,
     name: service,
     tracker,
     methods: {
+      halfway: {
+        handler: async (_params, ctx) => {
+          ctx.progress(0.5, 'half way');
+          await new Promise<void>((resolve) => gates.push(resolve));
+          return 'whole';
+        },
+      },
       flaky: {
         retry: policy,
         handler: (params, ctx) => {
@@ -112,4 +122,22 @@ it('dead-letters a call failing every attempt with its reason; dlq.list/show fin
   await waitFor(async () => (await queueDepth(ns.names.deadLetterQueue(service))) === 1, { message: 'another dead letter' });
   await expect(client.call('dlq.purge', { service })).resolves.toEqual({ purged: 1 });
   expect(await queueDepth(ns.names.deadLetterQueue(service))).toBe(0);
+});
+
+it('shows a running call with its progress in the gateway: GET /inflight; the dlq methods answer through POST /rpc', async () => {
+  const callId = client.nextCallId();
+  const answer = client.call('halfway', {}, { id: callId });
+  type Listed = { calls: { callId: string; progress?: { fraction: number; message?: string } }[] };
+  let listed: Listed | undefined;
+  await waitFor(async () => {
+    listed = (await (await fetch(`${url}/inflight`)).json()) as Listed;
+    return listed.calls.some((c) => c.callId === callId && c.progress !== undefined);
+  }, { message: 'progress in GET /inflight', timeoutMs: 10_000 });
+  expect(listed?.calls.find((c) => c.callId === callId)?.progress).toMatchObject({ fraction: 0.5, message: 'half way' });
+  await waitFor(() => gates.length === 1, { message: 'handler waiting' });
+  gates.shift()?.();
+  await expect(answer).resolves.toBe('whole');
+
+  const res = await fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'dlq.list', params: { service, limit: 5 }, id: 1 }) });
+  expect(await res.json()).toEqual({ jsonrpc: '2.0', result: { total: 0, items: [] }, id: 1 });
 });

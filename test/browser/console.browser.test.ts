@@ -80,7 +80,7 @@ beforeAll(async () => {
   }
   const jobs = await startService({
     urls: amqpUrl(), namespace: ns.namespace, name: jobsName, instanceId: 'jobs-1', prefetch: 1, tracker: tracker(),
-    methods: jobsMethods({ store, prefix: jobsPrefix, stepMs: 300 }),
+    methods: jobsMethods({ store, prefix: jobsPrefix, stepMs: 300, status: (callId) => view.status(callId) }),
   });
   td.add(() => jobs.close());
   broker = await startBroker({

@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { benchCommand } from './commands/bench';
 import { batchCommand, callCommand, notifyCommand, reportError } from './commands/call';
+import { dlqListCommand, dlqPurgeCommand, dlqReplayCommand, dlqShowCommand } from './commands/dlq';
 import { cancelCommand, inflightCommand, statusCommand } from './commands/inflight';
 import { servicesCommand } from './commands/services';
 import { ExitCode, type ExitCodeValue } from './errors';
@@ -35,9 +36,9 @@ function positiveInt(value: string): number {
   return n;
 }
 
-function wholeMs(value: string): number {
+function nonNegativeInt(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('must be a whole number of milliseconds');
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('must be a whole number');
   return n;
 }
 
@@ -110,8 +111,10 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('--id <id>', 'JSON-RPC id to send (a number when numeric)')
     .option('--persistent', 'persist the request to disk (for durable job queues)')
     .option('--show-id', 'print the call id (for status/cancel) on stderr first')
+    .option('--progress', 'show the progress the handler reports (a bar on a terminal, else a line per report)')
+    .option('--no-progress', 'never show progress')
     .addHelpText('after', '\nExamples:\n  warren call add 4 5\n  warren call subtract \'{"minuend":42,"subtrahend":23}\'\n  warren call calculate \'{"expression":"1+3+6"}\'\n  warren call add -- -5 3          (use -- before negative numbers)\n  warren call report.render \'{"size":5}\' --persistent --timeout 60000 --show-id')
-    .action(act((s, method: string, params: string[], flags: { timeout?: number; id?: string; persistent?: boolean; showId?: boolean }) => callCommand(s, method, params, flags)));
+    .action(act((s, method: string, params: string[], flags: { timeout?: number; id?: string; persistent?: boolean; showId?: boolean; progress?: boolean }) => callCommand(s, method, params, flags)));
 
   program
     .command('notify')
@@ -135,7 +138,7 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
   program
     .command('services')
     .description("live services, their instances, methods and subscriptions (the gateway's GET /services, else RabbitMQ announcements)")
-    .addOption(new Option('-w, --wait <ms>', 'without a gateway, listen for announcements at least this long (the announce-now round takes about 0.5 s)').argParser(wholeMs).default(cliDefaults.servicesWaitMs))
+    .addOption(new Option('-w, --wait <ms>', 'without a gateway, listen for announcements at least this long (the announce-now round takes about 0.5 s)').argParser(nonNegativeInt).default(cliDefaults.servicesWaitMs))
     .action(act((s, flags: { wait: number }) => servicesCommand(s, flags)));
 
   program
@@ -158,6 +161,34 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .description('cancel a running or queued call; its caller gets -32003 Cancelled')
     .argument('<call-id>', 'the call id (shown by inflight, or call --show-id)')
     .action(act((s, callId: string) => cancelCommand(s, callId)));
+
+  const dlq = program.command('dlq').description("dead-lettered requests (served by the broker's dlq.* methods)");
+  dlq
+    .command('ls')
+    .description('dead letters, newest first: why, attempts, method, params size')
+    .option('-s, --service <name>', 'only this service (default: every live service)')
+    .addOption(new Option('--offset <n>', 'skip this many').argParser(nonNegativeInt))
+    .addOption(new Option('--limit <n>', 'show at most this many (default 50)').argParser(positiveInt))
+    .action(act((s, flags: { service?: string; offset?: number; limit?: number }) => dlqListCommand(s, flags)));
+  dlq
+    .command('show')
+    .description('one dead letter with its request body')
+    .argument('<service>', 'service whose dead-letter queue holds it')
+    .argument('<id>', 'the id dlq ls shows')
+    .action(act((s, service: string, id: string) => dlqShowCommand(s, service, id)));
+  dlq
+    .command('replay')
+    .description('send dead letters back to the service queue as new calls (new call id and deadline)')
+    .argument('<service>', 'service whose dead-letter queue holds them')
+    .argument('[id]', 'the id dlq ls shows (or --all)')
+    .option('--all', 'replay every dead letter of the service')
+    .addOption(new Option('-t, --timeout <ms>', 'deadline of each replayed call (default 60000)').argParser(positiveInt))
+    .action(act((s, service: string, id: string | undefined, flags: { all?: boolean; timeout?: number }) => dlqReplayCommand(s, service, id, flags)));
+  dlq
+    .command('purge')
+    .description("empty a service's dead-letter queue")
+    .argument('<service>', 'service whose dead-letter queue to empty')
+    .action(act((s, service: string) => dlqPurgeCommand(s, service)));
 
   program
     .command('bench')

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connectClient, startService, type RpcClient } from '@warren/amqp';
 import { MemoryEventLog } from '@warren/eventlog';
-import { createRedisTracker } from '@warren/inflight';
+import { InflightView, createRedisTracker } from '@warren/inflight';
 import { CancelledError, type JsonValue } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
 import { TestNamespace } from '../../../test/support/amqp';
@@ -37,7 +37,9 @@ beforeAll(async () => {
   });
   td.add(() => events.close());
   const tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: ns.namespace, heartbeatMs: 200, leaseMs: 3000 });
-  const jobs = await startService({ ...common, name: ns.service('jobs'), instanceId: 'worker-1', prefetch: 4, tracker, methods: jobsMethods({ store: new MemoryEventLog(), prefix: 'cli', stepMs: 100 }) });
+  const view = new InflightView({ redis: redisUrl(), keyPrefix: ns.namespace });
+  td.add(() => view.close());
+  const jobs = await startService({ ...common, name: ns.service('jobs'), instanceId: 'worker-1', prefetch: 4, tracker, methods: jobsMethods({ store: new MemoryEventLog(), prefix: 'cli', stepMs: 100, status: (id) => view.status(id) }) });
   td.add(() => jobs.close());
   client = await connectClient({ urls, namespace: ns.namespace, defaultTimeoutMs: 20_000 });
   td.add(() => client.close());
@@ -173,7 +175,7 @@ describe('warren inflight, status and cancel', () => {
 
     const table = await warren(['inflight']);
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/^call id\s+service\s+method\s+worker\s+attempt\s+age\s+deadline in\s+state$/m);
+    expect(table.stdout).toMatch(/^call id\s+service\s+method\s+worker\s+attempt\s+age\s+deadline in\s+progress\s+state$/m);
     expect(table.stdout).toContain(`${callId}  jobs     report.render  worker-1`);
 
     const watch = await warren(['inflight', '--watch', '--interval', '200', '--count', '2']);

@@ -4,8 +4,10 @@
 //
 // - Durable: the queue survives a RabbitMQ restart; callers send persistent
 //   messages (`persistent: true`, `warren call --persistent`).
-// - Progress: each step is logged and written to a Redis record that
-//   `report.progress {callId}` reads, from any instance.
+// - Progress: each step is logged and reported through ctx.progress: stored on
+//   the call's in-flight record (inflight.status, GET /inflight, `warren
+//   status`), pushed to callers that ask (`warren call --progress`, MCP
+//   progress tokens), and read back by `report.progress {callId}` on any instance.
 // - A worker killed mid-job: RabbitMQ redelivers the job to another worker;
 //   the in-flight tracker (@warren/inflight) lets it take over once the dead
 //   worker's lease runs out, and answers a redelivery of a finished job from
@@ -15,7 +17,7 @@
 //   dead-letter queue `<namespace>.svc.<name>.dead`.
 import { positiveIntFromEnv, readServiceEnv, shutdownHandler, startService } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
-import { createRedisTracker } from '@warren/inflight';
+import { InflightView, createRedisTracker } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { jobsMethods } from './methods';
 
@@ -36,6 +38,7 @@ const config = {
 async function main(): Promise<void> {
   const log = createLogger({ name: config.name, level: config.logLevel });
   const store = new RedisEventLog({ url: config.redisUrl, keyPrefix: config.keyPrefix });
+  const view = new InflightView({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
   const tracker = createRedisTracker({
     redis: config.redisUrl,
     keyPrefix: config.keyPrefix,
@@ -53,7 +56,7 @@ async function main(): Promise<void> {
     durable: true,
     shutdownGraceMs: config.shutdownGraceMs,
     tracker,
-    methods: jobsMethods({ store, prefix: `${config.namespace}.${config.name}`, stepMs: config.stepMs }),
+    methods: jobsMethods({ store, prefix: `${config.namespace}.${config.name}`, stepMs: config.stepMs, status: (callId) => view.status(callId) }),
     client: { persistent: true },
     metadata: { description: 'Long-running report jobs', version: '0.1.0' },
     logger: log,
@@ -61,7 +64,7 @@ async function main(): Promise<void> {
   });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), tracking: tracker.state, namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
-  const stop = shutdownHandler({ log, close: () => service.close().then(() => store.close()), stoppedMessage: 'service stopped' });
+  const stop = shutdownHandler({ log, close: () => service.close().then(() => Promise.all([store.close(), view.close()])).then(() => undefined), stoppedMessage: 'service stopped' });
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

@@ -44,14 +44,16 @@ async function scenario(): Promise<{ ns: TestNamespace; client: RpcClient; worke
   };
 }
 
-it('renders a report in size steps, with progress readable by call id from any instance while it runs', async () => {
+it('renders a report in size steps, its ctx.progress readable by call id from any instance (report.progress, inflight status) while it runs', async () => {
   const { client, worker, completions, view } = await scenario();
   await Promise.all([worker('w1'), worker('w2')]);
   const callId = client.nextCallId();
   const job = client.call<RenderResult>('report.render', { size: 6, title: 'q3' }, { id: 'job-1' });
-  await waitFor(async () => ((await client.call<JobProgress | null>('report.progress', { callId })) ?? { step: 0 }).step >= 2, { timeoutMs: 10_000 });
+  await waitFor(async () => ((await client.call<JobProgress | null>('report.progress', { callId })) ?? { percent: 0 }).percent >= 33, { timeoutMs: 10_000 });
   const mid = await client.call<JobProgress>('report.progress', [callId]);
-  expect(mid).toMatchObject({ callId, state: 'running', of: 6 });
+  expect(mid).toMatchObject({ callId, state: 'running' });
+  expect(mid.message).toMatch(/^page [2-5] of 6$/);
+  expect((await view.status(callId)).progress?.message).toMatch(/^page \d of 6$/);
   expect(mid.percent).toBeGreaterThan(0);
   expect(mid.percent).toBeLessThan(100);
   // Listed once a heartbeat of its worker names it (every JOBS_LEASE_MS / 3 here).
@@ -59,7 +61,7 @@ it('renders a report in size steps, with progress readable by call id from any i
   const result = await job;
   expect(result).toMatchObject({ report: `q3-${callId}`, size: 6, pages: 60, attempt: 1 });
   expect(result.tookMs).toBeGreaterThanOrEqual(6 * 200 - 50);
-  await expect(client.call('report.progress', { callId })).resolves.toMatchObject({ state: 'done', step: 6, percent: 100 });
+  await expect(client.call('report.progress', { callId })).resolves.toMatchObject({ state: 'done', percent: 100 });
   expect(await completions(callId)).toHaveLength(1);
   await expect(view.status(callId)).resolves.toMatchObject({ state: 'done' });
 }, 40_000);

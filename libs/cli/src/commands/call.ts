@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { JsonRpcError, InvalidRequestError, errorResponse, ErrorCode, type Id, type JsonValue, type Params, type ResponseMessage } from '@warren/jsonrpc';
 import { ExitCode, UsageError, showError, type ExitCodeValue } from '../errors';
 import { prettyJson, table } from '../format';
+import { progressView } from '../call-progress';
 import { parseId, parseParams } from '../params';
 import type { Session } from '../session';
 
@@ -10,6 +11,8 @@ export interface CallFlags {
   readonly id?: string;
   readonly persistent?: boolean;
   readonly showId?: boolean;
+  /** Show the progress the handler reports. @default when stderr is a terminal and --json is off */
+  readonly progress?: boolean;
 }
 
 /** Prints an error: to stdout as a JSON-RPC error object with --json, else `error <code>: <message>` on stderr. */
@@ -19,9 +22,27 @@ export function reportError(s: Session, err: unknown, id: Id = null): ExitCodeVa
     s.out(JSON.stringify({ jsonrpc: '2.0', error: { code: shown.code, message: shown.message, ...(shown.data === undefined ? {} : { data: shown.data }) }, id }));
   } else {
     s.err(`${s.c.red(`error ${shown.code}`)}: ${shown.message}`);
-    if (shown.data !== undefined) s.err(prettyJson(shown.data, s.c));
+    const failures = shown.code === ErrorCode.InvalidParams ? schemaFailures(shown.data) : undefined;
+    if (failures) for (const line of failures) s.err(`  ${line}`);
+    else if (shown.data !== undefined) s.err(prettyJson(shown.data, s.c));
   }
   return shown.exitCode;
+}
+
+/**
+ * The JSON Schema failures of an Invalid params answer (`data`: `[{path, keyword, message}]`) as
+ * lines a person reads, e.g. `params/size: must be <= 600 (maximum)`; undefined for other data.
+ */
+export function schemaFailures(data: unknown): string[] | undefined {
+  if (!Array.isArray(data) || data.length === 0) return undefined;
+  const lines: string[] = [];
+  for (const entry of data) {
+    if (typeof entry !== 'object' || entry === null) return undefined;
+    const { path, keyword, message } = entry as { path?: unknown; keyword?: unknown; message?: unknown };
+    if (typeof message !== 'string') return undefined;
+    lines.push(`params${typeof path === 'string' ? path : ''}: ${message}${typeof keyword === 'string' ? ` (${keyword})` : ''}`);
+  }
+  return lines;
 }
 
 /** `warren call <method> [params...]`: prints the result as JSON; exits 1 with the error code on an error answer. */
@@ -32,12 +53,15 @@ export async function callCommand(s: Session, method: string, words: readonly st
   const id = flags.id === undefined ? 1 : parseId(flags.id);
   const client = await s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) });
   if (flags.showId) s.err(`call id: ${client.nextCallId()}`);
+  const progress = flags.progress ?? (s.io.stderr.isTTY === true && !s.settings.json) ? progressView(s) : undefined;
   try {
-    const result = await client.call(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), id });
+    const result = await client.call(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), id, ...(progress ? { onProgress: progress.listener } : {}) });
+    progress?.done();
     if (s.settings.json) s.out(JSON.stringify({ jsonrpc: '2.0', result, id }));
     else s.out(prettyJson(result, s.c));
     return ExitCode.ok;
   } catch (err) {
+    progress?.done();
     if (!(err instanceof JsonRpcError)) throw err;
     return reportError(s, err, id);
   }

@@ -1,0 +1,140 @@
+// The jobs side of `warren` as a child process on the real RabbitMQ and Redis: `call --progress`
+// prints the handler's ctx.progress, `inflight` has a progress column, `status` shows progress and
+// the attempt, Invalid params answers print their schema failures as lines, and `dlq ls|show|replay
+// |purge` act on a dead-lettered job through the broker's dlq.* methods.
+import amqp from 'amqplib';
+import { RetryableError, connectClient, startService } from '@warren/amqp';
+import { InflightView, createRedisTracker } from '@warren/inflight';
+import { Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
+import { startBroker } from '../../../broker/src';
+import { TestNamespace, queueDepth } from '../../../test/support/amqp';
+import { deleteRedisKeys, runCli } from '../../../test/integration/helpers';
+
+const td = new Teardown();
+const ns = new TestNamespace();
+const service = ns.service('jobs');
+let env: Record<string, string>;
+/** Lets the running `steps` call take its next step. */
+const gates: (() => void)[] = [];
+let healed = false;
+
+beforeAll(async () => {
+  td.add(() => ns.destroy());
+  td.add(() => deleteRedisKeys(`${ns.namespace}:`));
+  td.add(async () => {
+    const model = await amqp.connect(amqpUrl());
+    const ch = await model.createChannel();
+    await ch.deleteQueue(ns.names.retryQueue(service, 100));
+    await model.close();
+  });
+  const broker = await startBroker({ urls: amqpUrl(), namespace: ns.namespace, serviceName: ns.service('warren-broker'), port: 0, defaultMetrics: false });
+  td.add(() => broker.close());
+  const tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: ns.namespace, heartbeatMs: 100, leaseMs: 3000 });
+  const jobs = await startService({
+    urls: amqpUrl(),
+    namespace: ns.namespace,
+    name: service,
+    instanceId: 'worker-1',
+    tracker,
+    methods: {
+      steps: {
+        params: { type: 'object', properties: { n: { type: 'integer', minimum: 1, maximum: 5 }, gated: { type: 'boolean' } }, required: ['n'], additionalProperties: false },
+        handler: async (params, ctx) => {
+          const { n, gated } = params as { n: number; gated?: boolean };
+          for (let i = 1; i <= n; i++) {
+            if (gated) await new Promise<void>((resolve) => gates.push(resolve));
+            else await new Promise((resolve) => setTimeout(resolve, 300));
+            ctx.progress(i / n, `page ${i} of ${n}`);
+          }
+          return { pages: n };
+        },
+      },
+      doomed: {
+        retry: { attempts: 2, backoffMs: 100 },
+        handler: () => {
+          if (!healed) throw new RetryableError('printer on fire');
+          return 'printed';
+        },
+      },
+    },
+  });
+  td.add(() => jobs.close());
+  env = { AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, WARREN_GATEWAY: 'off' };
+}, 30_000);
+afterAll(() => td.run());
+
+const warren = (args: string[]) => runCli(args, { env });
+
+describe('warren call --progress', () => {
+  it('prints each progress report on stderr (a line each, not a terminal) and the result on stdout', async () => {
+    const r = await warren(['call', 'steps', '{"n":3}', '--progress']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ pages: 3 });
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(/^progress 33% page 1 of 3 \(elapsed \S+, eta \S+\)$/),
+      expect.stringMatching(/^progress 67% page 2 of 3 /),
+      expect.stringMatching(/^progress 100% page 3 of 3 /),
+    ]);
+  });
+
+  it('prints no progress without --progress when stderr is not a terminal', async () => {
+    const r = await warren(['call', 'steps', '{"n":1}']);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+  });
+
+  it('prints the JSON Schema failures of Invalid params as readable lines', async () => {
+    const r = await warren(['call', 'steps', '{"n":9,"x":1}']);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines[0]).toBe('error -32602: Invalid params');
+    expect(lines.slice(1).sort()).toEqual(['  params/n: must be <= 5 (maximum)', '  params: must NOT have additional properties (additionalProperties)'].sort());
+  });
+});
+
+it('warren inflight has a progress column and warren status shows progress and the attempt', async () => {
+  const call = warren(['call', 'steps', '{"n":2,"gated":true}', '--show-id', '--no-progress']);
+  await waitFor(() => gates.length === 1, { message: 'first step waiting', timeoutMs: 10_000 });
+  gates.shift()?.();
+  await waitFor(() => gates.length === 1, { message: 'second step waiting', timeoutMs: 10_000 });
+  let table = '';
+  await waitFor(async () => (table = (await warren(['inflight', '--service', service])).stdout).includes('page 1 of 2'), { message: 'progress in the table', timeoutMs: 10_000 });
+  expect(table.split('\n')[0]).toMatch(/call id +service +method +worker +attempt +age +deadline in +progress +state/);
+  expect(table).toMatch(/\[█{5}░{5}\] 50% page 1 of 2/);
+  const callId = /(\S+) +jobs/.exec(table.split('\n')[1] ?? '')?.[1] as string;
+  const status = await warren(['status', callId]);
+  expect(status.stdout).toMatch(/running/);
+  expect(status.stdout).toMatch(/attempt +1/);
+  expect(status.stdout).toMatch(/progress +\[█{10}░{10}\] 50% page 1 of 2/);
+  gates.shift()?.();
+  await expect(call).resolves.toMatchObject({ code: 0 });
+}, 90_000);
+
+it('warren dlq ls, show, replay and purge act on a dead-lettered job', async () => {
+  // Spawning the CLI is slow here (tsx): the steps in between go through this process's own client and view.
+  const client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 20_000 });
+  td.add(() => client.close());
+  const view = new InflightView({ redis: redisUrl(), keyPrefix: ns.namespace });
+  td.add(() => view.close());
+  await expect(client.call('doomed')).rejects.toMatchObject({ code: -32603 });
+  await waitFor(async () => (await queueDepth(ns.names.deadLetterQueue(service))) === 1, { message: 'dead-lettered' });
+  const ls = await warren(['dlq', 'ls', '--service', service]);
+  expect(ls.code).toBe(0);
+  expect(ls.stdout).toMatch(/id +service +method +reason +code +attempts +dead-lettered +params/);
+  expect(ls.stdout).toMatch(/doomed +retries_exhausted +-32603 +2 /);
+  const id = /^(\S+) +jobs/m.exec(ls.stdout)?.[1] as string;
+  const show = await warren(['--json', 'dlq', 'show', service, id]);
+  expect(JSON.parse(show.stdout)).toMatchObject({ id, method: 'doomed', reason: 'retries_exhausted', request: { method: 'doomed' } });
+
+  healed = true;
+  const replay = await warren(['dlq', 'replay', service, id]);
+  expect(replay.stdout).toMatch(/^replayed 1 {2}call id: replay\.\S+\n$/);
+  const newId = /call id: (\S+)/.exec(replay.stdout)?.[1] as string;
+  await waitFor(async () => (await view.status(newId)).state === 'done', { message: 'replayed call done', timeoutMs: 10_000 });
+  expect(await queueDepth(ns.names.deadLetterQueue(service))).toBe(0);
+
+  healed = false;
+  await expect(client.call('doomed')).rejects.toMatchObject({ code: -32603 });
+  await waitFor(async () => (await queueDepth(ns.names.deadLetterQueue(service))) === 1, { message: 'dead-lettered again' });
+  await expect(warren(['dlq', 'purge', service])).resolves.toMatchObject({ code: 0, stdout: 'purged 1\n' });
+}, 120_000);

@@ -21,7 +21,7 @@ function instance(options: Parameters<typeof resolveServiceOptions>[0]): Instanc
 
 const catalogue = buildCatalogue([
   instance({ name: 'calculator', methods: calculatorMethods }),
-  instance({ name: 'jobs', queueType: 'quorum', methods: jobsMethods({ store: noStore, prefix: 'warren.jobs', status: async (callId) => ({ callId, state: 'unknown' }) }) }),
+  instance({ name: 'jobs', queueType: 'quorum', methods: jobsMethods({ store: noStore, prefix: 'warren.jobs', status: async (callId) => ({ callId, state: 'unknown', cancelRequested: false }) }) }),
   instance({
     name: 'audit',
     notifications: { 'audit.record': { description: 'Records an event', params: { type: 'object', properties: { event: { type: 'string' } }, required: ['event'] }, handler: () => undefined } },

@@ -165,11 +165,13 @@ describe('2. bounded output: a session whose client does not read is ended at th
   });
 
   it('Streamable HTTP: an unread response stream ends the session at the cap', async () => {
-    // A tool with a 200 KB description makes each tools/list answer 200 KB; a batch of 100 (the SDK's
-    // most) asks for 20 MB on one response stream, more than a socket's kernel buffers hold.
-    const wordy = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: ns.service('wordy'), methods: { wordy: { tool: { description: 'w'.repeat(200_000) }, handler: () => 'ok' } } });
+    // 25 tools with 8 KB descriptions (announcements bound a description to 10,000 characters) make
+    // each tools/list answer 200 KB; a batch of 100 (the SDK's most) asks for 20 MB on one response
+    // stream, more than a socket's kernel buffers hold.
+    const tools = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`wordy${i}`, { tool: { description: 'w'.repeat(8_000) }, handler: () => 'ok' }]));
+    const wordy = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: ns.service('wordy'), methods: tools });
     td.add(() => wordy.close());
-    await waitFor(() => f.broker.gateway.catalogue.current().tools.has('wordy'), { message: 'wordy tool known' });
+    await waitFor(() => f.broker.gateway.catalogue.current().tools.has('wordy24'), { message: 'wordy tools known' });
     const maxSessionOutputBytes = 256 * 1024;
     const { g, port, url } = await gateway({ maxSessionOutputBytes });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

@@ -84,7 +84,7 @@ beforeAll(async () => {
   });
   td.add(() => jobs.close());
   broker = await startBroker({
-    urls: amqpUrl(), namespace: ns.namespace, serviceName: brokerName, port: 0, tokens: [token], defaultMetrics: false,
+    urls: amqpUrl(), namespace: ns.namespace, serviceName: brokerName, port: 0, tokens: [{ token, operator: true }], defaultMetrics: false,
     inflight: { list: () => view.list(), status: (callId) => view.status(callId) },
     serviceMethods: inflightMethods(view), serviceNotifications: inflightNotifications(view),
     console: { pollMs: 250 },

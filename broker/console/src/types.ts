@@ -76,7 +76,7 @@ export interface InstanceSummary {
 export interface ServiceSummary {
   readonly name: string;
   readonly instances: readonly InstanceSummary[];
-  readonly methods: readonly { readonly name: string; readonly description?: string; readonly tool?: string; readonly jobStyle?: string; readonly persistent?: boolean }[];
+  readonly methods: readonly { readonly name: string; readonly description?: string; readonly tool?: string; readonly jobStyle?: boolean; readonly persistent?: boolean }[];
   readonly notifications: readonly string[];
   readonly instanceNotifications?: readonly string[];
   readonly queue?: { readonly messages: number; readonly consumers: number };

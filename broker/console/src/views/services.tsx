@@ -76,7 +76,7 @@ function ServiceCard(props: { service: ServiceSummary; schemas: ReadonlyMap<stri
                 <summary>
                   <span class="mono strong">{m.name}</span>
                   {m.tool ? <Badge kind="neutral">tool {m.tool}</Badge> : null}
-                  {m.jobStyle ? <Badge kind="neutral">{m.jobStyle}</Badge> : null}
+                  {m.jobStyle ? <Badge kind="neutral">job</Badge> : null}
                   {m.persistent ? <Badge kind="neutral">persistent</Badge> : null}
                   {m.description ? <span class="desc">{m.description}</span> : null}
                 </summary>

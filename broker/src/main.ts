@@ -31,6 +31,9 @@ async function main(): Promise<void> {
   // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
   if (view) trackQueued(broker.client, view, logger);
   const url = await broker.listen();
+  // Listening already (so /readyz can answer "discovering"), but ready only once the first
+  // announce-now round is over: the catalogue is complete from this line on.
+  await broker.registry.discovered();
   logger.info({ url, amqp: options.urls.map(redactUrl), namespace: options.namespace ?? 'warren', auth: options.auth }, 'broker ready');
 
   const stop = shutdownHandler({ log: logger, close: () => broker.close().then(() => { redisProbe?.close(); return view?.close(); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });

@@ -11,6 +11,8 @@ import { startFixture, type Fixture } from './support';
 const td = new Teardown();
 const ns = new TestNamespace();
 const token = 'routes-token';
+/** A client token: it sees only its own calls in /inflight, and no cluster-wide feed. */
+const clientToken = 'console-client-token';
 let f: Fixture;
 
 /** Reads a feed until `until` holds for the events so far; then hangs up. */
@@ -43,7 +45,7 @@ async function readFeed(headers: Record<string, string>, until: (events: { event
 beforeAll(async () => {
   execFileSync(process.execPath, [path.resolve(__dirname, '..', 'console', 'build.mjs')], { stdio: 'pipe' });
   td.add(() => ns.destroy());
-  f = await startFixture(ns, td, { tokens: [token], console: { pollMs: 100, maxClients: 2 } });
+  f = await startFixture(ns, td, { tokens: [{ token, operator: true }, { token: clientToken }], console: { pollMs: 100, maxClients: 2 } });
 });
 afterAll(() => td.run());
 
@@ -69,9 +71,10 @@ test('the bundle is served without a token; nothing else under /console/assets i
   expect((await fetch(`${f.url}/console/assets/nope.js`)).status).toBe(404);
 });
 
-test('the feed needs the token', async () => {
+test('the feed needs an operator token: it shows every call, which a client token may not see', async () => {
   expect((await fetch(`${f.url}/console/events`)).status).toBe(401);
   expect((await fetch(`${f.url}/console/events`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+  expect((await fetch(`${f.url}/console/events`, { headers: { authorization: `Bearer ${clientToken}` } })).status).toBe(401);
 });
 
 test('the feed sends a snapshot at once, then the outcome of a call relayed through POST /rpc', async () => {

@@ -65,6 +65,8 @@ export async function startFixture(ns: TestNamespace, td: Teardown, options: Par
   for (const s of services) td.add(() => s.close());
   const expected = ['add', 'subtract', 'sum', 'get_data', 'fail', 'sleep', 'calculate', ...Object.keys(extraMethods)];
   await waitFor(() => expected.every((m) => broker.gateway.catalogue.current().methods.has(m)), { message: 'registry knows every method' });
+  // The broker's own first discovery round (and so /readyz) may end after the services' announcements arrived.
+  await broker.registry.discovered();
   return { broker, url, services, notified };
 }
 

@@ -1,20 +1,9 @@
+import type { DeadLetter, DeadLetterDetail } from '@warren/amqp';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
 import { ExitCode, type ExitCodeValue } from '../errors';
 import { duration, prettyJson, table } from '../format';
 import type { Session } from '../session';
 import { reportError } from './call';
-
-interface DeadLetter {
-  readonly id: string;
-  readonly service: string;
-  readonly method: string;
-  readonly callId: string;
-  readonly reason: string;
-  readonly code?: number;
-  readonly attempts: number;
-  readonly deadLetteredAt: number;
-  readonly paramsBytes: number;
-}
 
 /** Calls one of the broker's dlq.* methods over RabbitMQ; a missing broker says so. */
 async function dlq<R>(s: Session, method: string, params: Record<string, unknown>): Promise<R | ExitCodeValue> {
@@ -51,7 +40,7 @@ export async function dlqListCommand(s: Session, flags: { service?: string; offs
 
 /** `warren dlq show <service> <id>`: one dead letter with its request. */
 export async function dlqShowCommand(s: Session, service: string, id: string): Promise<ExitCodeValue> {
-  const answer = await dlq<DeadLetter & { request: unknown }>(s, 'dlq.show', { service, id });
+  const answer = await dlq<DeadLetterDetail>(s, 'dlq.show', { service, id });
   if (failed(answer)) return answer;
   s.out(s.settings.json ? JSON.stringify(answer) : prettyJson(answer, s.c));
   return ExitCode.ok;

@@ -30,15 +30,15 @@ async function main(): Promise<void> {
   wire.cancel = (id) => broker.client.cancelOnWire(id, 'inflight.cancel');
   // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
   if (view) trackQueued(broker.client, view, logger);
+  // Installed before listening: a signal while the first discovery round runs still drains.
+  const stop = shutdownHandler({ log: logger, close: () => broker.close().then(() => { redisProbe?.close(); return view?.close(); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   const url = await broker.listen();
   // Listening already (so /readyz can answer "discovering"), but ready only once the first
   // announce-now round is over: the catalogue is complete from this line on.
   await broker.registry.discovered();
   logger.info({ url, amqp: options.urls.map(redactUrl), namespace: options.namespace ?? 'warren', auth: options.auth }, 'broker ready');
-
-  const stop = shutdownHandler({ log: logger, close: () => broker.close().then(() => { redisProbe?.close(); return view?.close(); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
 }
 
 main().catch((err: unknown) => {

@@ -34,9 +34,12 @@ interface ServerChild {
   stop: () => Promise<void>;
 }
 
-/** Spawns the server under tsx and waits for its `ready` line. */
-export async function spawnServer(file: string, args: readonly string[], readyTimeoutMs = 20_000): Promise<ServerChild> {
-  const child = spawn(process.execPath, [...(process.env['BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_PROF']] : []), '--import', 'tsx', file, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+/**
+ * Spawns the server under tsx and waits for its `ready` line. `cwd` is the checkout whose sources it
+ * runs: tsx resolves `@warren/*` through that checkout's tsconfig paths (a base tree, for before/after).
+ */
+export async function spawnServer(file: string, args: readonly string[], readyTimeoutMs = 20_000, cwd?: string): Promise<ServerChild> {
+  const child = spawn(process.execPath, [...(process.env['BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_PROF']] : []), '--import', 'tsx', file, ...args], { stdio: ['pipe', 'pipe', 'inherit'], ...(cwd === undefined ? {} : { cwd }) });
   const cpuWaiters: Array<(us: number) => void> = [];
   const exited = once(child, 'exit');
   let onReady: () => void = () => undefined;

@@ -17,9 +17,13 @@ export interface LoadDriver {
 
 const CALLER_FILE = join(__dirname, 'caller.ts');
 
-/** Spawns a caller process for `spec` and waits until its client is connected. */
-export async function spawnCaller(spec: CallerSpec, readyTimeoutMs = 20_000): Promise<LoadDriver> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CALLER_FILE, JSON.stringify(spec)], { stdio: ['pipe', 'pipe', 'inherit'] });
+/**
+ * Spawns a caller process for `spec` and waits until its client is connected. With `tree`, the caller
+ * runs that checkout's client code (its bench/caller.ts, its `@warren/*` sources).
+ */
+export async function spawnCaller(spec: CallerSpec, readyTimeoutMs = 20_000, tree?: string): Promise<LoadDriver> {
+  const file = tree === undefined ? CALLER_FILE : join(tree, 'bench', 'caller.ts');
+  const child = spawn(process.execPath, ['--import', 'tsx', file, JSON.stringify(spec)], { stdio: ['pipe', 'pipe', 'inherit'], ...(tree === undefined ? {} : { cwd: tree }) });
   const exited = once(child, 'exit');
   const waiters: Array<{ resolve: (m: Record<string, unknown>) => void; reject: (err: Error) => void }> = [];
   void exited.then(([code]) => {

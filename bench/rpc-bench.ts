@@ -14,6 +14,8 @@ import { benchRounds, formatTable, summarize, writeJson, type BenchTarget } from
 import { warrenTarget } from './warren-target';
 import { formatVerdicts, verdicts } from './verdict';
 
+const baseTree = process.env['BENCH_BASE_TREE'] || undefined;
+
 /** Registry of benchmark targets. Add one line per new target (e.g. 'warren', 'warren+tracking'). */
 export const targets: Record<string, () => BenchTarget> = {
   'amqp-direct': () => amqpBaseline({ reply: 'direct' }),
@@ -21,6 +23,11 @@ export const targets: Record<string, () => BenchTarget> = {
   warren: () => warrenTarget({ tracking: false }),
   'warren-direct': () => warrenTarget({ tracking: false, replyMode: 'direct' }),
   'warren+tracking': () => warrenTarget({ tracking: true }),
+  // Before/after in one run: BENCH_BASE_TREE=/path/to/a/checkout of the commit to compare with.
+  ...(baseTree === undefined ? {} : {
+    'warren@base': () => warrenTarget({ tracking: false, base: baseTree }),
+    'warren+tracking@base': () => warrenTarget({ tracking: true, base: baseTree }),
+  }),
 };
 
 /** What the issues' targets are relative to: plain amqplib with direct reply-to. */

@@ -8,16 +8,21 @@ import type { BenchSession, BenchTarget } from './harness';
 
 const SERVER_FILE = join(__dirname, 'warren-server.ts');
 
-export function warrenTarget(opts: { tracking: boolean; replyMode?: ReplyMode }): BenchTarget {
-  const name = `warren${opts.replyMode === 'direct' ? '-direct' : ''}${opts.tracking ? '+tracking' : ''}`;
+/**
+ * `base`: a checkout of another commit (its own node_modules, and bench/caller.ts, callers.ts and
+ * drive.ts copied in if it predates them) whose service and client run instead of this tree's, so a
+ * before/after comparison is made inside one run (`BENCH_BASE_TREE`, see rpc-bench.ts).
+ */
+export function warrenTarget(opts: { tracking: boolean; replyMode?: ReplyMode; base?: string }): BenchTarget {
+  const name = `warren${opts.replyMode === 'direct' ? '-direct' : ''}${opts.tracking ? '+tracking' : ''}${opts.base === undefined ? '' : '@base'}`;
   return {
     name,
     async start(): Promise<BenchSession> {
       const namespace = uniqueName('bench-warren').replace(/[^A-Za-z0-9_.-]/g, '');
-      const server = await spawnServer(SERVER_FILE, opts.tracking ? [namespace, 'tracking'] : [namespace]);
+      const server = await spawnServer(opts.base === undefined ? SERVER_FILE : join(opts.base, 'bench', 'warren-server.ts'), opts.tracking ? [namespace, 'tracking'] : [namespace], 20_000, opts.base);
       let driver: LoadDriver;
       try {
-        driver = await spawnCaller({ kind: 'warren', namespace, replyMode: opts.replyMode ?? 'named', timeoutMs: 10_000 });
+        driver = await spawnCaller({ kind: 'warren', namespace, replyMode: opts.replyMode ?? 'named', timeoutMs: 10_000 }, 20_000, opts.base);
       } catch (err) {
         await server.stop();
         await deleteNamespace(namespace);

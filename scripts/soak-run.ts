@@ -26,6 +26,9 @@ export type FaultKind = 'cut-client' | 'cut-worker' | 'stall-worker' | 'kill-wor
 
 /** Faults that need a proxy in front of one node; a cluster run has none. */
 export const proxyFaults: readonly FaultKind[] = ['cut-client', 'cut-worker', 'stall-worker'];
+/** The faults a run injects unless told otherwise, on one node and on a cluster. */
+export const singleNodeFaults: readonly FaultKind[] = ['cut-client', 'cut-worker', 'stall-worker', 'kill-worker'];
+export const clusterFaults: readonly FaultKind[] = ['stop-node', 'kill-node', 'kill-worker'];
 
 export interface SoakOptions {
   readonly durationMs: number;
@@ -122,7 +125,7 @@ const between = ([lo, hi]: readonly [number, number]): number => lo + Math.rando
 export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
   const log = o.log ?? (() => undefined);
   const timeoutMs = o.timeoutMs ?? 10_000;
-  const kinds = o.faults ?? (o.cluster ? ['stop-node', 'kill-node', 'kill-worker'] : ['cut-client', 'cut-worker', 'stall-worker', 'kill-worker']);
+  const kinds = o.faults ?? (o.cluster ? clusterFaults : singleNodeFaults);
   const cluster = o.cluster;
   const misfits = kinds.filter((k) => (cluster ? proxyFaults.includes(k) : k === 'stop-node' || k === 'kill-node'));
   if (misfits.length > 0) throw new RangeError(`faults ${misfits.join(', ')} need ${cluster ? 'a single node behind a proxy (not --cluster)' : '--cluster'}`);

@@ -14,12 +14,10 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ensureServices } from './ensure-services';
-import { runSoak, type FaultKind, type SoakReport } from './soak-run';
+import { clusterFaults, runSoak, singleNodeFaults, type FaultKind, type SoakReport } from './soak-run';
 import { RabbitCluster, amqpUrl, redisUrl } from '@warren/testkit';
 
 const allFaults: readonly FaultKind[] = ['cut-client', 'cut-worker', 'stall-worker', 'kill-worker', 'stop-node', 'kill-node'];
-const singleNodeFaults: readonly FaultKind[] = ['cut-client', 'cut-worker', 'stall-worker', 'kill-worker'];
-const clusterFaults: readonly FaultKind[] = ['stop-node', 'kill-node', 'kill-worker'];
 
 function options(argv: readonly string[]) {
   const { values } = parseArgs({

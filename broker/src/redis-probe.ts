@@ -39,7 +39,6 @@ export function redisPingProbe(url: string, timeoutMs = 1000): RedisPingProbe {
   let connected = false;
   let received = '';
   let settle: ((ok: boolean, state: string) => void) | undefined;
-  let running: Promise<ProbeResult> | undefined;
   let closed = false;
 
   const drop = (): void => {
@@ -101,12 +100,8 @@ export function redisPingProbe(url: string, timeoutMs = 1000): RedisPingProbe {
   return {
     name: 'redis',
     required: false,
-    check() {
-      running ??= check().finally(() => {
-        running = undefined;
-      });
-      return running;
-    },
+    // Concurrent checks are shared by sharedProbe (probe-cache.ts), which /readyz wraps every probe in.
+    check,
     close() {
       closed = true;
       settle?.(false, 'closed');

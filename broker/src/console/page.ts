@@ -29,18 +29,5 @@ export const notBuiltPage = `<!doctype html>
 <p>Run <code>npm run build:console</code> (or <code>npm ci</code>, which runs it) in the repository and reload.</p></body></html>
 `;
 
-/**
- * The console page's Content-Security-Policy: scripts, styles, images only
- * from the gateway (no inline script, no eval), fetches back to it, never
- * framed.
- */
-export const consoleContentSecurityPolicy = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/** The console page's Content-Security-Policy: the gateway's policy for pages (scripts, styles, images only from it, no inline script). */
+export { pageContentSecurityPolicy as consoleContentSecurityPolicy } from '../http/security-headers';

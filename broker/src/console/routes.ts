@@ -5,15 +5,8 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { sendRefusal } from '../http/errors';
 import { ConsoleFeed, type ConsoleFeedDeps } from './feed';
-import { consoleContentSecurityPolicy, consolePage, notBuiltPage } from './page';
+import { consolePage, notBuiltPage } from './page';
 import { resolveConsoleOptions, type ConsoleOptions } from './options';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The route serves a page a browser renders (its CSP is the page's, not the API's); a string is its own policy. */
-    page?: boolean | string;
-  }
-}
 
 /** Where `npm run build:console` writes the bundle (the same folder from src/ under tsx and from dist/ compiled). */
 export const consoleAssetsDir = path.resolve(__dirname, '..', '..', 'dist', 'console-assets');
@@ -31,10 +24,11 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleFeedDep
   const built = existsSync(path.join(assetsDir, 'app.js'));
   const files = new Set(built ? readdirSync(assetsDir) : []);
   const page = consolePage(built ? fingerprint(assetsDir, files) : 'none');
-  const html = { public: true, page: consoleContentSecurityPolicy };
+  // `page`: the security-headers hook gives these routes the page CSP instead of the API's.
+  const html = { public: true, page: true };
 
   app.get('/', { config: html }, async (_request, reply) => {
-    void reply.header('content-security-policy', consoleContentSecurityPolicy).header('cache-control', 'no-cache').type('text/html; charset=utf-8');
+    void reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8');
     return built ? page : reply.code(503).send(notBuiltPage);
   });
 

@@ -25,14 +25,14 @@ export interface MethodDirectory {
  * known to belong to its service, which is exactly when the check matters.
  * Later announcements win.
  */
-export function registryDirectory(registry: Pick<ServiceRegistry, 'list' | 'on'>): MethodDirectory {
+export function registryDirectory(registry: Pick<ServiceRegistry, 'list' | 'on' | 'off'>): MethodDirectory & { close(): void } {
   const byMethod = new Map<string, string>();
   const learn = (): void => {
     for (const instance of registry.list()) for (const m of instance.methods) byMethod.set(m.name, instance.service);
   };
   learn();
   registry.on('change', learn);
-  return { serviceOf: (method) => byMethod.get(method) };
+  return { serviceOf: (method) => byMethod.get(method), close: () => void registry.off('change', learn) };
 }
 
 /**
@@ -42,20 +42,28 @@ export function registryDirectory(registry: Pick<ServiceRegistry, 'list' | 'on'>
  */
 export class QueueDepths {
   private readonly n: Names;
-  private readonly reading = new Map<string, Promise<QueueDepth | undefined>>();
+  /** Each service's read, kept `maxAgeMs` after it settles (and shared while it runs). */
+  private readonly reads = new Map<string, { readonly depth: Promise<QueueDepth | undefined>; at: number }>();
 
-  constructor(private readonly connection: Pick<AmqpConnection, 'model'>, namespace?: string) {
+  /** `maxAgeMs`: how long a read answers again; views polling /services then cost one passive declare per service per second. */
+  constructor(private readonly connection: Pick<AmqpConnection, 'model'>, namespace?: string, private readonly maxAgeMs = 1000) {
     this.n = names(namespace);
   }
 
   /** The depth of `service`'s request queue; undefined when the queue does not exist or RabbitMQ is not reachable. */
   read(service: string): Promise<QueueDepth | undefined> {
-    let pending = this.reading.get(service);
-    if (!pending) {
-      pending = readDepth(this.connection.model, this.n.serviceQueue(service)).finally(() => this.reading.delete(service));
-      this.reading.set(service, pending);
-    }
-    return pending;
+    const known = this.reads.get(service);
+    if (known && (known.at === 0 || Date.now() - known.at < this.maxAgeMs)) return known.depth;
+    const entry = { depth: readDepth(this.connection.model, this.n.serviceQueue(service)), at: 0 };
+    // Settled reads are dated; the map holds one entry per service the views or the gate asked about.
+    void entry.depth.then(() => (entry.at = Date.now()), () => this.reads.delete(service));
+    this.reads.set(service, entry);
+    return entry.depth;
+  }
+
+  /** Forgets `service`'s last read (its instances changed), so the next read asks RabbitMQ. */
+  forget(service: string): void {
+    this.reads.delete(service);
   }
 }
 
@@ -149,18 +157,35 @@ function verdict(depth: QueueDepth, service: string, method: string): JsonRpcErr
 export function guardAvailability(
   client: Pick<RpcClient, 'checkAvailability' | 'namespace'>,
   connection: Pick<AmqpConnection, 'model'>,
-  registry: Pick<ServiceRegistry, 'list' | 'on'>,
+  registry: Pick<ServiceRegistry, 'list' | 'on' | 'off'>,
   options: AvailabilityOptions = {},
-): { readonly gate: AvailabilityGate; readonly depths: QueueDepths } {
-  const depths = new QueueDepths(connection, client.namespace);
-  const gate = new AvailabilityGate(registryDirectory(registry), depths, options);
+): { readonly gate: AvailabilityGate; readonly depths: QueueDepths; close(): void } {
+  // One age for both caches: the gate's verdicts and the depths it reads them from.
+  const depths = new QueueDepths(connection, client.namespace, options.ttlMs ?? 1000);
+  const directory = registryDirectory(registry);
+  const gate = new AvailabilityGate(directory, depths, options);
   // An instance that withdrew (graceful stop) or announced itself changes the answer now, not in ttlMs.
   let last = new Set<string>();
-  registry.on('change', () => {
+  const onChange = (): void => {
     const now = new Set(registry.list().map((i) => `${i.service}/${i.instanceId}`));
-    for (const key of [...now, ...last]) if (now.has(key) !== last.has(key)) gate.forget(key.slice(0, key.indexOf('/')));
+    for (const key of [...now, ...last]) {
+      if (now.has(key) === last.has(key)) continue;
+      const service = key.slice(0, key.indexOf('/'));
+      gate.forget(service);
+      depths.forget(service);
+    }
     last = now;
-  });
+  };
+  registry.on('change', onChange);
   client.checkAvailability((method) => gate.check(method));
-  return { gate, depths };
+  return {
+    gate,
+    depths,
+    /** Removes the check from the client and stops listening to the registry (the owner's close). */
+    close: () => {
+      client.checkAvailability(undefined);
+      registry.off('change', onChange);
+      directory.close();
+    },
+  };
 }

@@ -185,8 +185,8 @@ export class RpcClient {
     return { pending: this.pending.size, buffered: this.buffer.size, onWire: this.onWire.size, lateReplies: this.lateReplies, returned: this.returned };
   }
 
-  /** Installs the check that answers -32002 for a service without consumers (see AvailabilityGate). */
-  checkAvailability(check: (method: string) => AvailabilityVerdict): void {
+  /** Installs the check that answers -32002 for a service without consumers (see AvailabilityGate); undefined removes it. */
+  checkAvailability(check: ((method: string) => AvailabilityVerdict) | undefined): void {
     this.availability = check;
   }
 
@@ -324,7 +324,8 @@ export class RpcClient {
     };
     const answer = this.pending.add(request.callId, { timeoutMs: deadline - now, signal: opts.signal, onSettle: this.onSettled });
     if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline });
-    if (opts.onProgress) this.progressListeners.set(request.callId, opts.onProgress);
+    // Only for a call the table took: a refused one (limit, aborted signal) never settles through onSettled.
+    if (opts.onProgress && this.pending.has(request.callId)) this.progressListeners.set(request.callId, opts.onProgress);
     const queueIfDown = (opts.whenNoConsumer ?? (request.persistent ? 'queue' : 'fail')) === 'queue';
     const verdict = queueIfDown || !this.availability ? undefined : this.availability(message.method);
     if (verdict === undefined) this.publishRequest(request);
@@ -348,7 +349,15 @@ export class RpcClient {
     if (this.progressListeners.size > 0) this.progressListeners.delete(callId);
     if (outcome !== 'aborted') return;
     // The worker running it (any language) hears this on NS.cancel and stops; the caller already has -32003.
-    if (wasOnWire) this.cancelOnWire(callId, 'caller aborted').catch((err: unknown) => this.log.debug({ err, callId }, 'cancel not published'));
+    // Published, not confirmed: nothing waits for it (the caller has its answer), so no confirms wait per abort.
+    const ch = this.channel;
+    if (wasOnWire && ch) {
+      try {
+        publishCancel(ch, this.n, { callId, reason: 'caller aborted' });
+      } catch (err) {
+        this.log.debug({ err, callId }, 'cancel not published');
+      }
+    }
     for (const listener of this.cancelListeners) listener(callId);
   };
 

@@ -261,15 +261,25 @@ export class WarrenService {
       }
       const attempt = decision?.action === 'run' ? decision.attempt : info.attempt;
       // Untracked work on a tracked instance (batches; the tracker failing) stays out of a suspect's way too.
-      const laned = !decision && this.o.tracker ? await this.lane.enter(abort) : false;
+      // Awaited only when the lane made it wait: a healthy instance's synchronous `true` costs no microtask.
+      const entry = !decision && this.o.tracker ? this.lane.enter(abort) : false;
+      const laned = typeof entry === 'boolean' ? entry : await entry;
       try {
         const effects = decision?.action === 'run' ? decision.effects : undefined;
         const ctx = single ? this.context(single, info, attempt, abort, tracked, effects) : undefined;
         // A call aborted before its handler started (cancelled or timed out while the tracker decided) never starts.
-        const work = abort.aborted ? aborted : single && ctx ? this.dispatcher.respond(single, ctx) : this.dispatcher.handle(decoded, (m) => this.context(m, info, attempt, abort));
+        // A batch's members get contexts of their own; each one's held-back progress is flushed with the single's.
+        const members: CallContext[] = [];
+        const member = (m: RequestMessage | NotificationMessage): CallContext => {
+          const c = this.context(m, info, attempt, abort);
+          members.push(c);
+          return c;
+        };
+        const work = abort.aborted ? aborted : single && ctx ? this.dispatcher.respond(single, ctx) : this.dispatcher.handle(decoded, member);
         const outcome = work instanceof Promise ? await abort.race(work, aborted) : work;
         // Held-back progress goes out before the answer, on the same channel, so it arrives first.
         ctx?.endProgress();
+        for (const c of members) c.endProgress();
         const response = outcome === aborted ? abortedResponse(abort.reason, single) : outcome;
         if (response === 'requeue') {
           this.settle(ch, msg, 'requeue');
@@ -351,11 +361,15 @@ export class WarrenService {
     const abort = new CallAbort();
     this.running.set(msg, abort);
     // Held back (not run) while a suspect runs alone; given back if the service shuts down meanwhile.
-    const laned = this.o.tracker ? await this.lane.enter(abort) : false;
+    const entry = this.o.tracker ? this.lane.enter(abort) : false;
+    const laned = typeof entry === 'boolean' ? entry : await entry;
     try {
       if (this.o.tracker && !laned) return this.settle(ch, msg, 'requeue');
       for (const message of messages) {
-        await this.dispatcher.handleNotification(message, this.context(message, info, info.attempt, abort));
+        const ctx = this.context(message, info, info.attempt, abort);
+        await this.dispatcher.handleNotification(message, ctx);
+        // A notification's progress has no caller; a held-back report still goes to the tracker now, not after.
+        ctx.endProgress();
         this.counters.notified++;
       }
       this.settle(ch, msg, 'ack');

@@ -1,5 +1,5 @@
 // Writes docs/schemas/*.json from the schemas the code enforces
-// (libs/amqp/src/protocol-schemas.ts). Run after changing them:
+// (libs/amqp/src/wire/protocol-schemas.ts). Run after changing them:
 //   npx tsx scripts/write-schemas.ts
 // A unit test (libs/amqp/test/protocol-schemas.test.ts) fails while the files differ.
 import { writeFileSync } from 'node:fs';

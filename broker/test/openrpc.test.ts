@@ -7,7 +7,7 @@ import metaSchema from '@open-rpc/meta-schema';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { resolveServiceOptions, type InstanceInfo } from '@warren/amqp';
-import { describeInstance } from '../../libs/amqp/src/describe';
+import { describeInstance } from '../../libs/amqp/src/runtime/describe';
 import { calculatorMethods } from '../../services/calculator/src/methods';
 import { jobsMethods } from '../../services/jobs/src/methods';
 import { buildCatalogue, contentDescriptors, openRpcDocument, servicesView } from '../src';

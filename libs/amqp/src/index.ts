@@ -1,8 +1,8 @@
-import { AmqpConnection, type ConnectionOptions } from './connection';
-import { RpcClient } from './client';
-import type { ClientOptions } from './client-options';
-import { WarrenService } from './service';
-import type { ServiceOptions } from './service-options';
+import { AmqpConnection, type ConnectionOptions } from './transport/connection';
+import { RpcClient } from './engine/client';
+import type { ClientOptions } from './engine/client-options';
+import { WarrenService } from './runtime/service';
+import type { ServiceOptions } from './runtime/service-options';
 
 /** Where to connect: an existing connection to share, or the options to open one of its own. */
 export type ConnectTo = { readonly connection: AmqpConnection } | ConnectionOptions;
@@ -51,32 +51,32 @@ export async function startService(options: ConnectTo & ServiceOptions): Promise
   }
 }
 
-export { AmqpConnection, type ConnectionOptions, type ConnectionState, type TlsOptions, type OnOpen } from './connection';
-export { type BackoffOptions, backoffDelay, defaultBackoff } from './backoff';
-export { RpcClient, type CallOptions, type NotifyOptions, type BatchEntry, type BatchResult, type RpcProxy, type ClientStats, type CancelListener, type SendListener, type SentCall } from './client';
-export { type ClientOptions, resolveClientOptions } from './client-options';
-export { WarrenService } from './service';
-export { type ServiceOptions, type ServiceMethod, type ServiceNotification, type ToolSpec, resolveServiceOptions } from './service-options';
-export type { ServiceStats } from './service-stats';
-export type { HandlerContext, NestedClient } from './context';
-export { trackingStates, type CallTracker, type TrackedCall, type TrackDecision, type TrackingReport } from './tracker';
-export type { Abortable } from './call-abort';
-export { SuspectLane, type Isolation } from './suspect-lane';
-export { effectKey, maxEffectName, type EffectLedger, type EffectStart, type OnceOptions, type OnceResult } from './once';
-export { names, assertMethodName, isValidMethodName, type Names } from './names';
-export { coreTopology, serviceTopology, applyTopology, type Topology, type QueueType } from './topology';
-export { Header } from './headers';
-export { RetryableError, isRetryable, retryDelayMs, retryDelays, planRetry, maxRetryAttempts, type RetryPolicy, type RetryPlan } from './retry';
-export { DeadLetterQueues, type DeadLetter, type DeadLetterDetail, type DeadLetterOptions } from './dead-letters';
-export { DeadHeader, type DeadLetterReason } from './dead-letter';
-export { progressHeader, decodeProgress, type Progress, type ProgressListener } from './progress';
-export { directReplyQueue, type ReplyMode } from './reply-consumer';
-export { parseTraceparent, childTraceparent, type TraceContext } from './trace';
-export { relayPayload, type RelayOptions, type RelayTarget } from './relay';
-export { type Announcement, type AnnounceMessage, type WithdrawMessage, type AnnouncementParse, type MethodDescription, type NotificationDescription, type ErrorDescription, parseAnnouncement, maxAnnouncementBytes } from './announcement';
-export { type AnnounceNowRequest, parseAnnounceNow } from './announce-now';
-export { announcementSchema, announceNowSchema, protocolSchemaFiles, protocolVersion, jsonSchemaDraft } from './protocol-schemas';
-export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type RegistryOptions } from './registry';
-export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './service-env';
-export { shutdownHandler, type ShutdownOptions } from './shutdown';
-export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, type AvailabilityOptions, type AvailabilityVerdict, type MethodDirectory, type QueueDepth } from './availability';
+export { AmqpConnection, type ConnectionOptions, type ConnectionState, type TlsOptions, type OnOpen } from './transport/connection';
+export { type BackoffOptions, backoffDelay, defaultBackoff } from './transport/backoff';
+export { RpcClient, type CallOptions, type NotifyOptions, type BatchEntry, type BatchResult, type RpcProxy, type ClientStats, type CancelListener, type SendListener, type SentCall } from './engine/client';
+export { type ClientOptions, resolveClientOptions } from './engine/client-options';
+export { WarrenService } from './runtime/service';
+export { type ServiceOptions, type ServiceMethod, type ServiceNotification, type ToolSpec, resolveServiceOptions } from './runtime/service-options';
+export type { ServiceStats } from './runtime/service-stats';
+export type { HandlerContext, NestedClient } from './runtime/context';
+export { trackingStates, type CallTracker, type TrackedCall, type TrackDecision, type TrackingReport } from './runtime/tracker';
+export type { Abortable } from './runtime/call-abort';
+export { SuspectLane, type Isolation } from './runtime/suspect-lane';
+export { effectKey, maxEffectName, type EffectLedger, type EffectStart, type OnceOptions, type OnceResult } from './runtime/once';
+export { names, assertMethodName, isValidMethodName, type Names } from './wire/names';
+export { coreTopology, serviceTopology, applyTopology, type Topology, type QueueType } from './wire/topology';
+export { Header } from './wire/headers';
+export { RetryableError, isRetryable, retryDelayMs, retryDelays, planRetry, maxRetryAttempts, type RetryPolicy, type RetryPlan } from './runtime/retry';
+export { DeadLetterQueues, type DeadLetter, type DeadLetterDetail, type DeadLetterOptions } from './jobs/dead-letters';
+export { DeadHeader, type DeadLetterReason } from './wire/dead-letter';
+export { progressHeader, decodeProgress, type Progress, type ProgressListener } from './wire/progress';
+export { directReplyQueue, type ReplyMode } from './engine/reply-consumer';
+export { parseTraceparent, childTraceparent, type TraceContext } from './wire/trace';
+export { relayPayload, type RelayOptions, type RelayTarget } from './engine/relay';
+export { type Announcement, type AnnounceMessage, type WithdrawMessage, type AnnouncementParse, type MethodDescription, type NotificationDescription, type ErrorDescription, parseAnnouncement, maxAnnouncementBytes } from './discovery/announcement';
+export { type AnnounceNowRequest, parseAnnounceNow } from './discovery/announce-now';
+export { announcementSchema, announceNowSchema, protocolSchemaFiles, protocolVersion, jsonSchemaDraft } from './wire/protocol-schemas';
+export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type RegistryOptions } from './discovery/registry';
+export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './runtime/service-env';
+export { shutdownHandler, type ShutdownOptions } from './runtime/shutdown';
+export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, type AvailabilityOptions, type AvailabilityVerdict, type MethodDirectory, type QueueDepth } from './discovery/availability';

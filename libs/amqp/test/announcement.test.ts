@@ -1,8 +1,8 @@
 import { silentLogger } from '@warren/logger';
-import { parseAnnouncement, type AnnouncementParse } from '../src/announcement';
-import { AnnounceOnRequest, announceNowRequest, maxAnswerDelayMs, minAnswerSpacingMs, parseAnnounceNow } from '../src/announce-now';
-import { describeInstance } from '../src/describe';
-import { resolveServiceOptions } from '../src/service-options';
+import { parseAnnouncement, type AnnouncementParse } from '../src/discovery/announcement';
+import { AnnounceOnRequest, announceNowRequest, maxAnswerDelayMs, minAnswerSpacingMs, parseAnnounceNow } from '../src/discovery/announce-now';
+import { describeInstance } from '../src/runtime/describe';
+import { resolveServiceOptions } from '../src/runtime/service-options';
 
 const base = {
   v: 1, type: 'announce', service: 'svc', instanceId: 'i1', startedAt: 1, intervalMs: 10_000, methods: [], notifications: [], instanceNotifications: [], metadata: {}, running: 0,

@@ -1,6 +1,6 @@
 import { AvailabilityGate, type QueueDepth } from '@warren/amqp';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
-import { CancelBook, parseCancel } from '../src/wire-cancel';
+import { CancelBook, parseCancel } from '../src/wire/wire-cancel';
 
 function gate(depths: Record<string, QueueDepth | undefined>, directory: Record<string, string>, ttlMs = 1000): { gate: AvailabilityGate; reads: string[] } {
   const reads: string[] = [];

@@ -1,9 +1,9 @@
 // The handler context and its abort are built lazily for speed; these tests pin down that laziness
 // never changes what a handler observes: one signal, one span id, a reason whichever way it fired.
 import { silentLogger } from '@warren/logger';
-import type { RpcClient } from '../src/client';
-import { CallAbort } from '../src/call-abort';
-import { CallContext, type CallFacts } from '../src/context';
+import type { RpcClient } from '../src/engine/client';
+import { CallAbort } from '../src/runtime/call-abort';
+import { CallContext, type CallFacts } from '../src/runtime/context';
 
 const facts: CallFacts = { callId: 'c.1', method: 'add', id: 7, deadline: Date.now() + 1000, attempt: 1, parentTrace: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
 const owner = { service: 'calc', instanceId: 'i1', log: silentLogger(), client: {} as RpcClient, progressSink: () => () => undefined };

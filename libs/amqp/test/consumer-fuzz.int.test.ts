@@ -12,7 +12,7 @@ import { connectClient, startService, type RpcClient, type WarrenService } from 
 import { ErrorCode, type JsonValue } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor as waitForCondition, type WaitForOptions } from '@warren/testkit';
 import { TestNamespace } from '../../../test/support/amqp';
-import { readDelivery } from '../src/delivery';
+import { readDelivery } from '../src/wire/delivery';
 import {
   assertResponse, expectFor, matchAll, memoryLogger, payloads, trickyMethodNames, watchUnhandledRejections, withoutPoison,
   type ItemExpectation, type PayloadExpectation, type WireResponse,

@@ -5,10 +5,10 @@
 // once per name within a run.
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
-import { CallAbort } from '../src/call-abort';
-import type { RpcClient } from '../src/client';
-import { CallContext } from '../src/context';
-import { effectKey, type EffectLedger, type EffectStart } from '../src/once';
+import { CallAbort } from '../src/runtime/call-abort';
+import type { RpcClient } from '../src/engine/client';
+import { CallContext } from '../src/runtime/context';
+import { effectKey, type EffectLedger, type EffectStart } from '../src/runtime/once';
 
 /** One call's effects; each `run()` is a new run of the call (a new token), as after a takeover. */
 class MemoryLedger {

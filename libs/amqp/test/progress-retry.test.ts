@@ -1,8 +1,8 @@
 // The pure parts of progress and retries: the per-call throttle (under fake timers), the progress
 // wire form, and the retry plan and its bounded set of delay-queue waits.
 import { ErrorCode, JsonRpcError, failureResponse, successResponse } from '@warren/jsonrpc';
-import { ProgressReporter, decodeProgress, encodeProgress, progressOf, type Progress } from '../src/progress';
-import { RetryableError, assertRetryPolicy, isRetryable, planRetry, retryDelayMs, retryDelays } from '../src/retry';
+import { ProgressReporter, decodeProgress, encodeProgress, progressOf, type Progress } from '../src/wire/progress';
+import { RetryableError, assertRetryPolicy, isRetryable, planRetry, retryDelayMs, retryDelays } from '../src/runtime/retry';
 
 describe('ProgressReporter', () => {
   beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));

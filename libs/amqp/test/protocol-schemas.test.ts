@@ -3,7 +3,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import Ajv from 'ajv';
-import { jsonSchemaDraft, protocolSchemaFiles } from '../src/protocol-schemas';
+import { jsonSchemaDraft, protocolSchemaFiles } from '../src/wire/protocol-schemas';
 
 const root = path.join(__dirname, '..', '..', '..');
 const schemaDir = path.join(root, 'docs', 'schemas');

@@ -1,5 +1,5 @@
 import { silentLogger } from '@warren/logger';
-import { shutdownHandler } from '../src/shutdown';
+import { shutdownHandler } from '../src/runtime/shutdown';
 
 /** Records exit codes instead of exiting. */
 function trapExit(): number[] {

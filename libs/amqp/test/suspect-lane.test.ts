@@ -1,7 +1,7 @@
 // The suspect lane: work enters at once while no suspect is here; a suspect
 // waits for the work running to end, holds new work back while it runs, and
 // suspects take turns; aborts take a waiter off the queue.
-import { SuspectLane } from '../src/suspect-lane';
+import { SuspectLane } from '../src/runtime/suspect-lane';
 
 const flush = (): Promise<void> => new Promise((r) => setImmediate(r));
 

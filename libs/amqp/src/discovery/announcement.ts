@@ -1,10 +1,10 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import type { JsonSchema } from '@warren/jsonrpc';
-import { isValidMethodName } from './names';
-import { announcementSchema, protocolVersion } from './protocol-schemas';
-import type { ToolSpec } from './service-options';
-import type { QueueType } from './topology';
-import type { TrackingReport } from './tracker';
+import { isValidMethodName } from '../wire/names';
+import { announcementSchema, protocolVersion } from '../wire/protocol-schemas';
+import type { ToolSpec } from '../runtime/service-options';
+import type { QueueType } from '../wire/topology';
+import type { TrackingReport } from '../runtime/tracker';
 
 /** An application error a method declares it may answer, for discovery (OpenRPC `errors`). */
 export interface ErrorDescription {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Ajv, { type ValidateFunction } from 'ajv';
 import type { Logger } from '@warren/logger';
-import { announceNowSchema, protocolVersion } from './protocol-schemas';
+import { announceNowSchema, protocolVersion } from '../wire/protocol-schemas';
 
 /** Asks every instance to announce now (docs/schemas/announce-now.schema.json). */
 export interface AnnounceNowRequest {

@@ -1,9 +1,9 @@
 import type { ChannelModel } from 'amqplib';
 import { ServiceUnavailableError, type JsonRpcError } from '@warren/jsonrpc';
-import { closeChannel } from './close';
-import type { RpcClient } from './client';
-import type { AmqpConnection } from './connection';
-import { names, type Names } from './names';
+import { closeChannel } from '../transport/close';
+import type { RpcClient } from '../engine/client';
+import type { AmqpConnection } from '../transport/connection';
+import { names, type Names } from '../wire/names';
 import type { ServiceRegistry } from './registry';
 
 /** A service request queue's depth, as RabbitMQ reports it (`queue.declare` passive). */

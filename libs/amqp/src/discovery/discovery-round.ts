@@ -1,7 +1,7 @@
 import type { Channel } from 'amqplib';
 import type { Logger } from '@warren/logger';
 import { announceNowRequest, maxAnswerDelayMs } from './announce-now';
-import type { Names } from './names';
+import type { Names } from '../wire/names';
 
 export interface DiscoveryRoundOptions {
   /** @default true */

@@ -1,7 +1,7 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { CancelledError } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
-import type { Abortable } from './call-abort';
+import type { Abortable } from '../runtime/call-abort';
 import type { Names } from './names';
 import { applyTopology, type Topology } from './topology';
 

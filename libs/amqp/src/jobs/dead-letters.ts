@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Channel, ChannelModel, GetMessage } from 'amqplib';
 import { ServiceUnavailableError, decode } from '@warren/jsonrpc';
-import { closeChannel } from './close';
-import type { AmqpConnection } from './connection';
-import { DeadHeader } from './dead-letter';
-import { Header, numberHeader, stringHeader } from './headers';
-import { names, type Names } from './names';
+import { closeChannel } from '../transport/close';
+import type { AmqpConnection } from '../transport/connection';
+import { DeadHeader } from '../wire/dead-letter';
+import { Header, numberHeader, stringHeader } from '../wire/headers';
+import { names, type Names } from '../wire/names';
 
 /** One message in a service's dead-letter queue, as `dlq.list` shows it. */
 export interface DeadLetter {

@@ -7,17 +7,17 @@ import {
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
-import { closeChannel } from './close';
-import type { AmqpConnection } from './connection';
-import { Header, protocolVersion } from './headers';
-import { assertMethodName, names, type Names } from './names';
+import { closeChannel } from '../transport/close';
+import type { AmqpConnection } from '../transport/connection';
+import { Header, protocolVersion } from '../wire/headers';
+import { assertMethodName, names, type Names } from '../wire/names';
 import { OfflineBuffer } from './offline-buffer';
-import { progressHeader, type Progress, type ProgressListener } from './progress';
+import { progressHeader, type Progress, type ProgressListener } from '../wire/progress';
 import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
-import { applyTopology, coreTopology } from './topology';
-import type { AvailabilityVerdict } from './availability';
-import { publishCancel } from './wire-cancel';
-import { childTraceparent, parseTraceparent } from './trace';
+import { applyTopology, coreTopology } from '../wire/topology';
+import type { AvailabilityVerdict } from '../discovery/availability';
+import { publishCancel } from '../wire/wire-cancel';
+import { childTraceparent, parseTraceparent } from '../wire/trace';
 
 export interface CallOptions {
   /** Time allowed for this call. @default the client's defaultTimeoutMs */

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { DecodeLimits, JsonSchema, Middleware, MethodDefinition, NotificationDefinition } from '@warren/jsonrpc';
 import { silentLogger, type Logger } from '@warren/logger';
-import type { ErrorDescription } from './announcement';
-import type { ClientOptions } from './client-options';
+import type { ErrorDescription } from '../discovery/announcement';
+import type { ClientOptions } from '../engine/client-options';
 import type { HandlerContext } from './context';
-import { assertResourceName } from './names';
-import { maxAnnounceIntervalMs } from './protocol-schemas';
-import type { QueueType } from './topology';
+import { assertResourceName } from '../wire/names';
+import { maxAnnounceIntervalMs } from '../wire/protocol-schemas';
+import type { QueueType } from '../wire/topology';
 import { assertRetryPolicy, type RetryPolicy } from './retry';
 import type { CallTracker } from './tracker';
 

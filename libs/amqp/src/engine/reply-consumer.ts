@@ -1,7 +1,7 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { InternalError, decode, type Decoded, type JsonRpcError, type ResponseMessage } from '@warren/jsonrpc';
-import { closeChannel } from './close';
-import { decodeProgress, progressHeader, type Progress } from './progress';
+import { closeChannel } from '../transport/close';
+import { decodeProgress, progressHeader, type Progress } from '../wire/progress';
 
 /** RabbitMQ's pseudo-queue for direct reply-to: no queue to declare, but replies die with the channel. */
 export const directReplyQueue = 'amq.rabbitmq.reply-to';

@@ -3,10 +3,10 @@ import type { Channel, ChannelModel } from 'amqplib';
 import { silentLogger, type Logger } from '@warren/logger';
 import { parseAnnouncement, type AnnounceMessage, type AnnouncementParse } from './announcement';
 import { DiscoveryRound } from './discovery-round';
-import { closeChannel } from './close';
-import type { AmqpConnection } from './connection';
-import { names, type Names } from './names';
-import { applyTopology, coreTopology } from './topology';
+import { closeChannel } from '../transport/close';
+import type { AmqpConnection } from '../transport/connection';
+import { names, type Names } from '../wire/names';
+import { applyTopology, coreTopology } from '../wire/topology';
 
 export type InstanceInfo = AnnounceMessage & { readonly lastSeen: number };
 

@@ -1,5 +1,5 @@
-import type { AnnounceMessage, MethodDescription, NotificationDescription } from './announcement';
-import { protocolVersion } from './protocol-schemas';
+import type { AnnounceMessage, MethodDescription, NotificationDescription } from '../discovery/announcement';
+import { protocolVersion } from '../wire/protocol-schemas';
 import type { ResolvedServiceOptions, ServiceMethod, ServiceNotification } from './service-options';
 
 /** What an instance announces for discovery, built from its options (see docs/schemas/announcement.schema.json). */

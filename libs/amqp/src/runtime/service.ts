@@ -5,26 +5,26 @@ import {
   type ResponseMessage,
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
-import { RpcClient } from './client';
-import { closeChannel } from './close';
-import type { AmqpConnection } from './connection';
+import { RpcClient } from '../engine/client';
+import { closeChannel } from '../transport/close';
+import type { AmqpConnection } from '../transport/connection';
 import { CallAbort } from './call-abort';
 import { CallContext, type CallFacts, type ContextOwner, type HandlerContext } from './context';
-import { forgedDeathHeader, forwardDeadLetter, type DeadLetterReason } from './dead-letter';
-import { readDelivery, type DeliveryInfo } from './delivery';
-import { names, type Names } from './names';
-import { encodeProgress, progressHeader, type ProgressListener } from './progress';
+import { forgedDeathHeader, forwardDeadLetter, type DeadLetterReason } from '../wire/dead-letter';
+import { readDelivery, type DeliveryInfo } from '../wire/delivery';
+import { names, type Names } from '../wire/names';
+import { encodeProgress, progressHeader, type ProgressListener } from '../wire/progress';
 import { planRetry, publishRetry, retryDelays, type RetryPlan, type RetryPolicy } from './retry';
 import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceMethod, type ServiceOptions } from './service-options';
 import { emptyStats, type ServiceStats } from './service-stats';
-import { applyTopology, coreTopology, serviceTopology } from './topology';
+import { applyTopology, coreTopology, serviceTopology } from '../wire/topology';
 import { SuspectLane } from './suspect-lane';
 import type { TrackDecision, TrackedCall } from './tracker';
 import type { EffectLedger } from './once';
-import type { Announcement, AnnounceMessage } from './announcement';
-import { AnnounceOnRequest } from './announce-now';
+import type { Announcement, AnnounceMessage } from '../discovery/announcement';
+import { AnnounceOnRequest } from '../discovery/announce-now';
 import { describeInstance } from './describe';
-import { CancelReceiver } from './wire-cancel';
+import { CancelReceiver } from '../wire/wire-cancel';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 

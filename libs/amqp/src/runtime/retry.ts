@@ -1,6 +1,6 @@
 import type { Channel, ConsumeMessage, Options } from 'amqplib';
 import { ErrorCode, JsonRpcError, definedOnly, isErrorResponse, type JsonValue, type ResponseMessage } from '@warren/jsonrpc';
-import { Header } from './headers';
+import { Header } from '../wire/headers';
 
 /**
  * A method's retry policy: a call whose handler fails with a retryable error is tried again, up to

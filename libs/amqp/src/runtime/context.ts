@@ -2,10 +2,10 @@ import { setMaxListeners } from 'node:events';
 import type { Id, JsonValue, Params } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import type { CallAbort } from './call-abort';
-import type { BatchEntry, BatchResult, CallOptions, NotifyOptions, RpcClient } from './client';
+import type { BatchEntry, BatchResult, CallOptions, NotifyOptions, RpcClient } from '../engine/client';
 import { Effects, type EffectLedger, type OnceOptions, type OnceResult } from './once';
-import { ProgressReporter, type ProgressListener } from './progress';
-import { childTraceparent, parseTraceparent } from './trace';
+import { ProgressReporter, type ProgressListener } from '../wire/progress';
+import { childTraceparent, parseTraceparent } from '../wire/trace';
 import type { TrackedCall } from './tracker';
 
 /** Everything a handler gets besides its params. Handlers never see amqplib, Redis, or acks. */

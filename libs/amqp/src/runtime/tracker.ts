@@ -2,7 +2,7 @@ import type { Abortable } from './call-abort';
 import type { EffectLedger } from './once';
 import type { Isolation } from './suspect-lane';
 import type { Id, ResponseMessage } from '@warren/jsonrpc';
-import type { Progress } from './progress';
+import type { Progress } from '../wire/progress';
 
 /** What the service runtime tells a tracker about a delivered request. */
 export interface TrackedCall {

@@ -57,6 +57,6 @@ export function sourceText(dir: string): string {
 /** Whether the program's code (and readServiceEnv, which reads the shared settings for it) reads `name`. */
 export function readsEnv(s: ComposeService, name: string): boolean {
   const own = sourceText(path.join(repoRoot, composeProgram(s).pkg, 'src'));
-  const code = own.includes('readServiceEnv') ? own + readFileSync(path.join(repoRoot, 'libs', 'amqp', 'src', 'service-env.ts'), 'utf8') : own;
+  const code = own.includes('readServiceEnv') ? own + readFileSync(path.join(repoRoot, 'libs', 'amqp', 'src', 'runtime', 'service-env.ts'), 'utf8') : own;
   return code.includes(`'${name}'`) || code.includes(`${name}:`);
 }

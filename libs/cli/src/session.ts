@@ -1,5 +1,5 @@
-import { connectClient, type RpcClient } from '@warren/amqp';
-import { InflightView } from '@warren/inflight';
+import { AmqpConnection, connectClient, type RpcClient } from '@warren/amqp';
+import { InflightView, RedisDirectory } from '@warren/inflight';
 import { redactUrl } from '@warren/logger';
 import { UnreachableError } from './errors';
 import { colors, type Colors } from './format';
@@ -34,7 +34,9 @@ export interface Settings {
 export class Session {
   readonly c: Colors;
   private rpc: Promise<RpcClient> | undefined;
+  private amqp: AmqpConnection | undefined;
   private inflight: InflightView | undefined;
+  private methods: RedisDirectory | undefined;
 
   constructor(
     readonly io: Io,
@@ -55,19 +57,43 @@ export class Session {
 
   /** A connected RPC client (one per session). Fails with exit code 3 when RabbitMQ does not answer in time. */
   client(options: { readonly persistent?: boolean; readonly defaultTimeoutMs?: number } = {}): Promise<RpcClient> {
-    this.rpc ??= connectClient({
-      urls: [...this.settings.amqpUrls],
-      namespace: this.settings.namespace,
-      startTimeoutMs: this.settings.connectTimeoutMs,
-      socketTimeoutMs: Math.min(5000, this.settings.connectTimeoutMs),
-      reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
-      connectionName: 'warren-cli',
-      ...(options.persistent === undefined ? {} : { persistent: options.persistent }),
-      ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
-    }).catch((err: unknown) => {
-      throw new UnreachableError(`RabbitMQ at ${this.settings.amqpUrls.map(redactUrl).join(', ')}`, err);
-    });
+    this.rpc ??= (async () => {
+      // The session owns the connection (not the client), so availability checks can read queue depths on it.
+      const connection = new AmqpConnection({
+        urls: [...this.settings.amqpUrls],
+        startTimeoutMs: this.settings.connectTimeoutMs,
+        socketTimeoutMs: Math.min(5000, this.settings.connectTimeoutMs),
+        reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
+        connectionName: 'warren-cli',
+      });
+      this.amqp = connection;
+      try {
+        await connection.start();
+        return await connectClient({
+          connection,
+          namespace: this.settings.namespace,
+          ...(options.persistent === undefined ? {} : { persistent: options.persistent }),
+          ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
+        });
+      } catch (err) {
+        throw new UnreachableError(`RabbitMQ at ${this.settings.amqpUrls.map(redactUrl).join(', ')}`, err);
+      }
+    })();
     return this.rpc;
+  }
+
+  /** The RabbitMQ connection under {@link client}; undefined before it was asked for. */
+  get connection(): AmqpConnection | undefined {
+    return this.amqp;
+  }
+
+  /**
+   * The method directory in Redis (which service serves a method, kept after its instances
+   * stopped). A hint: commands asking it go ahead without it when Redis is slow or away.
+   */
+  directory(): RedisDirectory {
+    this.methods ??= new RedisDirectory({ redis: this.settings.redisUrl, keyPrefix: this.settings.keyPrefix, commandTimeoutMs: Math.min(this.settings.connectTimeoutMs, 500) });
+    return this.methods;
   }
 
   /** The cluster-wide in-flight view in Redis (@warren/inflight). */
@@ -84,8 +110,16 @@ export class Session {
   async close(): Promise<void> {
     const rpc = this.rpc;
     this.rpc = undefined;
+    const connection = this.amqp;
+    this.amqp = undefined;
     const view = this.inflight;
     this.inflight = undefined;
-    await Promise.all([rpc?.then((c) => c.close()).catch(() => undefined), view?.close().catch(() => undefined)]);
+    const directory = this.methods;
+    this.methods = undefined;
+    await Promise.all([
+      rpc?.then((c) => c.close()).catch(() => undefined).then(() => connection?.close()).catch(() => undefined),
+      view?.close().catch(() => undefined),
+      directory?.close().catch(() => undefined),
+    ]);
   }
 }

@@ -5,6 +5,7 @@
  * calls. See README.md for the key layout and the error table.
  */
 export { RedisCallTracker, createRedisTracker } from './tracker';
+export { RedisDirectory, parseEntry as parseDirectoryEntry, type DirectoryOptions, type MethodEntry, type RecordedMethod } from './directory';
 export { InflightView, type InflightCall, type CancelOutcome, type QueuedCall } from './view';
 export { cancelOnAbort, callWithRecovery, trackQueued, type RecoveryOptions } from './client';
 export { inflightMethods, inflightNotifications } from './methods';
@@ -14,7 +15,7 @@ export {
   resolveTrackerOptions, resolveViewOptions, DEFAULT_REDIS_URL,
 } from './options';
 export { type CallState, type CallStatus, type CallProgress, type WorkerInfo } from './decision';
-export { keys, type Keys } from './keys';
+export { keys, directoryTtlMs, type Keys } from './keys';
 export {
   InflightError, InflightUnavailableError, ResultTimeoutError, InflightClosedError, InflightErrorCode, type InflightErrorCodeValue,
 } from './errors';

@@ -11,6 +11,7 @@
  *   warren:{warren:workers}            hash: service/instance → heartbeat entry (JSON)
  *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
  *   warren:cancel:<instanceId>         pub/sub channel: cancel requests for that worker's calls
+ *   warren:method:<method>             string: the method directory, which service serves it (JSON)
  *
  * Hash tags (`{...}`) put the keys one script touches in one Redis Cluster
  * slot: a call's scripts touch its one key; the heartbeat script touches the
@@ -32,6 +33,8 @@ export interface Keys {
   workerField(service: string, instanceId: string): string;
   /** Where cancel requests for the calls one worker instance owns are published. Channels have no TTL; nothing is stored. */
   cancelChannel(instanceId: string): string;
+  /** The method directory's entry of one method (directory.ts). TTL: {@link directoryTtlMs}, refreshed by its service. */
+  method(name: string): string;
 }
 
 const prefixPattern = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
@@ -52,6 +55,7 @@ export function keys(prefix: string): Keys {
     // '/' cannot occur in a service name or an instance id (both are AMQP resource names).
     workerField: (service, instanceId) => `${service}/${instanceId}`,
     cancelChannel: (instanceId) => `${prefix}:cancel:${instanceId}`,
+    method: (name) => `${prefix}:method:${name}`,
   };
 }
 
@@ -94,6 +98,13 @@ export function workerEntryTtlMs(heartbeatMs: number): number {
 export function workersTtlMs(heartbeatMs: number): number {
   return Math.max(60_000, heartbeatMs * 10);
 }
+
+/**
+ * TTL of a method directory entry: long enough to outlast any outage a caller
+ * should be told about by name (services refresh it hourly while they run), so
+ * a method nobody serves any more is forgotten within a week.
+ */
+export const directoryTtlMs = 7 * 24 * 3_600_000;
 
 /** The hash tag of a key (what Redis Cluster hashes), or the whole key when it has none. */
 export function hashTag(key: string): string {

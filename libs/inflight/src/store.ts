@@ -314,6 +314,16 @@ export class RedisStore implements TrackerStore {
     return fields;
   }
 
+  /** Sets each key to its text with one TTL: plain SETs sent together (auto-pipelined), each key in its own slot. */
+  async setAll(entries: readonly (readonly [key: string, text: string])[], ttlMs: number): Promise<void> {
+    await Promise.all(entries.map(([key, text]) => this.client.set(key, text, 'PX', ttlMs)));
+  }
+
+  /** One key's text, or undefined when there is none. */
+  async text(key: string): Promise<string | undefined> {
+    return (await this.client.get(key)) ?? undefined;
+  }
+
   subscribeCancels(instanceId: string, onCancel: (callId: string) => void): void {
     if (this.subscriber) throw new Error('subscribeCancels: already subscribed');
     const channel = this.k.cancelChannel(instanceId);

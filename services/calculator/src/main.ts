@@ -8,7 +8,7 @@
 //
 // Run: AMQP_URL=amqp://guest:guest@127.0.0.1:5672 npx tsx services/calculator/src/main.ts
 import { readServiceEnv, shutdownHandler, startService } from '@warren/amqp';
-import { createRedisTracker } from '@warren/inflight';
+import { RedisDirectory, createRedisTracker } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { calculatorMethods } from './methods';
 
@@ -23,6 +23,8 @@ async function main(): Promise<void> {
   const log = createLogger({ name: config.name, level: config.logLevel });
   // Optional: with a tracker, a redelivered call is answered from its stored result instead of running twice.
   const tracker = config.redisUrl === undefined ? undefined : createRedisTracker({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
+  // With Redis, its methods are recorded there too, so `warren call add 4 5` names calculator when no instance runs.
+  const directory = config.redisUrl === undefined ? undefined : new RedisDirectory({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
   const service = await startService({
     urls: config.amqpUrls,
     namespace: config.namespace,
@@ -32,13 +34,14 @@ async function main(): Promise<void> {
     metadata: { description: 'Arithmetic methods and the calculate tool', version: '0.1.0' },
     logger: log,
     ...(tracker === undefined ? {} : { tracker }),
+    ...(directory === undefined ? {} : { directory }),
     ...(config.instanceId === undefined ? {} : { instanceId: config.instanceId }),
   });
   log.info({ amqp: config.amqpUrls.map(redactUrl), tracking: tracker?.state ?? 'off', namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
   // Graceful shutdown: stop consuming, let running calls finish (unfinished ones
   // are requeued for another instance), close, then exit. A second signal exits at once.
-  const stop = shutdownHandler({ log, close: () => service.close(), stoppedMessage: 'service stopped' });
+  const stop = shutdownHandler({ log, close: () => service.close().then(() => directory?.close()), stoppedMessage: 'service stopped' });
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

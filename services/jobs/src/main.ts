@@ -17,7 +17,7 @@
 //   dead-letter queue `<namespace>.svc.<name>.dead`.
 import { positiveIntFromEnv, readServiceEnv, shutdownHandler, startService } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
-import { InflightView, createRedisTracker } from '@warren/inflight';
+import { InflightView, RedisDirectory, createRedisTracker } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { jobsMethods } from './methods';
 
@@ -47,6 +47,7 @@ async function main(): Promise<void> {
     heartbeatMs: Math.max(1, Math.min(1000, Math.floor(config.leaseMs / 3))),
     logger: log,
   });
+  const directory = new RedisDirectory({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
   const service = await startService({
     urls: config.amqpUrls,
     namespace: config.namespace,
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
     durable: true,
     shutdownGraceMs: config.shutdownGraceMs,
     tracker,
+    directory,
     methods: jobsMethods({ store, prefix: `${config.namespace}.${config.name}`, stepMs: config.stepMs, status: (callId) => view.status(callId) }),
     client: { persistent: true },
     metadata: { description: 'Long-running report jobs', version: '0.1.0' },
@@ -64,7 +66,7 @@ async function main(): Promise<void> {
   });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), tracking: tracker.state, namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
-  const stop = shutdownHandler({ log, close: () => service.close().then(() => Promise.all([store.close(), view.close()])).then(() => undefined), stoppedMessage: 'service stopped' });
+  const stop = shutdownHandler({ log, close: () => service.close().then(() => Promise.all([store.close(), view.close(), directory.close()])).then(() => undefined), stoppedMessage: 'service stopped' });
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

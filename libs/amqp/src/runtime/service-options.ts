@@ -9,6 +9,7 @@ import { maxAnnounceIntervalMs } from '../wire/protocol-schemas';
 import type { QueueType } from '../wire/topology';
 import { assertRetryPolicy, type RetryPolicy } from './retry';
 import type { CallTracker } from './tracker';
+import type { DirectoryWriter } from '../discovery/directory';
 
 /** How a method presents itself as an MCP tool. */
 export interface ToolSpec {
@@ -86,6 +87,13 @@ export interface ServiceOptions {
   readonly decodeLimits?: DecodeLimits;
   /** In-flight tracking (see @warren/inflight). @default none */
   readonly tracker?: CallTracker;
+  /**
+   * Where the instance records its announced methods so callers can tell which service is
+   * missing after every instance stopped (@warren/inflight's `RedisDirectory`). Written at start,
+   * after each reconnect and hourly; a failed write is logged and tried at the next announcement.
+   * @default none
+   */
+  readonly directory?: DirectoryWriter;
   /** Options of the client handlers use for nested calls. */
   readonly client?: Omit<ClientOptions, 'namespace' | 'logger'>;
   /** @default random */
@@ -98,7 +106,7 @@ export interface ServiceOptions {
   readonly logger?: Logger;
 }
 
-export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'client' | 'decodeLimits' | 'deliveryLimit'>> & Pick<ServiceOptions, 'tracker' | 'client' | 'decodeLimits' | 'deliveryLimit'>;
+export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit'>> & Pick<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit'>;
 
 /** What the connection tells the options: `clustered` when it names several nodes. */
 export interface ServiceOptionContext {

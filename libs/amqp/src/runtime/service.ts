@@ -23,6 +23,7 @@ import type { TrackDecision, TrackedCall } from './tracker';
 import type { EffectLedger } from './once';
 import type { Announcement, AnnounceMessage } from '../discovery/announcement';
 import { AnnounceOnRequest } from '../discovery/announce-now';
+import { DirectoryRecorder } from '../discovery/directory';
 import { describeInstance } from './describe';
 import { CancelReceiver } from '../wire/wire-cancel';
 
@@ -60,6 +61,8 @@ export class WarrenService {
   private announceTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
   private readonly askedToAnnounce: AnnounceOnRequest;
+  /** Records the announced methods where callers find them after every instance stopped (discovery/directory.ts). */
+  private readonly recorder: DirectoryRecorder | undefined;
   /** The client handlers use for nested calls (shares this service's connection). */
   client!: RpcClient;
   /** What every handler context of this service shares. */
@@ -70,6 +73,8 @@ export class WarrenService {
     this.n = names(this.o.namespace);
     this.log = this.o.logger.child({ component: 'service', service: this.o.name, instanceId: this.o.instanceId });
     this.askedToAnnounce = new AnnounceOnRequest(() => this.announce(), this.log);
+    const announced = Object.entries(this.o.methods).map(([name, m]) => ({ name, jobStyle: m.jobStyle === true }));
+    this.recorder = this.o.directory && announced.length > 0 ? new DirectoryRecorder(this.o.directory, this.o.name, announced, this.log) : undefined;
     this.limits = resolveDecodeLimits(this.o.decodeLimits);
     this.cancels = new CancelReceiver(() => this.running.entries(), this.log);
     this.dispatcher = new Dispatcher<HandlerContext>({
@@ -139,6 +144,7 @@ export class WarrenService {
       this.unregister?.();
       await this.client.close();
       await this.o.tracker?.stop?.();
+      await this.recorder?.settled();
       this.channel = undefined;
       if (ch) await closeChannel(ch);
       if (this.ownsConnection) await this.connection.close();
@@ -187,6 +193,7 @@ export class WarrenService {
     }
     tags.push((await ch.consume(this.n.instanceControlQueue(this.o.name, this.o.instanceId), (msg) => msg && this.askedToAnnounce.onMessage(msg.content), { noAck: true })).consumerTag);
     this.consumerTags = tags;
+    this.recorder?.reconnected();
     this.announce();
   }
 
@@ -196,7 +203,9 @@ export class WarrenService {
   }
 
   private announce(): void {
-    if (this.state === 'running' || this.state === 'starting') this.publishControl(this.describe());
+    if (this.state !== 'running' && this.state !== 'starting') return;
+    this.publishControl(this.describe());
+    this.recorder?.announced();
   }
 
   private publishControl(message: Announcement): void {

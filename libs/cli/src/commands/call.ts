@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { JsonRpcError, InvalidRequestError, errorResponse, ErrorCode, type Id, type JsonValue, type Params, type ResponseMessage } from '@warren/jsonrpc';
 import { ExitCode, UsageError, showError, type ExitCodeValue } from '../errors';
 import { prettyJson, table } from '../format';
+import { guardCalls, lookUpServices } from '../availability';
 import { progressView } from '../call-progress';
 import { parseId, parseParams } from '../params';
 import type { Session } from '../session';
@@ -51,7 +52,9 @@ export async function callCommand(s: Session, method: string, words: readonly st
   // Always an explicit id: the client then takes the call id nextCallId() predicts (it does not
   // when it also has to number the JSON-RPC id), which --show-id prints.
   const id = flags.id === undefined ? 1 : parseId(flags.id);
-  const client = await s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) });
+  // The directory is read while RabbitMQ connects: a missing service is named without a wait of its own.
+  const [client, services] = await Promise.all([s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) }), flags.persistent ? new Map() : lookUpServices(s, [method])]);
+  guardCalls(s, client, services);
   if (flags.showId) s.err(`call id: ${client.nextCallId()}`);
   const progress = flags.progress ?? (s.io.stderr.isTTY === true && !s.settings.json) ? progressView(s) : undefined;
   try {
@@ -130,11 +133,13 @@ export async function batchCommand(s: Session, source: string, flags: Pick<CallF
   }
   const items = Array.isArray(value) ? value : [value];
   if (items.length === 0) throw new UsageError('the batch is empty');
-  const client = await s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) });
+  const entries = items.map(parseEntry);
+  const calls = entries.flatMap((p) => (p.ok && p.entry.id !== undefined ? [p.entry.method] : []));
+  const [client, services] = await Promise.all([s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) }), flags.persistent ? new Map() : lookUpServices(s, calls)]);
+  guardCalls(s, client, services);
   const timeout = flags.timeout === undefined ? {} : { timeoutMs: flags.timeout };
   const outcomes = await Promise.all(
-    items.map(async (raw, index): Promise<{ index: number; method: string; response: ResponseMessage | undefined }> => {
-      const parsed = parseEntry(raw);
+    entries.map(async (parsed, index): Promise<{ index: number; method: string; response: ResponseMessage | undefined }> => {
       if (!parsed.ok) return { index, method: '', response: parsed.response };
       const { method, params, id } = parsed.entry;
       try {

@@ -1,0 +1,31 @@
+import { AvailabilityGate, QueueDepths, type DirectoryEntry, type RpcClient } from '@warren/amqp';
+import type { Session } from './session';
+
+/**
+ * Looks up, in the method directory (Redis), which service serves each of
+ * `methods`. A method the directory does not know, or every method when Redis
+ * is slow or away, is left out: its call goes ahead unchecked.
+ */
+export async function lookUpServices(s: Session, methods: readonly string[]): Promise<ReadonlyMap<string, DirectoryEntry>> {
+  const directory = s.directory();
+  const found = await Promise.all([...new Set(methods)].map(async (m) => [m, await directory.lookup(m).catch(() => undefined)] as const));
+  return new Map(found.flatMap(([m, entry]) => (entry ? [[m, entry] as const] : [])));
+}
+
+/**
+ * Makes a call whose service has no live consumer fail at once with -32002
+ * naming the service (`data.service`), as the broker's gateway does, instead of
+ * waiting in a queue nobody reads until its deadline. The CLI has not heard
+ * any announcement when it starts (and no instance is alive to announce when it
+ * matters), so the method's service comes from the directory; the consumer
+ * count from a passive declare of its queue (the gate of @warren/amqp).
+ * Job-style methods are left to queue, as documented (docs/protocol.md).
+ */
+export function guardCalls(s: Session, client: Pick<RpcClient, 'checkAvailability' | 'namespace'>, services: ReadonlyMap<string, DirectoryEntry>): void {
+  const connection = s.connection;
+  if (!connection) return;
+  const gated = new Map([...services].filter(([, e]) => !e.jobStyle).map(([m, e]) => [m, e.service]));
+  if (gated.size === 0) return;
+  const gate = new AvailabilityGate({ serviceOf: (m) => gated.get(m) }, new QueueDepths(connection, client.namespace));
+  client.checkAvailability((m) => gate.check(m));
+}

@@ -1,0 +1,60 @@
+// DirectoryRecorder: when a service instance writes its methods to the directory.
+import { DirectoryRecorder, type DirectoryMethod } from '@warren/amqp';
+
+const methods: DirectoryMethod[] = [{ name: 'add', jobStyle: false }];
+const log = { warn: jest.fn(), debug: jest.fn() };
+
+function writer(fail = false): { record: jest.Mock<Promise<void>, [string, readonly DirectoryMethod[]]> } {
+  return { record: jest.fn((_s: string, _m: readonly DirectoryMethod[]) => (fail ? Promise.reject(new Error('redis away')) : Promise.resolve())) };
+}
+
+beforeEach(() => jest.clearAllMocks());
+
+it('records at the first announcement, not again until the refresh is due, and again after a reconnect', async () => {
+  const w = writer();
+  const recorder = new DirectoryRecorder(w, 'calculator', methods, log, 60_000);
+  recorder.announced();
+  await recorder.settled();
+  recorder.announced();
+  await recorder.settled();
+  expect(w.record).toHaveBeenCalledTimes(1);
+  expect(w.record).toHaveBeenCalledWith('calculator', methods);
+  recorder.reconnected();
+  recorder.announced();
+  await recorder.settled();
+  expect(w.record).toHaveBeenCalledTimes(2);
+});
+
+it('refreshes once the refresh period is over', async () => {
+  const w = writer();
+  const recorder = new DirectoryRecorder(w, 'calculator', methods, log, 1);
+  recorder.announced();
+  await recorder.settled();
+  await new Promise((r) => setTimeout(r, 5));
+  recorder.announced();
+  await recorder.settled();
+  expect(w.record).toHaveBeenCalledTimes(2);
+});
+
+it('runs one write at a time', async () => {
+  let release!: () => void;
+  const w = { record: jest.fn(() => new Promise<void>((r) => (release = r))) };
+  const recorder = new DirectoryRecorder(w, 'calculator', methods, log);
+  recorder.announced();
+  recorder.announced();
+  expect(w.record).toHaveBeenCalledTimes(1);
+  release();
+  await recorder.settled();
+});
+
+it('tries a failed write again at the next announcement, warning once per outage', async () => {
+  const w = writer(true);
+  const recorder = new DirectoryRecorder(w, 'calculator', methods, log);
+  for (let i = 0; i < 3; i++) {
+    recorder.announced();
+    await recorder.settled();
+  }
+  expect(w.record).toHaveBeenCalledTimes(3);
+  expect(log.warn).toHaveBeenCalledTimes(1);
+  expect(log.debug).toHaveBeenCalledTimes(2);
+});

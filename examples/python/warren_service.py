@@ -52,6 +52,39 @@ class Context:
         return not self.stop.wait(seconds)
 
 
+class RawNumber(str):
+    """A number's JSON text as received: ids are echoed byte-for-byte (docs/protocol.md, "Requests").
+
+    Python's json would turn 1.50 into 1.5, -0 into 0 and 1E2 into 100.0; a request id that is a
+    number is kept as its text instead, and written back as that text (encode_response).
+    """
+
+
+def reject_constant(name):
+    raise ValueError(f"{name} is not JSON")  # json.loads accepts NaN and Infinity unless told not to
+
+
+def parse_request(body):
+    """The decoded body (None when it is not JSON), with a number id replaced by its RawNumber text."""
+    try:
+        message = json.loads(body, parse_constant=reject_constant)
+    except ValueError:
+        return None
+    if isinstance(message, dict) and isinstance(message.get("id"), (int, float)) and not isinstance(message.get("id"), bool):
+        # A second parse that keeps every number's text; only the id is taken from it.
+        message["id"] = json.loads(body, parse_int=RawNumber, parse_float=RawNumber)["id"]
+    return message
+
+
+def encode_response(response):
+    """The response's JSON bytes, a RawNumber id written as the very text it came as."""
+    rid = response.get("id")
+    if not isinstance(rid, RawNumber):
+        return json.dumps(response).encode()
+    rest = json.dumps({k: v for k, v in response.items() if k != "id"})
+    return f'{rest[:-1]}, "id": {rid}}}'.encode()
+
+
 def number_header(headers, name):
     value = (headers or {}).get(name)
     if isinstance(value, bool):
@@ -139,10 +172,7 @@ class WarrenService:
         call_id = props.correlation_id or f"anon.{method.delivery_tag}"
         header = number_header(props.headers, "x-warren-deadline")
         deadline = header if header is not None else now + DEFAULT_TIMEOUT_MS
-        try:
-            message = json.loads(body)
-        except ValueError:
-            message = None
+        message = parse_request(body)
         request_id = message.get("id") if isinstance(message, dict) and isinstance(message.get("id"), (str, int, float)) else None
         if deadline <= now:
             self.reply(props, {"jsonrpc": "2.0", "error": {"code": -32001, "message": "Deadline exceeded", "data": {"reason": "deadline_passed"}}, "id": request_id})
@@ -199,7 +229,7 @@ class WarrenService:
         if not props.reply_to:
             return
         out = pika.BasicProperties(content_type="application/json", correlation_id=props.correlation_id)
-        self.ch.basic_publish("", props.reply_to, json.dumps(response).encode(), out)
+        self.ch.basic_publish("", props.reply_to, encode_response(response), out)
 
     # --- life ---------------------------------------------------------------------------------
     def serve(self, ready=None):

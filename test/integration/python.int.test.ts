@@ -4,6 +4,7 @@
 // including a cancel from each side stopping a call where it runs.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import amqp from 'amqplib';
 import { AmqpConnection, RpcClient, ServiceRegistry, connectClient, startService } from '@warren/amqp';
 import { ErrorCode, JsonRpcError, RawNumberId } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
@@ -130,6 +131,24 @@ describe('the TypeScript client against the Python service', () => {
     expect(batch.map((b) => (b.status === 'fulfilled' ? b.value : 'rejected'))).toEqual([2, ['hi']]);
     const response = await client.request({ jsonrpc: '2.0', method: 'py.echo', params: [], id: new RawNumberId('9007199254740993') });
     expect(response.id).toEqual(new RawNumberId('9007199254740993'));
+  });
+
+  it.each(['1.0', '1.50', '-0', '1E2', '0.1000000000000000055511151231257827', '9007199254740993'])('echoes id %s byte for byte, through the client and as the reply body', async (text) => {
+    const response = await client.request({ jsonrpc: '2.0', method: 'py.echo', params: [], id: new RawNumberId(text) });
+    expect(response.id).toEqual(new RawNumberId(text));
+    const model = await amqp.connect(url);
+    try {
+      const ch = await model.createChannel();
+      const { queue } = await ch.assertQueue('', { exclusive: true });
+      const body = await new Promise<string>((resolve) => {
+        void ch.consume(queue, (msg) => msg && resolve(msg.content.toString()), { noAck: true });
+        ch.publish(ns.names.requestExchange, 'py.echo', Buffer.from(`{"jsonrpc":"2.0","method":"py.echo","params":[],"id":${text}}`), { replyTo: queue, correlationId: 'raw-1', contentType: 'application/json' });
+      });
+      // The id's very text; Python's json would have written 1.5, 0, 100.0 or 0.1 for some of them.
+      expect(body).toMatch(new RegExp(`"id": ?${text.replace(/[.+]/g, '\\$&')}[,}]`));
+    } finally {
+      await model.close();
+    }
   });
 
   it('answers -32001 for a call past its deadline', async () => {

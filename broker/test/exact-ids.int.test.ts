@@ -1,6 +1,6 @@
 // JSON-RPC ids echoed byte for byte through the gateway: POST /rpc (relayed
-// over AMQP to a service and back) and MCP over SSE, and the SDK-backed
-// Streamable HTTP transport still answering (with the nearest number).
+// over AMQP to a service and back), MCP over SSE, and MCP over Streamable HTTP
+// (whose answers the SDK writes: the ids are rewritten in its bytes).
 import { Teardown } from '@warren/testkit';
 import { TestNamespace } from '../../test/support/amqp';
 import { SseReader, postRpc, startFixture, type Fixture } from './support';
@@ -54,15 +54,49 @@ describe('MCP over SSE', () => {
 });
 
 describe('MCP over Streamable HTTP', () => {
-  it('still answers a raw id (as the nearest number: the SDK writes its own responses)', async () => {
-    const res = await fetch(`${f.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: '{"jsonrpc":"2.0","id":1.0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}',
-    });
+  const accept = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = (id: string): string => `{"jsonrpc":"2.0","id":${id},"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`;
+
+  /** Opens a session (initialize answered, initialized sent); returns its id. */
+  async function session(): Promise<string> {
+    const res = await fetch(`${f.url}/mcp`, { method: 'POST', headers: accept, body: init('1') });
+    expect(res.status).toBe(200);
+    await res.text();
+    const id = res.headers.get('mcp-session-id') ?? '';
+    const ack = await fetch(`${f.url}/mcp`, { method: 'POST', headers: { ...accept, 'mcp-session-id': id }, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' });
+    await ack.text();
+    return id;
+  }
+
+  it.each(['9007199254740993', '1.0', '0.10000000000000000000001', '-9007199254740993', '1e2'])('answers initialize with id %s exactly (the SDK writes the answer: its bytes are rewritten at the edge)', async (id) => {
+    const res = await fetch(`${f.url}/mcp`, { method: 'POST', headers: accept, body: init(id) });
     expect(res.status).toBe(200);
     const text = await res.text();
-    expect(text).toMatch(/"id":1[,}]/);
+    expect(text).toMatch(new RegExp(`"id":${id.replace(/[.+]/g, '\\$&')}[,}]`));
+    expect(text).not.toContain('warren-raw-id');
+  });
+
+  it('answers tools/call with id 9007199254740993 exactly on its event stream, whichever type the client names first', async () => {
+    const id = await session();
+    const call = '{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}';
+    for (const acceptHeader of ['application/json, text/event-stream', 'text/event-stream, application/json']) {
+      const res = await fetch(`${f.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: acceptHeader, 'mcp-session-id': id }, body: call });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain('"id":9007199254740993');
+      expect(text).not.toContain('warren-raw-id');
+    }
+    // A batch with a long decimal and 1.0, each answered with its own text.
+    const batch = await fetch(`${f.url}/mcp`, { method: 'POST', headers: { ...accept, 'mcp-session-id': id }, body: '[{"jsonrpc":"2.0","id":1.0,"method":"tools/list"},{"jsonrpc":"2.0","id":0.10000000000000000000001,"method":"ping"}]' });
+    const text = await batch.text();
+    expect(text).toContain('"id":1.0');
+    expect(text).toContain('"id":0.10000000000000000000001');
+  });
+
+  it('leaves an ordinary id alone', async () => {
+    const res = await fetch(`${f.url}/mcp`, { method: 'POST', headers: accept, body: init('7') });
+    const text = await res.text();
+    expect(text).toMatch(/"id":7[,}]/);
   });
 });
 

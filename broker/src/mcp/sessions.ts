@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendRefusal, type GatewayRefusalCode } from '../http/errors';
 import type { Principal } from '../http/access';
 import { capOutput } from './output-cap';
-import { toSdk } from './raw-ids';
+import { exactIdOutput, hasMarkedId, toSdk } from './raw-ids';
 import { SseSessionTransport } from './sse-transport';
 
 export interface McpSessionsOptions {
@@ -143,10 +143,13 @@ export class McpSessions {
     const header = request.headers['mcp-session-id'];
     const sessionId = Array.isArray(header) ? header[0] : header;
     let body: JSONRPCMessage | JSONRPCMessage[] | undefined;
+    let exact = false;
     if (request.method === 'POST') {
-      const parsed = this.messages(request.body);
+      // Ids the SDK would round (beyond 2^53, 1.0) go through it marked, and come back exact (raw-ids.ts).
+      const parsed = this.messages(request.body, true);
       if (!parsed.ok) return reply.code(400).send(parsed.response);
       body = parsed.batch ? parsed.messages : parsed.messages[0];
+      exact = parsed.messages.some(hasMarkedId);
     }
     let session: Session | undefined;
     if (sessionId !== undefined) {
@@ -171,6 +174,7 @@ export class McpSessions {
     capOutput(reply.raw, this.o.maxOutputBytes, (queuedBytes) => this.overflowed(active, queuedBytes, request.ip), (bytes) => {
       active.backlog = Math.max(0, active.backlog - bytes);
     });
+    if (exact) exactIdOutput(reply.raw);
     reply.hijack();
     await (active.transport as StreamableHTTPServerTransport).handleRequest(request.raw, reply.raw, body);
     return undefined;

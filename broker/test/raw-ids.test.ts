@@ -19,7 +19,7 @@ async function serve(json: boolean): Promise<{ url: string; close(): Promise<voi
       const message = toSdk(decoded.item.message, true);
       if (hasMarkedId(message)) exactIdOutput(res);
       // A transport per request (stateless), as simple as the SDK allows.
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: json });
+      const transport = new StreamableHTTPServerTransport({ enableJsonResponse: json });
       const server = new Server({ name: 't', version: '0' }, { capabilities: {} });
       void server.connect(transport).then(() => transport.handleRequest(req, res, message));
     });

@@ -92,7 +92,7 @@ export class Session {
    * stopped). A hint: commands asking it go ahead without it when Redis is slow or away.
    */
   directory(): RedisDirectory {
-    this.methods ??= new RedisDirectory({ redis: this.settings.redisUrl, keyPrefix: this.settings.keyPrefix, commandTimeoutMs: Math.min(this.settings.connectTimeoutMs, 500) });
+    this.methods ??= new RedisDirectory({ redis: this.settings.redisUrl, keyPrefix: this.settings.keyPrefix, commandTimeoutMs: Math.min(this.settings.connectTimeoutMs, 300) });
     return this.methods;
   }
 

@@ -111,6 +111,10 @@ function clientOptions(commandTimeoutMs: number, autoPipelining: boolean): Legac
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: commandTimeoutMs,
+    // ioredis waits this long (default 2 s) for a socket's 'close' on disconnect, and one whose
+    // connection was refused never sends another: a process that could not reach Redis would
+    // linger 2 s on exit (the CLI, when Redis is away). A live socket closes well within it.
+    disconnectTimeout: commandTimeoutMs,
     // Exponential backoff with jitter, capped at 2 s: a fleet of workers does not reconnect in lockstep.
     retryStrategy: (times: number) => Math.round(Math.min(2000, 50 * 2 ** Math.min(times, 6)) * (0.5 + Math.random() / 2)),
   };

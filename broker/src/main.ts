@@ -1,8 +1,8 @@
 // The broker process: reads the environment, starts the broker, listens, and
 // shuts down gracefully on SIGINT/SIGTERM. The only broker file that reads
 // process.env or exits.
-import { shutdownHandler } from '@warren/amqp';
-import { InflightView, inflightMethods, inflightNotifications, trackQueued } from '@warren/inflight';
+import { recordAnnounced, shutdownHandler } from '@warren/amqp';
+import { InflightView, RedisDirectory, inflightMethods, inflightNotifications, trackQueued } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { startBroker } from './broker';
 import { brokerOptionsFromEnv } from './env';
@@ -17,7 +17,11 @@ async function main(): Promise<void> {
   // With Redis, the broker shows the cluster's in-flight calls (GET /inflight), serves the
   // in-flight view as JSON-RPC (inflight.list/status/cancel/workers, $/cancelRequest), and
   // marks the calls it relays queued until a worker takes them.
-  const view = redisUrl === undefined ? undefined : new InflightView({ redis: redisUrl, keyPrefix: keyPrefix ?? options.namespace ?? 'warren', logger });
+  const prefix = keyPrefix ?? options.namespace ?? 'warren';
+  const view = redisUrl === undefined ? undefined : new InflightView({ redis: redisUrl, keyPrefix: prefix, logger });
+  // Every service the broker hears is recorded in the method directory, so `warren call` can name
+  // one whose instances are all gone, even if it does not write the directory itself (docs/protocol.md).
+  const directory = redisUrl === undefined ? undefined : new RedisDirectory({ redis: redisUrl, keyPrefix: prefix, logger });
   const redisProbe = redisUrl === undefined ? undefined : redisPingProbe(redisUrl);
   // inflight.cancel also publishes the cancel on RabbitMQ, through the broker's client once it exists.
   const wire: { cancel?: (callId: string) => Promise<void> } = {};
@@ -30,8 +34,9 @@ async function main(): Promise<void> {
   wire.cancel = (id) => broker.client.cancelOnWire(id, 'inflight.cancel');
   // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
   if (view) trackQueued(broker.client, view, logger);
+  const recording = directory === undefined ? undefined : recordAnnounced(broker.registry, directory, logger);
   // Installed before listening: a signal while the first discovery round runs still drains.
-  const stop = shutdownHandler({ log: logger, close: () => broker.close().then(() => { redisProbe?.close(); return view?.close(); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
+  const stop = shutdownHandler({ log: logger, close: () => broker.close().then(async () => { recording?.close(); redisProbe?.close(); await Promise.all([view?.close(), directory?.close()]); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   const url = await broker.listen();

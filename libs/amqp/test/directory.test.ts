@@ -1,5 +1,5 @@
 // DirectoryRecorder: when a service instance writes its methods to the directory.
-import { DirectoryRecorder, type DirectoryMethod } from '@warren/amqp';
+import { DirectoryRecorder, recordAnnounced, type DirectoryMethod } from '@warren/amqp';
 
 const methods: DirectoryMethod[] = [{ name: 'add', jobStyle: false }];
 const log = { warn: jest.fn(), debug: jest.fn() };
@@ -57,4 +57,36 @@ it('tries a failed write again at the next announcement, warning once per outage
   expect(w.record).toHaveBeenCalledTimes(3);
   expect(log.warn).toHaveBeenCalledTimes(1);
   expect(log.debug).toHaveBeenCalledTimes(2);
+});
+
+describe('recordAnnounced (the broker records what it hears)', () => {
+  function fakeRegistry(): { list: jest.Mock; on: jest.Mock; off: jest.Mock; fire(): void; set(v: unknown[]): void } {
+    let instances: unknown[] = [];
+    let listener: (() => void) | undefined;
+    return {
+      list: jest.fn(() => instances),
+      on: jest.fn((_e: string, l: () => void) => (listener = l)),
+      off: jest.fn(() => (listener = undefined)),
+      fire: () => listener?.(),
+      set: (v) => (instances = v),
+    };
+  }
+  const flush = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+  it('records each service once per method set, including one heard later, and stops listening on close', async () => {
+    const registry = fakeRegistry();
+    const w = writer();
+    registry.set([{ service: 'py-svc', methods: [{ name: 'py.add' }, { name: 'py.job', jobStyle: true }] }, { service: 'py-svc', methods: [{ name: 'py.add' }, { name: 'py.job', jobStyle: true }] }]);
+    const recording = recordAnnounced(registry, w, log);
+    await flush();
+    expect(w.record).toHaveBeenCalledTimes(1);
+    expect(w.record).toHaveBeenCalledWith('py-svc', [{ name: 'py.add', jobStyle: false }, { name: 'py.job', jobStyle: true }]);
+    registry.set([...registry.list(), { service: 'events-only', methods: [] }, { service: 'calc', methods: [{ name: 'add' }] }]);
+    registry.fire();
+    await flush();
+    expect(w.record).toHaveBeenCalledTimes(2);
+    expect(w.record).toHaveBeenLastCalledWith('calc', [{ name: 'add', jobStyle: false }]);
+    recording.close();
+    expect(registry.off).toHaveBeenCalledWith('change', expect.any(Function));
+  });
 });

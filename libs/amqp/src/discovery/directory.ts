@@ -34,6 +34,12 @@ export interface DirectoryReader {
 /** How often a running instance records its methods again, keeping the entries' TTL fresh. */
 export const directoryRefreshMs = 3_600_000;
 
+/** The two levels a recorder logs at (a pino logger fits). */
+export interface DirectoryRecorderLog {
+  warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
 /**
  * A service instance's side: records its methods at its first announcement,
  * again after each reconnect, then every {@link directoryRefreshMs}; one write
@@ -50,7 +56,7 @@ export class DirectoryRecorder {
     private readonly writer: DirectoryWriter,
     private readonly service: string,
     private readonly methods: readonly DirectoryMethod[],
-    private readonly log: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void },
+    private readonly log: DirectoryRecorderLog,
     private readonly refreshMs = directoryRefreshMs,
   ) {}
 
@@ -82,4 +88,43 @@ export class DirectoryRecorder {
   async settled(): Promise<void> {
     await this.writing;
   }
+}
+
+/** What {@link recordAnnounced} needs of a registry. */
+export interface AnnouncedServices {
+  list(): readonly { readonly service: string; readonly methods: readonly { readonly name: string; readonly jobStyle?: boolean }[] }[];
+  on(event: 'change', listener: () => void): unknown;
+  off(event: 'change', listener: () => void): unknown;
+}
+
+/**
+ * A registry's side (the broker's): records every service it hears announce,
+ * so services that do not write the directory themselves (another language,
+ * no Redis) are named too when all their instances are gone. Each distinct
+ * method set is written once when first heard, then every `refreshMs` while
+ * announced. Returns the owner's close.
+ */
+export function recordAnnounced(registry: AnnouncedServices, writer: DirectoryWriter, log: DirectoryRecorderLog, refreshMs = directoryRefreshMs): { close(): void } {
+  const recorders = new Map<string, DirectoryRecorder>();
+  const onChange = (): void => {
+    for (const instance of registry.list()) {
+      const methods = instance.methods.map((m) => ({ name: m.name, jobStyle: m.jobStyle === true }));
+      if (methods.length === 0) continue;
+      const key = `${instance.service}\n${JSON.stringify(methods)}`;
+      let recorder = recorders.get(key);
+      if (!recorder) recorders.set(key, (recorder = new DirectoryRecorder(writer, instance.service, methods, log, refreshMs)));
+      recorder.announced();
+    }
+  };
+  onChange();
+  registry.on('change', onChange);
+  // Announcements that change nothing emit no 'change': the refresh needs a clock of its own.
+  const timer = setInterval(onChange, refreshMs);
+  timer.unref();
+  return {
+    close: () => {
+      clearInterval(timer);
+      registry.off('change', onChange);
+    },
+  };
 }

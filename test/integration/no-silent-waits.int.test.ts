@@ -59,6 +59,14 @@ it.each(['SIGTERM', 'SIGKILL'] as const)('with the calculator stopped (%s), `war
   expect(JSON.parse(json.stdout)).toEqual({ jsonrpc: '2.0', error: { code: -32002, message: 'Service unavailable: no instance of calculator is running', data: { reason: 'no_consumers', service: 'calculator', method: 'add', queued: 0 } }, id: 1 });
 }, 60_000);
 
+it('names the missing service for each batch entry too', async () => {
+  const r = await runCli(['--json', 'batch', '-'], { env, input: '[{"jsonrpc":"2.0","method":"add","params":[1,2],"id":1},{"jsonrpc":"2.0","method":"no.such.method","id":2}]' });
+  expect(r.code).toBe(1);
+  const [add, missing] = JSON.parse(r.stdout) as { id: number; error: { code: number; data?: { service?: string } } }[];
+  expect(add).toMatchObject({ id: 1, error: { code: -32002, data: { service: 'calculator' } } });
+  expect(missing).toMatchObject({ id: 2, error: { code: -32601 } });
+}, 30_000);
+
 it('lets a --persistent (job-style) call queue while no worker runs, as documented: it waits for its deadline instead', async () => {
   const r = await timedCall(['call', 'add', '4', '5', '--persistent', '--timeout', '1000']);
   expect(r.code).toBe(1);

@@ -5,7 +5,7 @@
 // tell whether any call ran twice. Run as a process it is configured by
 // WORK_* variables, prints `ready`, and is meant to be SIGKILLed.
 import { Redis, type Cluster } from 'ioredis';
-import { positiveIntFromEnv, startService, type HandlerContext, type ServiceMethod } from '@warren/amqp';
+import { positiveIntFromEnv, startService, type HandlerContext, type RetryPolicy, type ServiceMethod } from '@warren/amqp';
 import { createRedisTracker } from '@warren/inflight';
 import { CancelledError, JsonRpcError } from '@warren/jsonrpc';
 
@@ -55,13 +55,23 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** What else a worker's `work.run` does. */
+export interface WorkOptions {
+  /** What a poison call runs after recording its run (the worker process: SIGKILL itself). @default none: poison is refused */
+  readonly poison?: () => void;
+  /** The method's retry policy (it covers worker loss on a tracked worker). @default none */
+  readonly retry?: RetryPolicy;
+}
+
 /**
  * `work.run` (or `method`): records the run, commits its side effect if asked (through ctx.once), runs
- * `ms`, answers `n * 2`. A poison call runs `poison` (the worker process: SIGKILL itself) after recording its run.
+ * `ms`, answers `n * 2`.
  */
-export function workMethods(redis: Redis | Cluster, prefix: string, method = workMethod, poison?: () => void): Record<string, ServiceMethod> {
+export function workMethods(redis: Redis | Cluster, prefix: string, method = workMethod, options: WorkOptions = {}): Record<string, ServiceMethod> {
+  const { poison, retry } = options;
   return {
     [method]: {
+      ...(retry === undefined ? {} : { retry }),
       handler: async (params: unknown, ctx: HandlerContext): Promise<number> => {
         const p = params as WorkParams;
         const key = runsKey(prefix, ctx.callId);
@@ -85,6 +95,13 @@ export function workMethods(redis: Redis | Cluster, prefix: string, method = wor
   };
 }
 
+/** `WORK_RETRY_ATTEMPTS` (with `WORK_RETRY_BACKOFF_MS`, default 1000, and `WORK_RETRY_MAX_BACKOFF_MS`): the retry policy of `work.run`; none when unset. */
+export function retryFromEnv(vars: NodeJS.ProcessEnv): RetryPolicy | undefined {
+  if (!vars['WORK_RETRY_ATTEMPTS']) return undefined;
+  const policy = { attempts: positiveIntFromEnv(vars, 'WORK_RETRY_ATTEMPTS', 3), backoffMs: positiveIntFromEnv(vars, 'WORK_RETRY_BACKOFF_MS', 1000) };
+  return vars['WORK_RETRY_MAX_BACKOFF_MS'] ? { ...policy, maxBackoffMs: positiveIntFromEnv(vars, 'WORK_RETRY_MAX_BACKOFF_MS', policy.backoffMs) } : policy;
+}
+
 function env(name: string, fallback?: string): string {
   const value = process.env[name] || fallback;
   if (value === undefined) throw new Error(`soak-worker: ${name} is not set`);
@@ -95,6 +112,7 @@ async function main(): Promise<void> {
   const prefix = env('WORK_PREFIX');
   const leaseMs = positiveIntFromEnv(process.env, 'WORK_LEASE_MS', 2000);
   const redis = new Redis(env('WORK_REDIS_URL'), { maxRetriesPerRequest: 1 });
+  const retry = retryFromEnv(process.env);
   const service = await startService({
     // A comma-separated list names the nodes of a cluster (the soak's --cluster).
     urls: env('WORK_AMQP_URL').split(','),
@@ -106,7 +124,10 @@ async function main(): Promise<void> {
     name: workService,
     instanceId: env('WORK_INSTANCE'),
     prefetch: positiveIntFromEnv(process.env, 'WORK_PREFETCH', 64),
-    methods: workMethods(redis, prefix, workMethod, process.env['WORK_POISON'] === '1' ? () => process.kill(process.pid, 'SIGKILL') : undefined),
+    methods: workMethods(redis, prefix, workMethod, {
+      ...(process.env['WORK_POISON'] === '1' ? { poison: () => process.kill(process.pid, 'SIGKILL') } : {}),
+      ...(retry === undefined ? {} : { retry }),
+    }),
     tracker: createRedisTracker({
       redis: env('WORK_TRACKER_REDIS_URL', env('WORK_REDIS_URL')),
       keyPrefix: prefix,

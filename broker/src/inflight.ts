@@ -13,6 +13,9 @@ export interface InflightCall {
   readonly deadline?: number;
   /** ms since the epoch. */
   readonly startedAt?: number;
+  /** `running`, or `retrying` (waiting in a delay queue for its next attempt, due at `nextTryAt`), as @warren/inflight lists it. */
+  readonly state?: string;
+  readonly nextTryAt?: number;
   readonly [extra: string]: unknown;
 }
 

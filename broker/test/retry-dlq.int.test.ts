@@ -2,7 +2,8 @@
 // retried after waits RabbitMQ keeps (delay queues dead-lettering back to the service queue) and
 // succeeds on attempt 3, its record saying `retrying` with the next try's time meanwhile; a call
 // failing every attempt ends in the dead-letter queue with its reason, is listed and shown by the
-// broker's dlq.* methods, replayed (as a new call) and then succeeds; a purge empties the queue.
+// broker's dlq.* methods, replayed (as a new call) and then succeeds; a purge empties the queue. A
+// call waiting between attempts is listed (inflight.list, GET /inflight) as retrying until it ends.
 import amqp from 'amqplib';
 import { RetryableError, connectClient, startService, type RpcClient } from '@warren/amqp';
 import { InflightView, createRedisTracker } from '@warren/inflight';
@@ -17,6 +18,8 @@ const ns = new TestNamespace();
 const prefix = uniqueName('retry');
 const service = ns.service('flaky');
 const policy = { attempts: 3, backoffMs: 300, maxBackoffMs: 600 };
+/** Long enough a wait to look at the call while it waits. */
+const slowPolicy = { attempts: 2, backoffMs: 2000 };
 let client: RpcClient;
 let view: InflightView;
 let url: string;
@@ -31,7 +34,7 @@ beforeAll(async () => {
   td.add(async () => {
     const model = await amqp.connect(amqpUrl());
     const ch = await model.createChannel();
-    for (const ms of [300, 600]) await ch.deleteQueue(ns.names.retryQueue(service, ms));
+    for (const ms of [300, 600, 2000]) await ch.deleteQueue(ns.names.retryQueue(service, ms));
     await model.close();
   });
   view = new InflightView({ redis: redisUrl(), keyPrefix: prefix });
@@ -51,6 +54,13 @@ beforeAll(async () => {
           ctx.progress(0.5, 'half way');
           await new Promise<void>((resolve) => gates.push(resolve));
           return 'whole';
+        },
+      },
+      slowly: {
+        retry: slowPolicy,
+        handler: (_params, ctx) => {
+          if (ctx.attempt < 2) throw new RetryableError('not yet');
+          return ctx.attempt;
         },
       },
       flaky: {
@@ -122,6 +132,24 @@ it('dead-letters a call failing every attempt with its reason; dlq.list/show fin
   await waitFor(async () => (await queueDepth(ns.names.deadLetterQueue(service))) === 1, { message: 'another dead letter' });
   await expect(client.call('dlq.purge', { service })).resolves.toEqual({ purged: 1 });
   expect(await queueDepth(ns.names.deadLetterQueue(service))).toBe(0);
+});
+
+it('lists a call waiting between attempts as retrying (inflight.list, GET /inflight) with its attempt and next try, and drops it when it ends', async () => {
+  const callId = client.nextCallId();
+  const answer = client.call('slowly', {}, { id: callId });
+  await waitFor(async () => (await view.status(callId)).state === 'retrying', { message: 'record says retrying', intervalMs: 20 });
+  const status = await view.status(callId);
+  const listed = (await view.list({ service })).find((c) => c.callId === callId);
+  expect(listed).toMatchObject({ callId, state: 'retrying', method: 'slowly', service, attempt: 1, nextTryAt: status.nextTryAt });
+  expect(listed?.leaseUntil).toBeUndefined();
+  expect((await view.list({ service: 'someone-else' })).some((c) => c.callId === callId)).toBe(false);
+  type Listed = { calls: { callId: string; state?: string; attempt?: number; nextTryAt?: number }[] };
+  const viaGateway = (await (await fetch(`${url}/inflight`)).json()) as Listed;
+  expect(viaGateway.calls.find((c) => c.callId === callId)).toMatchObject({ state: 'retrying', attempt: 1, nextTryAt: status.nextTryAt });
+
+  await expect(answer).resolves.toBe(2);
+  expect((await view.list({ service })).some((c) => c.callId === callId)).toBe(false);
+  expect(((await (await fetch(`${url}/inflight`)).json()) as Listed).calls.some((c) => c.callId === callId)).toBe(false);
 });
 
 it('shows a running call with its progress in the gateway: GET /inflight; the dlq methods answer through POST /rpc', async () => {

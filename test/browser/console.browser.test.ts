@@ -1,14 +1,15 @@
 // The console in a real headless Chromium (Debian's, driven by playwright-core)
 // against a real broker, RabbitMQ and Redis: it loads behind a token, lists the
 // example services and methods, shows a running report.render with its
-// progress advancing, cancels it, replays a dead-lettered job, and sends a
-// call from the Console view. Each view is saved as a screenshot under
+// progress advancing, cancels it, shows a call waiting between attempts as
+// retrying, replays a dead-lettered job, and sends a call from the Console view. Each view is saved as a screenshot under
 // test-artifacts/console/.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { connectClient, startService, type RpcClient } from '@warren/amqp';
+import amqp from 'amqplib';
+import { RetryableError, connectClient, startService, type RpcClient } from '@warren/amqp';
 import { startBroker, type Broker } from '../../broker/src';
 import { MemoryEventLog } from '@warren/eventlog';
 import { InflightView, createRedisTracker, inflightMethods, inflightNotifications, trackQueued } from '@warren/inflight';
@@ -30,6 +31,9 @@ const keyPrefix = uniqueName('console');
 const jobsName = ns.service('jobs');
 const calculatorName = ns.service('calculator');
 const brokerName = ns.service('warren-broker');
+const patientName = ns.service('patient');
+/** The wait of `patient.serve` between its attempts: long enough to look at it in the In flight view. */
+const patientWaitMs = 6000;
 const store = new MemoryEventLog();
 const jobsPrefix = `${ns.namespace}.${jobsName}`;
 let broker: Broker;
@@ -83,6 +87,24 @@ beforeAll(async () => {
     methods: jobsMethods({ store, prefix: jobsPrefix, stepMs: 300, status: (callId) => view.status(callId) }),
   });
   td.add(() => jobs.close());
+  td.add(async () => {
+    const model = await amqp.connect(amqpUrl());
+    await (await model.createChannel()).deleteQueue(ns.names.retryQueue(patientName, patientWaitMs));
+    await model.close();
+  });
+  const patient = await startService({
+    urls: amqpUrl(), namespace: ns.namespace, name: patientName, instanceId: 'patient-1', tracker: tracker(),
+    methods: {
+      'patient.serve': {
+        retry: { attempts: 2, backoffMs: patientWaitMs },
+        handler: (_params, ctx) => {
+          if (ctx.attempt < 2) throw new RetryableError('come back later');
+          return 'served';
+        },
+      },
+    },
+  });
+  td.add(() => patient.close());
   broker = await startBroker({
     urls: amqpUrl(), namespace: ns.namespace, serviceName: brokerName, port: 0, tokens: [{ token, operator: true }], defaultMetrics: false,
     inflight: { list: () => view.list(), status: (callId) => view.status(callId) },
@@ -163,6 +185,19 @@ test('a running report.render shows its progress advancing in In flight (ctx.pro
     await page.locator(`tr[data-call-id="${callId}"]`).getByRole('button', { name: /^Cancel/ }).click();
     await expect(answer).rejects.toMatchObject({ code: ErrorCode.Cancelled });
   }
+});
+
+test('a call waiting in a delay queue between attempts shows in In flight as retrying, then leaves it', async () => {
+  const callId = client.nextCallId();
+  const answer = client.call('patient.serve', {}, { id: callId });
+  await view('f', 'In flight');
+  const row = page.locator(`tr[data-call-id="${callId}"]`);
+  await row.waitFor({ timeout: patientWaitMs });
+  await row.getByText('patient.serve').waitFor();
+  await row.getByText(/^retry /).waitFor();
+  await shot('inflight-retrying');
+  await expect(answer).resolves.toBe('served');
+  await row.waitFor({ state: 'detached', timeout: 15_000 });
 });
 
 test('a call sent from the Console view shows its answer and timing', async () => {

@@ -1,8 +1,11 @@
 // The pure parts of progress and retries: the per-call throttle (under fake timers), the progress
-// wire form, and the retry plan and its bounded set of delay-queue waits.
+// wire form (pushed and stored alike), the retry plan and its bounded set of delay-queue waits, and
+// what a republished copy (a retry, a dead letter) keeps of the original's properties and headers.
 import { ErrorCode, JsonRpcError, failureResponse, successResponse } from '@warren/jsonrpc';
 import { ProgressReporter, decodeProgress, encodeProgress, progressOf, type Progress } from '../src/wire/progress';
-import { RetryableError, assertRetryPolicy, isRetryable, planRetry, retryDelayMs, retryDelays } from '../src/runtime/retry';
+import type { MessageProperties } from 'amqplib';
+import { RetryableError, assertRetryPolicy, isRetryable, planRetry, retryDelayMs, retryDelays, retrySchedule } from '../src/runtime/retry';
+import { carriedHeaders, copyProperties } from '../src/wire/republish';
 
 describe('ProgressReporter', () => {
   beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
@@ -78,5 +81,30 @@ describe('retry plan', () => {
     expect(() => assertRetryPolicy('m', { attempts: 11, backoffMs: 10 })).toThrow(/retry\.attempts/);
     expect(() => assertRetryPolicy('m', { attempts: 2, backoffMs: 0 })).toThrow(/retry\.backoffMs/);
     expect(() => assertRetryPolicy('m', { attempts: 2, backoffMs: 10, maxBackoffMs: 5 })).toThrow(/retry\.maxBackoffMs/);
+  });
+});
+
+describe('republished copies', () => {
+  it('reads progress text as a fresh report is made: the stored copy and the pushed message alike', () => {
+    expect(decodeProgress(JSON.stringify({ fraction: -1, message: 'm'.repeat(300), at: 1 }))).toEqual({ fraction: 0, message: 'm'.repeat(200), at: 1 });
+    expect(decodeProgress('not json')).toBeUndefined();
+  });
+
+  it('keeps the caller\'s headers, drops RabbitMQ\'s bookkeeping and the names asked for', () => {
+    const headers = { traceparent: 't', 'x-warren-deadline': 5, 'x-death': [{}], 'x-delivery-count': 2, 'x-first-death-queue': 'q', 'x-last-death-reason': 'expired', 'x-warren-attempt': 2 };
+    expect(carriedHeaders(headers)).toEqual({ traceparent: 't', 'x-warren-deadline': 5, 'x-warren-attempt': 2 });
+    expect(carriedHeaders(headers, new Set(['x-warren-attempt']))).toEqual({ traceparent: 't', 'x-warren-deadline': 5 });
+    expect(carriedHeaders(undefined)).toEqual({});
+  });
+
+  it('copies the properties but user id and expiration, with the copy\'s own headers and expiration', () => {
+    const properties = { correlationId: 'c', replyTo: 'r', contentType: 'application/json', userId: 'guest', expiration: '100', headers: { a: 1 }, messageId: undefined } as unknown as MessageProperties;
+    expect(copyProperties(properties, { b: 2 })).toEqual({ correlationId: 'c', replyTo: 'r', contentType: 'application/json', headers: { b: 2 } });
+    expect(copyProperties(properties, {}, '50')).toMatchObject({ expiration: '50', headers: {} });
+  });
+
+  it('gives a policy\'s waits after each failed attempt, the ones the delay queues are declared for', () => {
+    expect(retrySchedule({ attempts: 4, backoffMs: 100, maxBackoffMs: 300 })).toEqual([100, 200, 300]);
+    expect(retryDelays([{ attempts: 4, backoffMs: 100, maxBackoffMs: 300 }])).toEqual([100, 200, 300]);
   });
 });

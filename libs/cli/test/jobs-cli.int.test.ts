@@ -17,6 +17,8 @@ let env: Record<string, string>;
 /** Lets the running `steps` call take its next step. */
 const gates: (() => void)[] = [];
 let healed = false;
+/** The wait of `patient` between its attempts: long enough for a spawned CLI to see it waiting. */
+const patientWaitMs = 8000;
 
 beforeAll(async () => {
   td.add(() => ns.destroy());
@@ -24,7 +26,7 @@ beforeAll(async () => {
   td.add(async () => {
     const model = await amqp.connect(amqpUrl());
     const ch = await model.createChannel();
-    await ch.deleteQueue(ns.names.retryQueue(service, 100));
+    for (const ms of [100, patientWaitMs]) await ch.deleteQueue(ns.names.retryQueue(service, ms));
     await model.close();
   });
   const broker = await startBroker({ urls: amqpUrl(), namespace: ns.namespace, serviceName: ns.service('warren-broker'), port: 0, defaultMetrics: false });
@@ -47,6 +49,13 @@ beforeAll(async () => {
             ctx.progress(i / n, `page ${i} of ${n}`);
           }
           return { pages: n };
+        },
+      },
+      patient: {
+        retry: { attempts: 2, backoffMs: patientWaitMs },
+        handler: (_params, ctx) => {
+          if (ctx.attempt < 2) throw new RetryableError('come back later');
+          return 'served';
         },
       },
       doomed: {
@@ -109,6 +118,22 @@ it('warren inflight has a progress column and warren status shows progress and t
   gates.shift()?.();
   await expect(call).resolves.toMatchObject({ code: 0 });
 }, 90_000);
+
+it('warren inflight lists a call waiting in a delay queue between attempts as retrying, with its attempt', async () => {
+  const client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 30_000 });
+  td.add(() => client.close());
+  const callId = client.nextCallId();
+  const answer = client.call('patient', {}, { id: callId });
+  let table = '';
+  await waitFor(async () => (table = (await warren(['inflight', '--service', service])).stdout).includes(callId), { message: 'the waiting call in the table', timeoutMs: patientWaitMs });
+  const row = table.split('\n').find((l) => l.startsWith(callId)) ?? '';
+  expect(row).toMatch(/ patient +worker-1 +1 .* retrying (in \S+|due now)$/);
+  const json = JSON.parse((await warren(['--json', 'inflight', '--service', service])).stdout) as { calls: { callId: string; state: string; nextTryAt?: number }[] };
+  const listed = json.calls.find((c) => c.callId === callId);
+  // Listed until it runs again: seen waiting, or already gone if the wait ended meanwhile.
+  if (listed) expect(listed).toMatchObject({ state: 'retrying', nextTryAt: expect.any(Number) });
+  await expect(answer).resolves.toBe('served');
+}, 60_000);
 
 it('warren dlq ls, show, replay and purge act on a dead-lettered job', async () => {
   // Spawning the CLI is slow here (tsx): the steps in between go through this process's own client and view.

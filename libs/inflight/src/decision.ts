@@ -1,3 +1,4 @@
+import { decodeProgress, type Progress } from '@warren/amqp';
 import {
   CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, WorkerLostError, failureResponse, isErrorResponse, parseIdText,
   type Id, type ResponseMessage,
@@ -27,6 +28,11 @@ export type ClaimReply =
    * a claim made in isolation. Nothing was changed. `attempts`: runs charged so far.
    */
   | { readonly kind: 'expired'; readonly lastOwner: string | undefined; readonly attempts: number }
+  /**
+   * Its owner's lease ran out and its method has a retry policy: the record says `retrying` until
+   * `nextTryAt` (Redis clock); publish the request to the delay queue for `delayMs` as `attempt`.
+   */
+  | { readonly kind: 'retry'; readonly attempt: number; readonly delayMs: number; readonly nextTryAt: number; readonly lastOwner: string | undefined }
   | { readonly kind: 'invalid'; readonly raw: unknown };
 
 /** The states a record in Redis can be in (`unknown` means there is no record). */
@@ -42,7 +48,7 @@ export function parseClaimReply(raw: unknown): ClaimReply {
   // A bare number: claimed fresh, at that attempt (the common case, kept small).
   if (typeof raw === 'number') return Number.isSafeInteger(raw) && raw >= 1 ? { kind: 'run', attempt: raw, previousOwner: undefined } : { kind: 'invalid', raw };
   if (!Array.isArray(raw)) return { kind: 'invalid', raw };
-  const [kind, a, b, c] = raw as unknown[];
+  const [kind, a, b, c, d] = raw as unknown[];
   switch (kind) {
     case 'run': {
       const attempt = int(a);
@@ -58,6 +64,13 @@ export function parseClaimReply(raw: unknown): ClaimReply {
       return { kind: 'dead', attempts: int(a) ?? 0, lastOwner: text(b) };
     case 'expired':
       return { kind: 'expired', lastOwner: text(a), attempts: int(b) ?? 0 };
+    case 'retry': {
+      const attempt = int(a);
+      const delayMs = int(b);
+      const nextTryAt = int(c);
+      if (attempt === undefined || attempt < 2 || delayMs === undefined || delayMs < 1 || nextTryAt === undefined) return { kind: 'invalid', raw };
+      return { kind: 'retry', attempt, delayMs, nextTryAt, lastOwner: text(d) };
+    }
     default:
       return { kind: 'invalid', raw };
   }
@@ -155,7 +168,10 @@ export type CallState =
   | 'unknown'
   /** Sent and not taken by any worker yet (its caller marks calls queued: `trackQueued`), or given back unfinished (its worker shut down and requeued it). */
   | 'queued'
-  /** Its last attempt failed with a retryable error; it waits in a delay queue for its next attempt (`nextTryAt`). */
+  /**
+   * Its last attempt failed with a retryable error, or its worker was lost, under its method's retry policy; it
+   * waits in a delay queue for its next attempt (`nextTryAt`).
+   */
   | 'retrying'
   | 'running'
   | 'done'
@@ -243,24 +259,7 @@ export interface CallStatus {
 }
 
 /** A call's latest progress as stored: `fraction` 0..1, `at` ms since the epoch (the worker's clock). */
-export interface CallProgress {
-  readonly fraction: number;
-  readonly message?: string;
-  readonly at: number;
-}
-
-/** Reads stored progress JSON; undefined when it does not parse or does not fit. Never throws. */
-export function parseProgress(json: string | undefined): CallProgress | undefined {
-  if (json === undefined) return undefined;
-  try {
-    const v = JSON.parse(json) as Partial<CallProgress> | null;
-    if (typeof v !== 'object' || v === null || typeof v.fraction !== 'number' || !Number.isFinite(v.fraction) || typeof v.at !== 'number') return undefined;
-    const fraction = Math.min(1, Math.max(0, v.fraction));
-    return typeof v.message === 'string' ? { fraction, message: v.message, at: v.at } : { fraction, at: v.at };
-  } catch {
-    return undefined;
-  }
-}
+export type CallProgress = Progress;
 
 /** Reads a record ({@link parseRecord}) into a status; `now` decides whether a running call is past its deadline. */
 export function toCallStatus(callId: string, record: Readonly<Record<string, string>>, now: number): CallStatus {
@@ -281,7 +280,8 @@ export function toCallStatus(callId: string, record: Readonly<Record<string, str
     nextTryAt: state === 'retrying' ? int(record['lease']) : undefined,
     finishedAt: int(record['finishedAt']),
     response,
-    progress: parseProgress(record['progress']),
+    // A retrying call runs no attempt: what a lost worker's attempt reported last is no progress of its next.
+    progress: state === 'retrying' || record['progress'] === undefined ? undefined : decodeProgress(record['progress']),
   };
   const status: Record<string, unknown> = { callId, state, cancelRequested: record['cancel'] === '1' };
   for (const [k, v] of Object.entries(optional)) if (v !== undefined) status[k] = v;

@@ -27,6 +27,8 @@ export interface TrackerHealth {
   readonly takeovers: number;
   /** Of those, the ones taken over alone in this worker's suspect lane (all of them, when the tracker runs in a Warren service). */
   readonly isolated: number;
+  /** Calls whose worker was lost sent to wait in a delay queue before their next attempt (their method's retry policy). */
+  readonly delayedAfterLoss: number;
   /** Calls dead-lettered after their last allowed attempt. */
   readonly deadLettered: number;
   /** Handlers aborted by a cancel request. */
@@ -45,7 +47,7 @@ export class Health {
   private current: TrackingState = 'connecting';
   private changedAt = Date.now();
   private readonly counters: Record<Counter, number> = {
-    degradedTransitions: 0, tracked: 0, untracked: 0, answeredFromStore: 0, waited: 0, takeovers: 0, isolated: 0, deadLettered: 0, cancelled: 0, leasesLost: 0,
+    degradedTransitions: 0, tracked: 0, untracked: 0, answeredFromStore: 0, waited: 0, takeovers: 0, isolated: 0, delayedAfterLoss: 0, deadLettered: 0, cancelled: 0, leasesLost: 0,
   };
 
   private readonly listeners: (() => void)[] = [];

@@ -10,6 +10,7 @@
  *   warren:progress:{<callId>}         string: a running call's latest progress (JSON), beside its record
  *   warren:{warren:workers}            hash: service/instance → heartbeat entry (JSON)
  *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
+ *   warren:{warren:retrying}           sorted set: call id → deadline, of calls waiting in a delay queue
  *   warren:cancel:<instanceId>         pub/sub channel: cancel requests for that worker's calls
  *   warren:method:<method>             string: the method directory, which service serves it (JSON)
  *
@@ -29,6 +30,12 @@ export interface Keys {
   readonly workers: string;
   /** When each worker's entry expires (same hash tag as {@link Keys.workers}). TTL: as {@link Keys.workers}. */
   readonly workersSeen: string;
+  /**
+   * The calls that went to wait in a delay queue (retrying), scored by deadline, so the view lists
+   * calls no worker runs. Entries past their deadline go at each add and each read; finished ones
+   * when the view reads them. TTL: {@link callTtlMs} of the latest deadline added, never shortened.
+   */
+  readonly retrying: string;
   /** The field of one worker in {@link Keys.workers}. */
   workerField(service: string, instanceId: string): string;
   /** Where cancel requests for the calls one worker instance owns are published. Channels have no TTL; nothing is stored. */
@@ -52,6 +59,7 @@ export function keys(prefix: string): Keys {
     progress: (callId) => `${prefix}:progress:{${callId}}`,
     workers: `${prefix}:{${prefix}:workers}`,
     workersSeen: `${prefix}:{${prefix}:workers}:seen`,
+    retrying: `${prefix}:{${prefix}:retrying}`,
     // '/' cannot occur in a service name or an instance id (both are AMQP resource names).
     workerField: (service, instanceId) => `${service}/${instanceId}`,
     cancelChannel: (instanceId) => `${prefix}:cancel:${instanceId}`,

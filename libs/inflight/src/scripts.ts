@@ -43,11 +43,12 @@ local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'fai
 /**
  * claim(call1..callN; worker, leaseMs, maxAttempts, workerLostCode,
  *   then per call: owner (worker, token, attempt, cancel, meta: fields 4 to 8, joined), runningTtlMs, finishedTtlMs,
- *   takeover ('1': this claim runs alone, in the worker's suspect lane))
+ *   takeover ('1': this claim runs alone, in the worker's suspect lane),
+ *   retry ('' or "deadline wait1 wait2 ...": the method's retry policy, the wait after each failed attempt))
  * → 0: every call claimed fresh (the common case, kept small)
  *   | one reply per call: 0 (claimed fresh) | {'run', attempt, previousOwner}
  *   | {'stored', result, code, state} | {'busy', owner, leaseLeftMs} | {'cancelled'} | {'dead', attempts, lastOwner}
- *   | {'expired', lastOwner, attempts}
+ *   | {'expired', lastOwner, attempts} | {'retry', nextAttempt, delayMs, nextTryAt, lastOwner}
  *
  * Takes a batch of calls (the claims one worker makes within one tick) so a
  * busy worker sends one command for many calls. A call nobody has seen costs
@@ -60,12 +61,30 @@ local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'fai
  * the calls that merely waited beside a suspect are never charged for its crash.
  * A call given back (queued again by a graceful shutdown) is no suspect: any
  * claim takes it, with no previous owner.
+ *
+ * A suspect whose method has a retry policy (`retry`) is not taken over at once
+ * but sent to wait (`retry`): the record goes to W with the wait's end in the
+ * lease field and the token `lost` (it is still a suspect), its attempt kept,
+ * and the worker publishes the request to the delay queue for that wait. When
+ * it comes back, it is taken over alone like any suspect. No wait that would
+ * end past the deadline: then it is taken over at once, as without a policy.
  */
 const claim = `${now}
 ${fields}
 local leaseMs, maxAttempts, lostCode = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local head = 'R' .. S .. now .. S .. (now + leaseMs) .. S
-local function existing(key, fresh, runningTtl, finishedTtl, takeover)
+-- The wait before attempt failed + 1 under a retry spec ("deadline wait1 wait2 ..."), if it ends before the deadline.
+local function retryWait(spec, failed)
+  if spec == nil or spec == '' then return nil end
+  local i, deadline, wait = 0, nil, nil
+  for n in string.gmatch(spec, '%d+') do
+    if i == 0 then deadline = tonumber(n) elseif i == failed then wait = tonumber(n) end
+    i = i + 1
+  end
+  if wait and now + wait < deadline then return wait end
+  return nil
+end
+local function existing(key, fresh, runningTtl, finishedTtl, takeover, retry)
   local f = decode(redis.call('GET', key))
   local state = f[1]
   if f[11] ~= '' or state == 'D' or state == 'F' or state == 'E' then
@@ -81,6 +100,8 @@ local function existing(key, fresh, runningTtl, finishedTtl, takeover)
   if state == 'R' and lease and lease > now then
     return {'busy', f[4], lease - now}
   end
+  -- Waited out a delay after its worker was lost: still a suspect.
+  local lost = state == 'W' and f[5] == 'lost'
   f[3], f[5], f[10] = '', '', now
   if f[7] == '1' then
     f[1] = 'C'
@@ -93,26 +114,33 @@ local function existing(key, fresh, runningTtl, finishedTtl, takeover)
     redis.call('SET', key, encode(f), 'PX', finishedTtl)
     return {'dead', next - 1, f[4]}
   end
-  if state ~= 'R' then
+  -- Queued, or a retry's next attempt: nobody died.
+  if state ~= 'R' and not lost then
     mine[6] = next
     redis.call('SET', key, encode(mine), 'PX', runningTtl)
     return {'run', next, ''}
   end
+  if state == 'R' then
+    local wait = retryWait(retry, next - 1)
+    if wait then
+      f[1], f[3], f[5], f[10] = 'W', now + wait, 'lost', ''
+      redis.call('SET', key, encode(f), 'KEEPTTL')
+      return {'retry', next, wait, now + wait, f[4]}
+    end
+  end
   if takeover ~= '1' then return {'expired', f[4], next - 1} end
   mine[6] = next
   redis.call('SET', key, encode(mine), 'PX', runningTtl)
-  -- A retry's next attempt is no takeover: nobody died.
-  if state == 'W' then return {'run', next, ''} end
   return {'run', next, f[4]}
 end
 local out, fresh = {}, true
 for i = 1, #KEYS do
-  local a = 4 + (i - 1) * 4
+  local a = 4 + (i - 1) * 5
   local record = head .. ARGV[a + 1] .. S .. S .. S
   if redis.call('SET', KEYS[i], record, 'NX', 'PX', ARGV[a + 2]) then
     out[i] = 0
   else
-    out[i] = existing(KEYS[i], record, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4])
+    out[i] = existing(KEYS[i], record, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5])
     fresh = false
   end
 end
@@ -194,6 +222,22 @@ f[1], f[3], f[5] = 'W', ARGV[2], ''
 redis.call('SET', KEYS[1], encode(f), 'KEEPTTL')
 redis.call('DEL', KEYS[2])
 return 1`;
+
+/**
+ * retryingAdd(retrying; callId, deadline, ttlMs) → 1. Lists a call that went to wait in a delay queue
+ * (a separate command from the state change: the index is in a slot of its own on Redis Cluster),
+ * drops the entries past their deadline, and keeps the key at least `ttlMs`.
+ */
+const retryingAdd = `${now}
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 1`;
+
+/** retryingList(retrying; max) → the ids of the listed calls whose deadline has not passed (at most `max`); drops the others. */
+const retryingList = `${now}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+return redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf', 'LIMIT', 0, tonumber(ARGV[1]))`;
 
 /** renew(call; token, leaseMs) → 0 renewed | 1 renewed, and a cancel was asked | -1 no longer ours. */
 const renew = `${now}
@@ -327,6 +371,8 @@ export const scripts = {
   inflightRecord: { numberOfKeys: 1, lua: record },
   inflightRelease: { numberOfKeys: 1, lua: release },
   inflightRenew: { numberOfKeys: 1, lua: renew },
+  inflightRetryingAdd: { numberOfKeys: 1, lua: retryingAdd },
+  inflightRetryingList: { numberOfKeys: 1, lua: retryingList },
   inflightRetrying: { numberOfKeys: 2, lua: retrying },
   inflightCancel: { numberOfKeys: 1, lua: cancel },
   inflightProgress: { numberOfKeys: 2, lua: progress },

@@ -24,6 +24,11 @@ export interface ClaimArgs {
   readonly workerLostCode: number;
   /** This claim runs alone (the worker's suspect lane), so it may take over a call whose owner's lease ran out. */
   readonly takeover: boolean;
+  /**
+   * The call's retry policy, as waits: with it, a call whose owner's lease ran out is sent to wait
+   * `delaysMs[n - 1]` after its attempt n was lost (unless that passes `deadline`), not taken over at once.
+   */
+  readonly retry?: { readonly deadline: number; readonly delaysMs: readonly number[] };
 }
 
 export interface FinishArgs {
@@ -49,6 +54,8 @@ interface ClaimItem {
   readonly runningTtlMs: number;
   readonly finishedTtlMs: number;
   readonly takeover: boolean;
+  /** '' or "deadline wait1 wait2 ..." (the claim script's form of {@link ClaimArgs.retry}). */
+  readonly retry: string;
 }
 
 interface FinishItem {
@@ -75,6 +82,8 @@ export interface TrackerStore {
   renew(callId: string, token: string, leaseMs: number): Promise<number>;
   /** Marks a claimed call as waiting for its retry until `nextTryAt`; 1 marked, 0 no longer ours. */
   retrying(callId: string, token: string, nextTryAt: number): Promise<number>;
+  /** Lists a call waiting in a delay queue (the view's `list` shows it) until its deadline, `ttlMs` from now at least. */
+  listRetrying(callId: string, deadline: number, ttlMs: number): Promise<void>;
   /** Writes a running call's progress (JSON) if `token` still holds its claim; 1 written, 0 not. */
   progress(callId: string, token: string, json: string): Promise<number>;
   heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number, keyTtlMs: number): Promise<void>;
@@ -207,7 +216,7 @@ export class RedisStore implements TrackerStore {
   }
 
   claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
-    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs, takeover: args.takeover }).then(parseClaimReply);
+    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs, takeover: args.takeover, retry: args.retry ? `${Math.floor(args.retry.deadline)} ${args.retry.delaysMs.join(' ')}` : '' }).then(parseClaimReply);
   }
 
   /** The batch for claims with these settings. */
@@ -219,7 +228,7 @@ export class RedisStore implements TrackerStore {
       const out = this.batchArgs(items.length);
       for (const i of items) out.push(i.key);
       out.push(settings.worker, settings.leaseMs, settings.maxAttempts, settings.workerLostCode);
-      for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs, i.takeover ? '1' : '0');
+      for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs, i.takeover ? '1' : '0', i.retry);
       // 0: all claimed fresh, each at the attempt it asked for; otherwise one reply per call, 0 for fresh ones.
       return this.run(this.cluster ? 'inflightClaimOne' : 'inflightClaim', ...out).then((reply) => {
         if (reply === 0) return items.map((i) => i.attempt);
@@ -253,6 +262,21 @@ export class RedisStore implements TrackerStore {
 
   async retrying(callId: string, token: string, nextTryAt: number): Promise<number> {
     return Number(await this.run('inflightRetrying', this.k.call(callId), this.k.progress(callId), token, nextTryAt));
+  }
+
+  async listRetrying(callId: string, deadline: number, ttlMs: number): Promise<void> {
+    await this.run('inflightRetryingAdd', this.k.retrying, callId, Math.floor(deadline), ttlMs);
+  }
+
+  /** The calls listed as waiting in a delay queue whose deadline has not passed, at most `max`. */
+  async retryingCalls(max: number): Promise<string[]> {
+    const ids = await this.run('inflightRetryingList', this.k.retrying, max);
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+  }
+
+  /** Drops calls from the retrying list (the view found them finished, or forgotten). */
+  async unlistRetrying(callIds: readonly string[]): Promise<void> {
+    if (callIds.length > 0) await this.client.zrem(this.k.retrying, ...callIds);
   }
 
   async progress(callId: string, token: string, json: string): Promise<number> {

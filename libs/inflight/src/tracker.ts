@@ -222,6 +222,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     free();
     if (reply.kind === 'busy') return this.waitForOwner(call, controller, token, reply, waited);
     if (reply.kind === 'expired') return this.isolate(call, controller, token, waited);
+    if (reply.kind === 'retry') return this.delayed(call, reply);
     return this.decide(call, controller, token, reply, noop);
   }
 
@@ -231,7 +232,29 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     if (!claim || claim.call !== call || !this.status.tracking) return Promise.resolve();
     // Not released back to queued: the record waits as `retrying`, and release needs no script.
     claim.finished = true;
-    return attempt(() => this.store.retrying(call.callId, claim.token, nextTryAt)).then(noop, (err: unknown) => this.failed(err, 'retrying'));
+    return attempt(() => this.store.retrying(call.callId, claim.token, nextTryAt))
+      .then((marked) => (marked === 1 ? this.listRetrying(call) : undefined))
+      .then(noop, (err: unknown) => this.failed(err, 'retrying'));
+  }
+
+  /**
+   * Its worker was lost and its method has a retry policy: the claim script marked it retrying (still
+   * a suspect) rather than taking it over; the runtime sends it to the delay queue, and when it comes
+   * back it is taken over alone, like any suspect.
+   */
+  private delayed(call: TrackedCall, reply: Extract<ClaimReply, { kind: 'retry' }>): Promise<TrackDecision> {
+    this.status.count('delayedAfterLoss');
+    this.log.info({ callId: call.callId, method: call.method, attempt: reply.attempt, delayMs: reply.delayMs, lastOwner: reply.lastOwner }, 'call whose worker stopped renewing its lease waits in a delay queue before its next attempt');
+    const decision: TrackDecision = { action: 'retry', attempt: reply.attempt, delayMs: reply.delayMs, nextTryAt: reply.nextTryAt };
+    return this.listRetrying(call).then(() => decision, (err: unknown) => {
+      this.failed(err, 'retrying list');
+      return decision;
+    });
+  }
+
+  /** Lists a call that waits in a delay queue, so the view shows it though no worker runs it. */
+  private listRetrying(call: TrackedCall): Promise<void> {
+    return attempt(() => this.store.listRetrying(call.callId, call.deadline, callTtlMs(call.deadline, Date.now(), this.o.graceMs)));
   }
 
   /** Stores a claimed call's progress; a no-op for calls not claimed here and while Redis is away. */
@@ -291,6 +314,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
       finishedTtlMs: resultTtlMs(call.deadline, now, this.o.resultTtlMs),
       workerLostCode: ErrorCode.WorkerLost,
       takeover,
+      ...(call.retryDelaysMs === undefined ? {} : { retry: { deadline: call.deadline, delaysMs: call.retryDelaysMs } }),
     };
     return attempt(() => this.store.claim(call.callId, args)).catch((err: unknown) => {
       this.failed(err, 'claim');
@@ -319,6 +343,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
         return { action: 'dead-letter', response: failureResponse(call.id, new WorkerLostError(undefined, { attempts: reply.attempts }).toErrorObject()) };
       case 'busy':
       case 'expired':
+      case 'retry':
       case 'invalid':
         this.log.error({ reply: JSON.stringify(reply) }, 'unexpected claim reply; running untracked');
         return this.untrackedRun(call, free);

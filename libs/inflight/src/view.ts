@@ -1,27 +1,36 @@
 import { idText, type Id, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
-import { encodeMeta, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
+import { encodeMeta, maxListedCalls, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
 import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
 import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
 import { sleep } from './sleep';
 import { RedisStore } from './store';
 
-/** One call running somewhere in the cluster. (A type, not an interface, so it fits ports with an index signature, like the broker's InflightSource.) */
+/**
+ * One call in flight somewhere in the cluster: running on a live worker, or waiting in a delay queue
+ * for its next attempt. (A type, not an interface, so it fits ports with an index signature, like
+ * the broker's InflightSource.)
+ */
 export type InflightCall = {
   readonly callId: string;
+  /** `running` on `worker`, or `retrying`: its last attempt failed retryably or lost its worker, and the next is due at `nextTryAt`. */
+  readonly state: 'running' | 'retrying';
   readonly service: string;
   readonly method: string;
-  /** The worker instance running it. */
+  /** The worker instance running it (running), or the one that ran its last attempt (retrying). */
   readonly worker: string;
+  /** The attempt running (running), or the one that ran last (retrying: the next is attempt + 1). */
   readonly attempt: number;
-  /** Since when this attempt runs, ms since the epoch (Redis clock). */
+  /** Since when this attempt runs (or the last one started), ms since the epoch (Redis clock). */
   readonly startedAt: number;
   /** Milliseconds since `startedAt`. */
   readonly ageMs: number;
   readonly deadline: number;
-  /** When the worker's lease runs out unless renewed (Redis clock). */
-  readonly leaseUntil: number;
+  /** When the worker's lease runs out unless renewed (Redis clock); running calls only. */
+  readonly leaseUntil?: number;
+  /** When a retrying call's next attempt is due, ms since the epoch. */
+  readonly nextTryAt?: number;
   readonly cancelRequested: boolean;
   /** The latest progress its handler reported (`ctx.progress`), if any. */
   readonly progress?: CallProgress;
@@ -74,17 +83,25 @@ export class InflightView {
     this.store = new RedisStore(this.o.redis, this.o.commandTimeoutMs, keys(this.o.keyPrefix), this.log);
   }
 
-  /** Calls running now on live workers, oldest first; `service` narrows it to one service. */
+  /**
+   * Calls in flight, oldest first: those running now on live workers, and those waiting in a delay
+   * queue for their next attempt (`retrying`). `service` narrows it to one service.
+   */
   async list(filter: { readonly service?: string } = {}): Promise<InflightCall[]> {
     return this.op(async () => {
-      const { now, workers } = await this.store.workers();
-      const ids = new Set(workers.filter((w) => filter.service === undefined || w.service === filter.service).flatMap((w) => w.calls));
+      const [{ now, workers }, waiting] = await Promise.all([this.store.workers(), this.store.retryingCalls(maxListedCalls)]);
+      const running = new Set(workers.filter((w) => filter.service === undefined || w.service === filter.service).flatMap((w) => w.calls));
       // One GET per call, sent together (auto-pipelined): one round trip.
-      const records = await Promise.all([...ids].map(async (id) => toCallStatus(id, await this.store.record(id), now)));
+      const records = await Promise.all([...new Set([...running, ...waiting])].map(async (id) => toCallStatus(id, await this.store.record(id), now)));
+      // Listed as retrying and since finished, cancelled or forgotten: dropped from the list for good (one that runs again stays).
+      const listed = new Set(waiting);
+      const gone = records.filter((s) => listed.has(s.callId) && (terminal.has(s.state) || s.state === 'unknown')).map((s) => s.callId);
+      if (gone.length > 0) await this.store.unlistRetrying(gone);
       return records
-        .filter((s) => s.state === 'running')
-        .map((s) => ({
+        .filter((s) => (s.state === 'running' && running.has(s.callId)) || (s.state === 'retrying' && (filter.service === undefined || s.service === filter.service)))
+        .map((s): InflightCall => ({
           callId: s.callId,
+          state: s.state === 'retrying' ? 'retrying' : 'running',
           service: s.service ?? '',
           method: s.method ?? '',
           worker: s.worker ?? '',
@@ -92,7 +109,8 @@ export class InflightView {
           startedAt: s.startedAt ?? now,
           ageMs: now - (s.startedAt ?? now),
           deadline: s.deadline ?? 0,
-          leaseUntil: s.leaseUntil ?? 0,
+          ...(s.leaseUntil === undefined ? {} : { leaseUntil: s.leaseUntil }),
+          ...(s.nextTryAt === undefined ? {} : { nextTryAt: s.nextTryAt }),
           cancelRequested: s.cancelRequested,
           ...(s.progress === undefined ? {} : { progress: s.progress }),
         }))

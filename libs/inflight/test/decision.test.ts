@@ -14,10 +14,11 @@ describe('parseClaimReply', () => {
     expect(parseClaimReply(['cancelled'])).toEqual({ kind: 'cancelled' });
     expect(parseClaimReply(['dead', 3, 'w9'])).toEqual({ kind: 'dead', attempts: 3, lastOwner: 'w9' });
     expect(parseClaimReply(['expired', 'w9', 1])).toEqual({ kind: 'expired', lastOwner: 'w9', attempts: 1 });
+    expect(parseClaimReply(['retry', 2, 500, 1_700_000_000_500, 'w9'])).toEqual({ kind: 'retry', attempt: 2, delayMs: 500, nextTryAt: 1_700_000_000_500, lastOwner: 'w9' });
   });
 
   it('never throws on what does not fit', () => {
-    for (const raw of [null, 'run', [], ['run'], ['run', 0], ['run', 'x'], ['what', 1], 0, 1.5]) expect(parseClaimReply(raw).kind).toBe('invalid');
+    for (const raw of [null, 'run', [], ['run'], ['run', 0], ['run', 'x'], ['what', 1], 0, 1.5, ['retry', 1, 500, 9], ['retry', 2, 0, 9], ['retry', 2, 500]]) expect(parseClaimReply(raw).kind).toBe('invalid');
     expect(parseClaimReply(['stored', '', '', 'bogus'])).toMatchObject({ kind: 'stored', state: 'unknown' });
     expect(parseClaimReply(['busy', 'w', -5])).toMatchObject({ leaseLeftMs: 0 });
   });
@@ -76,6 +77,17 @@ describe('toCallStatus', () => {
   it('calls a running call past its deadline expired', () => {
     expect(toCallStatus('c', running, now + 2000)).toMatchObject({ state: 'expired', response: { id: 7, error: { code: ErrorCode.DeadlineExceeded } } });
     expect(toCallStatus('c', running, now + 2000).leaseUntil).toBeUndefined();
+  });
+
+  it('reads stored progress as a fresh report is made: fraction clamped, message cut; none for a call waiting to retry', () => {
+    const progress = JSON.stringify({ fraction: 7, message: 'x'.repeat(500), at: now });
+    const status = toCallStatus('c', { ...running, progress }, now);
+    expect(status.progress).toEqual({ fraction: 1, message: 'x'.repeat(200), at: now });
+    expect(toCallStatus('c', { ...running, progress: '{"fraction":"1"}' }, now).progress).toBeUndefined();
+    const waiting = toCallStatus('c', { ...running, state: 'retrying', lease: String(now + 800), progress }, now);
+    expect(waiting).toMatchObject({ state: 'retrying', attempt: 2, nextTryAt: now + 800 });
+    expect(waiting.progress).toBeUndefined();
+    expect(waiting.leaseUntil).toBeUndefined();
   });
 
   it('reads a cancel mark and a finished call', () => {

@@ -109,6 +109,52 @@ it('a claim made outside the suspect lane gets a lapsed lease as expired and cha
   expect(await store.claim(callId, args({ worker: 'w2', takeover: true }))).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
 });
 
+it('under a retry policy a lapsed call is sent to wait (retrying, still a suspect), then taken over only alone, as attempt 2', async () => {
+  const callId = uniqueName('c');
+  const retry = { deadline, delaysMs: [400, 800] };
+  await store.claim(callId, args({ leaseMs: 30, retry }));
+  let reply: Awaited<ReturnType<RedisStore['claim']>> | undefined;
+  await waitFor(async () => {
+    reply = await store.claim(callId, args({ worker: 'w2', takeover: false, retry }));
+    return reply.kind !== 'busy';
+  });
+  expect(reply).toMatchObject({ kind: 'retry', attempt: 2, delayMs: 400, lastOwner: 'w1' });
+  const nextTryAt = reply?.kind === 'retry' ? reply.nextTryAt : 0;
+  expect(nextTryAt).toBeGreaterThan(Date.now() - 1000);
+  expect(toCallStatus(callId, await store.record(callId), Date.now())).toMatchObject({ state: 'retrying', worker: 'w1', attempt: 1, nextTryAt });
+  expect(await tp.redis.pttl(k.call(callId))).toBeGreaterThan(0);
+  // Back from its wait: a claim outside the lane changes nothing; an isolated one takes it over (no second wait).
+  expect(await store.claim(callId, args({ worker: 'w2', takeover: false, retry }))).toEqual({ kind: 'expired', lastOwner: 'w1', attempts: 1 });
+  expect(await store.claim(callId, args({ worker: 'w2', takeover: true, retry }))).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
+  expect(await store.finish(callId, { state: 'done', result: result(1), ttlMs: 30_000, code: '' })).toBe(1);
+});
+
+it('under a retry policy a lapsed call is taken over at once when the wait would end past its deadline', async () => {
+  const callId = uniqueName('c');
+  const retry = { deadline: Date.now() + 5000, delaysMs: [60_000, 60_000] };
+  await store.claim(callId, args({ leaseMs: 30, retry }));
+  let reply: Awaited<ReturnType<RedisStore['claim']>> | undefined;
+  await waitFor(async () => {
+    reply = await store.claim(callId, args({ worker: 'w2', takeover: false, retry }));
+    return reply.kind !== 'busy';
+  });
+  expect(reply).toEqual({ kind: 'expired', lastOwner: 'w1', attempts: 1 });
+});
+
+it('lists calls waiting to retry until their deadline; drops past ones on add and read, and unlisted ones', async () => {
+  const [a, b, c] = [uniqueName('c'), uniqueName('c'), uniqueName('c')];
+  await store.listRetrying(a, Date.now() + 60_000, 61_000);
+  await store.listRetrying(b, Date.now() + 60_000, 61_000);
+  await store.listRetrying(c, Date.now() + 150, 1000);
+  expect(new Set(await store.retryingCalls(100))).toEqual(new Set([a, b, c]));
+  expect(await tp.redis.pttl(k.retrying)).toBeGreaterThan(59_000);
+  await waitFor(async () => !(await store.retryingCalls(100)).includes(c), { message: 'past its deadline, gone' });
+  expect(await store.retryingCalls(1)).toHaveLength(1);
+  await store.unlistRetrying([a]);
+  expect(await store.retryingCalls(100)).toEqual([b]);
+  await store.unlistRetrying([b]);
+});
+
 it('a lapsed call out of attempts is dead-lettered by any claim, isolated or not', async () => {
   const callId = uniqueName('c');
   await store.claim(callId, args({ leaseMs: 30, maxAttempts: 1 }));

@@ -51,6 +51,11 @@ class FakeStore implements TrackerStore {
     this.fail();
     return 1;
   }
+  listed: { callId: string; deadline: number }[] = [];
+  async listRetrying(callId: string, deadline: number): Promise<void> {
+    this.fail();
+    this.listed.push({ callId, deadline });
+  }
   async progress(callId: string, token: string, json: string): Promise<number> {
     this.fail();
     this.progresses.push({ callId, token, json });
@@ -175,6 +180,36 @@ it('takes the call over when the owner stops renewing, with a claim made alone',
   expect(expectRun(await decision).attempt).toBe(2);
   expect(store.claims.map((c) => c.args.takeover)).toEqual([false, false, true]);
   expect(tracker.health()).toMatchObject({ takeovers: 1, isolated: 1, waited: 1 });
+});
+
+it('sends a lost worker\'s call to wait when its method has a retry policy: a retry decision, listed as retrying, its lane place given back', async () => {
+  const lane = new SuspectLane();
+  await tracker.stop();
+  store = new FakeStore();
+  tracker = new RedisCallTracker({ leaseMs: 3000, heartbeatMs: 1000, waitPollMs: 100, logger: logger() }, store);
+  await tracker.start({ service: 'svc', instanceId: 'me', running: () => 0, isolation: lane });
+  store.claimReplies.push({ kind: 'retry', attempt: 2, delayMs: 500, nextTryAt: 12_345, lastOwner: 'dead' });
+  const lost = call({ maxAttempts: 3, retryDelaysMs: [500, 1000] });
+  const decision = await tracker.begin(lost, new AbortController());
+  expect(decision).toEqual({ action: 'retry', attempt: 2, delayMs: 500, nextTryAt: 12_345 });
+  // The claim told the script the waits and the deadline; nothing runs here, so the lane is free at once.
+  expect(store.claims[0]?.args.retry).toEqual({ deadline: lost.deadline, delaysMs: [500, 1000] });
+  expect(store.listed).toEqual([{ callId: lost.callId, deadline: lost.deadline }]);
+  expect(lane.enter(new AbortController())).toBe(true);
+  lane.leave();
+  expect(tracker.health()).toMatchObject({ delayedAfterLoss: 1, takeovers: 0 });
+});
+
+it('claims without a retry schedule for a method with no policy (taken over at once, as before)', async () => {
+  expectRun(await tracker.begin(call(), new AbortController()));
+  expect(store.claims[0]?.args.retry).toBeUndefined();
+});
+
+it('lists a call that failed retryably as retrying once the store marked it', async () => {
+  const c = call({ maxAttempts: 3 });
+  expectRun(await tracker.begin(c, new AbortController()));
+  await tracker.retrying(c, Date.now() + 1000);
+  expect(store.listed).toEqual([{ callId: c.callId, deadline: c.deadline }]);
 });
 
 it('claims every call as attempt 1 when it has no record, whatever RabbitMQ says of its deliveries', async () => {

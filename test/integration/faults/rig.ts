@@ -5,7 +5,7 @@
 // each run in Redis (directly, never through a proxy) so a test can tell
 // whether any call ran twice. Every scenario test builds one.
 import { Redis } from 'ioredis';
-import { AmqpConnection, RpcClient, WarrenService, type ConnectionOptions } from '@warren/amqp';
+import { AmqpConnection, RpcClient, WarrenService, type ConnectionOptions, type RetryPolicy } from '@warren/amqp';
 import { createRedisTracker, type RedisCallTracker } from '@warren/inflight';
 import path from 'node:path';
 import { FaultProxy, amqpUrl, redisUrl, spawnTs, type Teardown, type TsChild } from '@warren/testkit';
@@ -25,11 +25,21 @@ export interface RigOptions {
   readonly leaseMs?: number;
   /** AMQP heartbeat of every rig connection, seconds. @default 1 */
   readonly heartbeatSeconds?: number;
+  /** The retry policy of `work.run` on every worker, in-process and spawned. @default none */
+  readonly retry?: RetryPolicy;
 }
 
 /** Connection options every rig participant uses: fast heartbeats and reconnects, so faults are noticed and healed in test time. */
 function connectionOptions(url: string, name: string, heartbeatSeconds: number): ConnectionOptions {
   return { urls: url, heartbeatSeconds, socketTimeoutMs: 1000, connectionName: name, reconnect: { initialDelayMs: 50, maxDelayMs: 500 } };
+}
+
+/** A retry policy as the spawned worker reads it (scripts/soak-worker.ts, retryFromEnv). */
+function retryEnv(retry: RetryPolicy | undefined): Record<string, string> {
+  if (retry === undefined) return {};
+  const env: Record<string, string> = { WORK_RETRY_ATTEMPTS: String(retry.attempts), WORK_RETRY_BACKOFF_MS: String(retry.backoffMs) };
+  if (retry.maxBackoffMs !== undefined) env['WORK_RETRY_MAX_BACKOFF_MS'] = String(retry.maxBackoffMs);
+  return env;
 }
 
 export class FaultRig {
@@ -52,7 +62,7 @@ export class FaultRig {
     readonly clientProxy: FaultProxy,
     readonly workerProxy: FaultProxy,
     readonly redisProxy: FaultProxy,
-    private readonly o: Required<RigOptions>,
+    private readonly o: Required<Omit<RigOptions, 'retry'>> & Pick<RigOptions, 'retry'>,
   ) {}
 
   static async start(td: Teardown, options: RigOptions = {}): Promise<FaultRig> {
@@ -82,7 +92,7 @@ export class FaultRig {
   async addWorker(instanceId: string): Promise<WarrenService> {
     const tracker = createRedisTracker({ redis: this.redisProxy.url(redisUrl()), keyPrefix: this.prefix, leaseMs: this.o.leaseMs, heartbeatMs: Math.floor(this.o.leaseMs / 4), commandTimeoutMs: 500 });
     const connection = await this.connect(this.workerProxy, `worker-${instanceId}`);
-    const service = await WarrenService.start(connection, { namespace: this.ns.namespace, name: workService, instanceId, prefetch: this.o.prefetch, shutdownGraceMs: 2000, methods: workMethods(this.redis, this.prefix), tracker });
+    const service = await WarrenService.start(connection, { namespace: this.ns.namespace, name: workService, instanceId, prefetch: this.o.prefetch, shutdownGraceMs: 2000, methods: workMethods(this.redis, this.prefix, undefined, this.o.retry === undefined ? {} : { retry: this.o.retry }), tracker });
     this.td.add(() => service.close());
     this.workers.push(service);
     this.workerConnections.push(connection);
@@ -103,6 +113,7 @@ export class FaultRig {
       WORK_INSTANCE: instanceId,
       WORK_PREFETCH: String(this.o.prefetch),
       WORK_LEASE_MS: String(this.o.leaseMs),
+      ...retryEnv(this.o.retry),
       ...env,
     });
     this.td.add(() => child.kill('SIGKILL'));

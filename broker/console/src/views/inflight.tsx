@@ -59,7 +59,8 @@ export function InflightView(props: { live: Live }) {
                   <td>{r.service || <span class="muted">–</span>}</td>
                   <td class="mono">{r.worker || <span class="muted">{r.state ?? '–'}</span>}</td>
                   <td class="num">
-                    {r.attempt ?? '–'}
+                    {/* In a span of its own, so the badge after it is not a first child (which loses its margin). */}
+                    <span>{r.attempt ?? '–'}</span>
                     {r.state === 'retrying' ? <Badge kind="retrying">retry {r.nextTryAt ? relative(r.nextTryAt - event.at) : ''}</Badge> : null}
                   </td>
                   <td class="num">{r.startedAt ? duration(event.at - r.startedAt) : '–'}</td>

@@ -6,6 +6,7 @@ import type { AmqpConnection } from '../transport/connection';
 import { DeadHeader } from '../wire/dead-letter';
 import { Header, numberHeader, stringHeader } from '../wire/headers';
 import { names, type Names } from '../wire/names';
+import { carriedHeaders } from '../wire/republish';
 
 /** One message in a service's dead-letter queue, as `dlq.list` shows it. */
 export interface DeadLetter {
@@ -163,12 +164,12 @@ interface Browsed {
   readonly message: GetMessage;
 }
 
+/** Warren's bookkeeping a replay starts afresh: the reason headers, the attempt (a replay is attempt 1). */
+const replayDropped: ReadonlySet<string> = new Set<string>([...Object.values(DeadHeader), Header.attempt]);
+
 /** The headers a replayed copy keeps: the caller's (trace, protocol), none of the dead letter's bookkeeping. */
 function replayHeaders(message: GetMessage): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const skip = new Set<string>([...Object.values(DeadHeader), Header.death, Header.deliveryCount, 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason', Header.attempt]);
-  for (const [k, v] of Object.entries((message.properties.headers ?? {}) as Record<string, unknown>)) if (!skip.has(k)) out[k] = v;
-  return out;
+  return carriedHeaders(message.properties.headers, replayDropped);
 }
 
 function read(service: string, message: GetMessage, index: number): Browsed {

@@ -1,14 +1,17 @@
-import type { Channel, ConsumeMessage, Options } from 'amqplib';
-import { ErrorCode, JsonRpcError, definedOnly, isErrorResponse, type JsonValue, type ResponseMessage } from '@warren/jsonrpc';
+import type { Channel, ConsumeMessage } from 'amqplib';
+import { ErrorCode, JsonRpcError, isErrorResponse, type JsonValue, type ResponseMessage } from '@warren/jsonrpc';
 import { Header } from '../wire/headers';
+import { carriedHeaders, copyProperties } from '../wire/republish';
 
 /**
  * A method's retry policy: a call whose handler fails with a retryable error is tried again, up to
  * `attempts` attempts in all, after `backoffMs`, doubling per attempt up to `maxBackoffMs`. The wait
  * is RabbitMQ's: the request goes to a delay queue whose TTL dead-letters it back to the service
  * queue (topology.ts), so no process holds a timer for it. The caller's deadline bounds it all: a
- * retry that could not start before the deadline is not made. The same `attempts` bounds worker
- * loss on a tracked service (the takeovers of @warren/inflight).
+ * retry that could not start before the deadline is not made. On a tracked service the policy
+ * covers worker loss too: a call whose worker died waits out the same backoff in the same delay
+ * queues before a survivor takes it over (the tracker's `retry` decision), and `attempts` bounds
+ * those takeovers.
  *
  * @example methods: { 'report.render': { retry: { attempts: 3, backoffMs: 1000 }, handler } }
  */
@@ -62,10 +65,15 @@ export function retryDelayMs(p: RetryPolicy, failed: number): number {
   return Math.min(doubled, p.maxBackoffMs ?? Number.POSITIVE_INFINITY);
 }
 
+/** A policy's waits after attempt 1, 2, ..., attempts − 1 failed (`[0]`: the wait before attempt 2). */
+export function retrySchedule(p: RetryPolicy): number[] {
+  return Array.from({ length: p.attempts - 1 }, (_, i) => retryDelayMs(p, i + 1));
+}
+
 /** Every distinct wait the policies can ask for: one delay queue each (bounded: 9 per policy at most). */
 export function retryDelays(policies: readonly (RetryPolicy | undefined)[]): number[] {
   const delays = new Set<number>();
-  for (const p of policies) if (p) for (let failed = 1; failed < p.attempts; failed++) delays.add(retryDelayMs(p, failed));
+  for (const p of policies) if (p) for (const wait of retrySchedule(p)) delays.add(wait);
   return [...delays].sort((a, b) => a - b);
 }
 
@@ -93,9 +101,7 @@ export function planRetry(p: RetryPolicy, response: ResponseMessage, failure: un
  * channel: a crash in between redelivers the original rather than losing the call.
  */
 export function publishRetry(ch: Channel, queue: string, msg: ConsumeMessage, nextAttempt: number, deadline: number, now = Date.now()): void {
-  const { headers, userId: _userId, expiration: _expiration, ...properties } = msg.properties as ConsumeMessage['properties'] & { userId?: unknown };
-  const kept: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries((headers ?? {}) as Record<string, unknown>)) if (k !== Header.death && k !== Header.deliveryCount) kept[k] = v;
+  const kept = carriedHeaders(msg.properties.headers);
   kept[Header.attempt] = nextAttempt;
-  ch.publish('', queue, msg.content, { ...(definedOnly(properties) as Options.Publish), expiration: String(Math.max(1, deadline - now)), headers: kept });
+  ch.publish('', queue, msg.content, copyProperties(msg.properties, kept, String(Math.max(1, deadline - now))));
 }

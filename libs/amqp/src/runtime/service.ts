@@ -14,7 +14,7 @@ import { forgedDeathHeader, forwardDeadLetter, type DeadLetterReason } from '../
 import { readDelivery, type DeliveryInfo } from '../wire/delivery';
 import { names, type Names } from '../wire/names';
 import { encodeProgress, progressHeader, type ProgressListener } from '../wire/progress';
-import { planRetry, publishRetry, retryDelays, type RetryPlan, type RetryPolicy } from './retry';
+import { planRetry, publishRetry, retryDelays, retrySchedule, type RetryPlan, type RetryPolicy } from './retry';
 import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceMethod, type ServiceOptions } from './service-options';
 import { emptyStats, type ServiceStats } from './service-stats';
 import { applyTopology, coreTopology, serviceTopology } from '../wire/topology';
@@ -58,6 +58,10 @@ export class WarrenService {
   /** What the handlers of methods with a retry policy threw, by their context. */
   private readonly failures = new WeakMap<HandlerContext, unknown>();
   private readonly policies = new Map<string, RetryPolicy>();
+  /** Each policy's waits after attempt 1, 2, ... (retrySchedule), for the tracker: a lost worker's call waits them too. */
+  private readonly schedules = new Map<string, readonly number[]>();
+  /** The waits a delay queue is declared for (topology.ts): a retry publishes only to one of them. */
+  private readonly delayQueues: ReadonlySet<number>;
   private announceTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
   private readonly askedToAnnounce: AnnounceOnRequest;
@@ -84,8 +88,10 @@ export class WarrenService {
     for (const mw of this.o.middleware) this.dispatcher.use(mw);
     for (const [name, def] of Object.entries(this.o.methods)) {
       if (def.retry) this.policies.set(name, def.retry);
+      if (def.retry) this.schedules.set(name, retrySchedule(def.retry));
       this.dispatcher.method(name, def.retry ? this.capturingFailures(def) : def);
     }
+    this.delayQueues = new Set(retryDelays([...this.policies.values()]));
     for (const [name, def] of Object.entries(this.o.reservedMethods)) this.dispatcher.method(name, def, { reserved: true });
     for (const [name, def] of Object.entries({ ...this.o.notifications, ...this.o.instanceNotifications })) this.dispatcher.notification(name, def);
   }
@@ -175,7 +181,7 @@ export class WarrenService {
       durable: this.o.durable,
       deadLetterMax: this.o.deadLetterMax,
       ...(this.o.deliveryLimit === undefined ? {} : { deliveryLimit: this.o.deliveryLimit }),
-      retryDelaysMs: retryDelays(Object.values(this.o.methods).map((m) => m.retry)),
+      retryDelaysMs: [...this.delayQueues],
     }));
     this.channel = ch;
     await this.cancels.listen(ch, this.n, this.o.name, this.o.instanceId);
@@ -259,8 +265,11 @@ export class WarrenService {
     try {
       const single = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message : undefined;
       const maxAttempts = single ? this.policies.get(single.method)?.attempts : undefined;
-      const tracked: TrackedCall | undefined = single && this.o.tracker ? { callId: info.callId, id: single.id, method: single.method, service: this.o.name, instanceId: this.o.instanceId, attempt: info.attempt, deadline: info.deadline, startedAt, ...(maxAttempts === undefined ? {} : { maxAttempts }) } : undefined;
+      const retryDelaysMs = single ? this.schedules.get(single.method) : undefined;
+      const tracked: TrackedCall | undefined = single && this.o.tracker ? { callId: info.callId, id: single.id, method: single.method, service: this.o.name, instanceId: this.o.instanceId, attempt: info.attempt, deadline: info.deadline, startedAt, ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(retryDelaysMs === undefined ? {} : { retryDelaysMs }) } : undefined;
       const decision = tracked ? await this.begin(tracked, abort) : undefined;
+      // Its previous worker was lost and its method has a retry policy: the next attempt waits in a delay queue.
+      if (decision?.action === 'retry') return this.retry(ch, msg, tracked?.method ?? '', info.deadline, { delayMs: decision.delayMs, nextAttempt: decision.attempt }, 'worker_lost');
       if (decision && decision.action !== 'run') {
         if (info.replyTo) this.reply(info, decision.response);
         this.counters.answeredFromStore++;
@@ -296,7 +305,7 @@ export class WarrenService {
         }
         const plan = ctx && single && response && !Array.isArray(response) ? this.retryPlan(single.method, response, ctx, attempt, info.deadline) : undefined;
         if (plan?.action === 'retry' && tracked) await this.o.tracker?.retrying?.(tracked, plan.nextTryAt).catch((err: unknown) => this.log.warn({ err }, 'tracker retrying failed'));
-        if (plan?.action === 'retry') return this.retry(ch, msg, single?.method ?? '', info.deadline, plan);
+        if (plan?.action === 'retry') return this.retry(ch, msg, single?.method ?? '', info.deadline, plan, 'retryable_error');
         // Serialized once: the tracker stores the very text the caller receives.
         const text = response ? encodeResponse(response) : undefined;
         if (tracked && text !== undefined && response && !Array.isArray(response)) await this.o.tracker?.finish(tracked, response, text).catch((err: unknown) => this.log.warn({ err }, 'tracker finish failed'));
@@ -339,14 +348,24 @@ export class WarrenService {
     return plan.action === 'answer' ? undefined : plan;
   }
 
-  /** Sends the request to its delay queue as the next attempt, then acks this one (retry.ts). */
-  private retry(ch: Channel, msg: ConsumeMessage, method: string, deadline: number, plan: Extract<RetryPlan, { action: 'retry' }>): void {
+  /**
+   * Sends the request to its delay queue as the next attempt, then acks this one (retry.ts): after a
+   * retryable error, or for a call whose worker was lost (the tracker's `retry`). A wait with no
+   * declared delay queue (a tracker asking for one no policy here has) is requeued instead: the
+   * default exchange would drop it silently.
+   */
+  private retry(ch: Channel, msg: ConsumeMessage, method: string, deadline: number, next: { readonly delayMs: number; readonly nextAttempt: number }, why: 'retryable_error' | 'worker_lost'): void {
     if (this.channel !== ch) return;
+    const callId = msg.properties.correlationId as unknown;
+    if (!this.delayQueues.has(next.delayMs)) {
+      this.log.error({ callId, method, delayMs: next.delayMs }, 'no delay queue for this wait; requeued');
+      return this.settle(ch, msg, 'requeue');
+    }
     try {
-      publishRetry(ch, this.n.retryQueue(this.o.name, plan.delayMs), msg, plan.nextAttempt, deadline);
+      publishRetry(ch, this.n.retryQueue(this.o.name, next.delayMs), msg, next.nextAttempt, deadline);
       ch.ack(msg);
       this.counters.retried++;
-      this.log.info({ callId: msg.properties.correlationId as unknown, method, nextAttempt: plan.nextAttempt, delayMs: plan.delayMs }, 'call failed with a retryable error; retried after a delay');
+      this.log.info({ callId, method, nextAttempt: next.nextAttempt, delayMs: next.delayMs, why }, why === 'worker_lost' ? 'call whose worker was lost retried after a delay' : 'call failed with a retryable error; retried after a delay');
     } catch (err) {
       this.log.debug({ err }, 'retry on a closing channel');
     }

@@ -17,6 +17,12 @@ export interface TrackedCall {
   readonly startedAt: number;
   /** Attempts the call may have (its method's retry policy); the tracker's own bound when absent. */
   readonly maxAttempts?: number;
+  /**
+   * The waits of its method's retry policy, after each failed attempt (`[0]` after attempt 1): with
+   * them, a call whose worker was lost waits in a delay queue before its next attempt (the tracker
+   * answers `retry`), as after a retryable error. Absent: taken over at once.
+   */
+  readonly retryDelaysMs?: readonly number[];
 }
 
 /** What to do with a delivered request, decided before its handler runs. */
@@ -32,7 +38,12 @@ export type TrackDecision =
   /** Do not run: answer with this stored response (a redelivery of a finished call, or a cancelled one). */
   | { readonly action: 'answer'; readonly response: ResponseMessage }
   /** Do not run and do not answer; dead-letter it with this answer to the caller (attempts exhausted). */
-  | { readonly action: 'dead-letter'; readonly response: ResponseMessage };
+  | { readonly action: 'dead-letter'; readonly response: ResponseMessage }
+  /**
+   * Do not run now: its previous worker was lost and its method has a retry policy. Publish it to the
+   * delay queue for `delayMs` as attempt `attempt`, then ack; the record says `retrying` until `nextTryAt`.
+   */
+  | { readonly action: 'retry'; readonly attempt: number; readonly delayMs: number; readonly nextTryAt: number };
 
 /** The states a tracking report can be in; an announced report in any other is dropped. */
 export const trackingStates = ['connecting', 'tracking', 'degraded', 'closed'] as const;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Channel, ConsumeMessage, Options } from 'amqplib';
-import { definedOnly } from '@warren/jsonrpc';
+import type { Channel, ConsumeMessage } from 'amqplib';
 import { Header } from './headers';
+import { carriedHeaders, copyProperties } from './republish';
 
 /**
  * Why a request was dead-lettered, carried as headers on its copy in the service's dead-letter queue
@@ -25,9 +25,6 @@ export const DeadHeader = {
   at: 'x-warren-dead-at',
 } as const;
 
-/** Headers a dead-lettered copy leaves behind: RabbitMQ's bookkeeping and Warren's own retry count. */
-const dropped = new Set<string>([Header.death, Header.deliveryCount, 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason']);
-
 /**
  * Publishes a copy of `msg` to the dead-letter exchange with the reason headers, then acks the
  * original: in that order on one channel, so a crash in between redelivers rather than loses it.
@@ -36,15 +33,13 @@ const dropped = new Set<string>([Header.death, Header.deliveryCount, 'x-first-de
  * RabbitMQ 3.10 crashes the queue on a malformed one).
  */
 export function forwardDeadLetter(ch: Channel, exchange: string, routingKey: string, msg: ConsumeMessage, why: DeadLetterReason, now = Date.now()): void {
-  const { headers, userId: _userId, expiration: _expiration, ...properties } = msg.properties as ConsumeMessage['properties'] & { userId?: unknown };
-  const kept: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries((headers ?? {}) as Record<string, unknown>)) if (!dropped.has(k)) kept[k] = v;
+  const kept = carriedHeaders(msg.properties.headers);
   kept[DeadHeader.id] = randomBytes(8).toString('hex');
   kept[DeadHeader.reason] = why.reason;
   if (why.code !== undefined) kept[DeadHeader.code] = why.code;
   kept[DeadHeader.attempts] = why.attempts;
   kept[DeadHeader.at] = now;
-  ch.publish(exchange, routingKey, msg.content, { ...(definedOnly(properties) as Options.Publish), headers: kept });
+  ch.publish(exchange, routingKey, msg.content, copyProperties(msg.properties, kept));
   ch.ack(msg);
 }
 

@@ -42,10 +42,14 @@ export function encodeProgress(p: Progress): Buffer {
   return Buffer.from(JSON.stringify(p));
 }
 
-/** Reads a progress message's body; undefined when it is not one (never throws). */
-export function decodeProgress(body: Buffer): Progress | undefined {
+/**
+ * Reads a progress report as JSON text (a progress message's body, or the copy a tracker stored),
+ * normalized like a fresh one ({@link progressOf}: fraction clamped, message cut); undefined when it
+ * is not one. Never throws. The one reader of stored and pushed progress alike.
+ */
+export function decodeProgress(body: Buffer | string): Progress | undefined {
   try {
-    const v = JSON.parse(body.toString('utf8')) as Partial<Progress> | null;
+    const v = JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as Partial<Progress> | null;
     if (typeof v !== 'object' || v === null || typeof v.fraction !== 'number' || !Number.isFinite(v.fraction) || typeof v.at !== 'number') return undefined;
     return progressOf(v.fraction, typeof v.message === 'string' ? v.message : undefined, v.at);
   } catch {

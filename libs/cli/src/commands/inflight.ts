@@ -24,9 +24,17 @@ function render(s: Session, calls: readonly InflightCall[], now: number): string
     duration(c.ageMs),
     c.deadline > 0 ? duration(c.deadline - now) : '-',
     progressCell(c.progress),
-    c.cancelRequested ? s.c.yellow('cancelling') : s.c.green('running'),
+    stateCell(s, c, now),
   ]);
   return table(['call id', 'service', 'method', 'worker', 'attempt', 'age', 'deadline in', 'progress', 'state'], rows, s.c, new Set([4, 5, 6]));
+}
+
+/** `running`, `cancelling`, or `retrying in 2s` (attempt + 1 is due then) for a call waiting in a delay queue. */
+function stateCell(s: Session, c: InflightCall, now: number): string {
+  if (c.cancelRequested) return s.c.yellow('cancelling');
+  if (c.state === 'running') return s.c.green('running');
+  const due = c.nextTryAt === undefined ? '' : c.nextTryAt > now ? ` in ${duration(c.nextTryAt - now)}` : ' due now';
+  return s.c.yellow(`retrying${due}`);
 }
 
 /** `[██████░░░░] 60% rendering page 6` for a call that reported progress, `-` for one that did not. */
@@ -46,7 +54,7 @@ export interface InflightFlags {
 }
 
 /**
- * `warren inflight [--watch]`: the calls running now across the cluster,
+ * `warren inflight [--watch]`: the calls running now across the cluster, and those waiting in a delay queue for their next attempt,
  * from the in-flight store in Redis (@warren/inflight). With --watch the
  * table is redrawn every --interval ms until Ctrl-C (or --count refreshes);
  * with --json each refresh is one JSON line.

@@ -39,6 +39,8 @@ async function main(): Promise<void> {
   const stop = shutdownHandler({ log: logger, close: () => broker.close().then(async () => { recording?.close(); redisProbe?.close(); await Promise.all([view?.close(), directory?.close()]); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // The library resolves the exit code; only this main exits.
+  void stop.exitCode.then((code) => process.exit(code));
   const url = await broker.listen();
   // Listening already (so /readyz can answer "discovering"), but ready only once the first
   // announce-now round is over: the catalogue is complete from this line on.

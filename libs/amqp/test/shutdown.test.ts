@@ -1,56 +1,66 @@
 import { silentLogger } from '@warren/logger';
 import { shutdownHandler } from '../src/runtime/shutdown';
 
-/** Records exit codes instead of exiting. */
-function trapExit(): number[] {
-  const codes: number[] = [];
-  jest.spyOn(process, 'exit').mockImplementation(((code?: number) => {
-    codes.push(code ?? 0);
-    return undefined as never;
-  }) as typeof process.exit);
-  return codes;
-}
-
 afterEach(() => {
   jest.restoreAllMocks();
   jest.useRealTimers();
 });
 
-it('closes once on the first signal and exits 0 when closed', async () => {
-  const codes = trapExit();
+/** The handler must never exit the process itself: only the outermost main does. */
+function forbidExit(): jest.SpyInstance {
+  return jest.spyOn(process, 'exit').mockImplementation((() => {
+    throw new Error('process.exit called from the library');
+  }) as typeof process.exit);
+}
+
+it('closes once on the first signal and resolves exit code 0 when closed', async () => {
+  const exit = forbidExit();
   const close = jest.fn(() => Promise.resolve());
   const stop = shutdownHandler({ log: silentLogger(), close });
   stop('SIGTERM');
-  await new Promise((r) => setImmediate(r));
+  await expect(stop.exitCode).resolves.toBe(0);
   expect(close).toHaveBeenCalledTimes(1);
-  expect(codes).toEqual([0]);
+  expect(exit).not.toHaveBeenCalled();
 });
 
-it('exits 1 when closing fails', async () => {
-  const codes = trapExit();
+it('resolves 1 when closing fails', async () => {
   const stop = shutdownHandler({ log: silentLogger(), close: () => Promise.reject(new Error('broken')) });
   stop('SIGINT');
-  await new Promise((r) => setImmediate(r));
-  expect(codes).toEqual([1]);
+  await expect(stop.exitCode).resolves.toBe(1);
 });
 
-it('exits 1 at once on a second signal, without closing again', () => {
-  const codes = trapExit();
+it('resolves 1 at once on a second signal, without closing again', async () => {
+  const exit = forbidExit();
   const close = jest.fn(() => new Promise<void>(() => undefined));
   const stop = shutdownHandler({ log: silentLogger(), close });
   stop('SIGTERM');
   stop('SIGTERM');
+  await expect(stop.exitCode).resolves.toBe(1);
   expect(close).toHaveBeenCalledTimes(1);
-  expect(codes).toEqual([1]);
+  expect(exit).not.toHaveBeenCalled();
 });
 
-it('exits 1 when closing takes longer than timeoutMs', () => {
+it('resolves 1 when closing takes longer than timeoutMs, and a later close changes nothing', async () => {
   jest.useFakeTimers();
-  const codes = trapExit();
-  const stop = shutdownHandler({ log: silentLogger(), close: () => new Promise<void>(() => undefined), timeoutMs: 1000 });
+  let closed: () => void = () => undefined;
+  const stop = shutdownHandler({ log: silentLogger(), close: () => new Promise<void>((r) => (closed = r)), timeoutMs: 1000 });
+  const seen: number[] = [];
+  void stop.exitCode.then((code) => seen.push(code));
   stop('SIGTERM');
-  jest.advanceTimersByTime(999);
-  expect(codes).toEqual([]);
-  jest.advanceTimersByTime(1);
-  expect(codes).toEqual([1]);
+  await jest.advanceTimersByTimeAsync(999);
+  expect(seen).toEqual([]);
+  await jest.advanceTimersByTimeAsync(1);
+  expect(seen).toEqual([1]);
+  closed();
+  await jest.advanceTimersByTimeAsync(1);
+  await expect(stop.exitCode).resolves.toBe(1);
+});
+
+it('stays pending until a signal comes', async () => {
+  jest.useFakeTimers();
+  const stop = shutdownHandler({ log: silentLogger(), close: () => Promise.resolve() });
+  const seen: number[] = [];
+  void stop.exitCode.then((code) => seen.push(code));
+  await jest.advanceTimersByTimeAsync(60_000);
+  expect(seen).toEqual([]);
 });

@@ -1,7 +1,8 @@
 import { ErrorCode } from './codes';
 import { errorResponse } from './decode';
 import { failureResponse, successResponse } from './encode';
-import { InvalidParamsError, MethodNotFoundError, toJsonRpcError } from './errors';
+import { InvalidParamsError, MethodNotFoundError } from './errors';
+import { toJsonRpcError } from './map-errors';
 import { SchemaCompiler, type JsonSchema, type ParamsCheck } from './schema';
 import type { Decoded, DecodedItem, Id, NotificationMessage, Params, RequestMessage, ResponseMessage } from './types';
 

@@ -37,32 +37,124 @@ export class JsonRpcError extends Error {
   }
 }
 
-type TypedErrorClass = new (message?: string, data?: JsonValue, options?: { cause?: unknown }) => JsonRpcError;
+type ErrorOptions = { cause?: unknown };
 
-function typed(code: KnownErrorCode, name: string): TypedErrorClass {
-  const cls = class extends JsonRpcError {
-    override readonly name: string = name;
-    constructor(message?: string, data?: JsonValue, options?: { cause?: unknown }) {
-      super(code, message ?? errorMessages[code], data, options);
-    }
-  };
-  Object.defineProperty(cls, 'name', { value: name });
-  return cls;
+// One class per code, written out (not made by a factory) so each `code` is a literal type:
+// on the `WireError` union, `switch (err.code)` narrows to the class.
+export class ParseError extends JsonRpcError {
+  override readonly name: string = 'ParseError';
+  declare readonly code: typeof ErrorCode.ParseError;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.ParseError, message, data, options);
+  }
+}
+export class InvalidRequestError extends JsonRpcError {
+  override readonly name: string = 'InvalidRequestError';
+  declare readonly code: typeof ErrorCode.InvalidRequest;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.InvalidRequest, message, data, options);
+  }
+}
+export class MethodNotFoundError extends JsonRpcError {
+  override readonly name: string = 'MethodNotFoundError';
+  declare readonly code: typeof ErrorCode.MethodNotFound;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.MethodNotFound, message, data, options);
+  }
+}
+export class InvalidParamsError extends JsonRpcError {
+  override readonly name: string = 'InvalidParamsError';
+  declare readonly code: typeof ErrorCode.InvalidParams;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.InvalidParams, message, data, options);
+  }
+}
+export class InternalError extends JsonRpcError {
+  override readonly name: string = 'InternalError';
+  declare readonly code: typeof ErrorCode.InternalError;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.InternalError, message, data, options);
+  }
+}
+export class DeadlineExceededError extends JsonRpcError {
+  override readonly name: string = 'DeadlineExceededError';
+  declare readonly code: typeof ErrorCode.DeadlineExceeded;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.DeadlineExceeded, message, data, options);
+  }
+}
+export class ServiceUnavailableError extends JsonRpcError {
+  override readonly name: string = 'ServiceUnavailableError';
+  declare readonly code: typeof ErrorCode.ServiceUnavailable;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.ServiceUnavailable, message, data, options);
+  }
+}
+export class CancelledError extends JsonRpcError {
+  override readonly name: string = 'CancelledError';
+  declare readonly code: typeof ErrorCode.Cancelled;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.Cancelled, message, data, options);
+  }
+}
+export class OverloadedError extends JsonRpcError {
+  override readonly name: string = 'OverloadedError';
+  declare readonly code: typeof ErrorCode.Overloaded;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.Overloaded, message, data, options);
+  }
+}
+export class WorkerLostError extends JsonRpcError {
+  override readonly name: string = 'WorkerLostError';
+  declare readonly code: typeof ErrorCode.WorkerLost;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.WorkerLost, message, data, options);
+  }
+}
+export class UnauthorizedError extends JsonRpcError {
+  override readonly name: string = 'UnauthorizedError';
+  declare readonly code: typeof ErrorCode.Unauthorized;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.Unauthorized, message, data, options);
+  }
+}
+export class ConnectionLostError extends JsonRpcError {
+  override readonly name: string = 'ConnectionLostError';
+  declare readonly code: typeof ErrorCode.ConnectionLost;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.ConnectionLost, message, data, options);
+  }
+}
+export class ShuttingDownError extends JsonRpcError {
+  override readonly name: string = 'ShuttingDownError';
+  declare readonly code: typeof ErrorCode.ShuttingDown;
+  constructor(message?: string, data?: JsonValue, options?: ErrorOptions) {
+    super(ErrorCode.ShuttingDown, message, data, options);
+  }
 }
 
-export const ParseError = typed(ErrorCode.ParseError, 'ParseError');
-export const InvalidRequestError = typed(ErrorCode.InvalidRequest, 'InvalidRequestError');
-export const MethodNotFoundError = typed(ErrorCode.MethodNotFound, 'MethodNotFoundError');
-export const InvalidParamsError = typed(ErrorCode.InvalidParams, 'InvalidParamsError');
-export const InternalError = typed(ErrorCode.InternalError, 'InternalError');
-export const DeadlineExceededError = typed(ErrorCode.DeadlineExceeded, 'DeadlineExceededError');
-export const ServiceUnavailableError = typed(ErrorCode.ServiceUnavailable, 'ServiceUnavailableError');
-export const CancelledError = typed(ErrorCode.Cancelled, 'CancelledError');
-export const OverloadedError = typed(ErrorCode.Overloaded, 'OverloadedError');
-export const WorkerLostError = typed(ErrorCode.WorkerLost, 'WorkerLostError');
-export const UnauthorizedError = typed(ErrorCode.Unauthorized, 'UnauthorizedError');
-export const ConnectionLostError = typed(ErrorCode.ConnectionLost, 'ConnectionLostError');
-export const ShuttingDownError = typed(ErrorCode.ShuttingDown, 'ShuttingDownError');
+/** Every typed wire error; `switch (err.code)` over it narrows to the class (see `isWireError`). */
+export type WireError =
+  | ParseError
+  | InvalidRequestError
+  | MethodNotFoundError
+  | InvalidParamsError
+  | InternalError
+  | DeadlineExceededError
+  | ServiceUnavailableError
+  | CancelledError
+  | OverloadedError
+  | WorkerLostError
+  | UnauthorizedError
+  | ConnectionLostError
+  | ShuttingDownError;
+
+/** True for an instance of one of the typed wire error classes (not a bare JsonRpcError with another code). */
+export function isWireError(err: unknown): err is WireError {
+  return err instanceof JsonRpcError && classByCode.get(err.code) === err.constructor;
+}
+
+type TypedErrorClass = new (message?: string, data?: JsonValue, options?: ErrorOptions) => WireError;
 
 const classByCode = new Map<number, TypedErrorClass>([
   [ErrorCode.ParseError, ParseError],
@@ -79,15 +171,3 @@ const classByCode = new Map<number, TypedErrorClass>([
   [ErrorCode.ConnectionLost, ConnectionLostError],
   [ErrorCode.ShuttingDown, ShuttingDownError],
 ]);
-
-/**
- * The one mapping point from anything thrown to a wire error. Non-protocol
- * errors become -32603 without their message or stack (they may hold
- * secrets); `exposeStack` is a debugging switch that puts them in `data`.
- */
-export function toJsonRpcError(thrown: unknown, exposeStack = false): JsonRpcError {
-  if (thrown instanceof JsonRpcError) return thrown;
-  if (!exposeStack) return new InternalError();
-  const detail = thrown instanceof Error ? { name: thrown.name, message: thrown.message, stack: thrown.stack ?? '' } : { thrown: String(thrown) };
-  return new InternalError(undefined, detail);
-}

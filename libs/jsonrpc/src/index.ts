@@ -8,8 +8,15 @@ export { ErrorCode, errorMessages, retryableCodes, type ErrorCodeName, type Know
 export {
   JsonRpcError, ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError, InternalError,
   DeadlineExceededError, ServiceUnavailableError, CancelledError, OverloadedError, WorkerLostError,
-  UnauthorizedError, ConnectionLostError, ShuttingDownError, toJsonRpcError,
+  UnauthorizedError, ConnectionLostError, ShuttingDownError, isWireError, type WireError,
 } from './errors';
+export {
+  LocalErrorCode, LocalRpcError, RpcTimeoutError, RpcAbortedError, RpcConnectionLostError, RpcReplyQueueLostError,
+  RpcPendingLimitError, RpcBufferFullError, RpcShuttingDownError, RpcNotConfirmedError, RpcNoRouteError,
+  RpcNoConsumersError, RpcTooLargeError, RpcInvalidMethodError, RpcUnreadableReplyError, isLocalError,
+  type LocalError, type LocalErrorCodeValue, type ConnectionLostReason, type NotConfirmedReason,
+} from './local-errors';
+export { toJsonRpcError, toWireError } from './map-errors';
 export { type DecodeLimits, type ResolvedDecodeLimits, defaultDecodeLimits, definedOnly, resolveDecodeLimits } from './limits';
 export { decode, classifyPayload, classifyItem, errorResponse } from './decode';
 export { encode, encodeResponse, successResponse, failureResponse, requestMessage, notificationMessage } from './encode';

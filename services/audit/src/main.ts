@@ -5,9 +5,9 @@
 // Fanout: run it a second time under another SERVICE_NAME (docker-compose runs
 // `audit` and `notifier`): each service has its own event queue, so each gets
 // every notification; instances of one service share theirs.
-import { positiveIntFromEnv, readServiceEnv, shutdownHandler, startService } from '@warren/amqp';
+import { positiveIntFromEnv, readServiceEnv, runServiceMain, startService } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
-import { createLogger, redactUrl } from '@warren/logger';
+import { redactUrl, type Logger } from '@warren/logger';
 import { auditMethods, auditNotifications } from './methods';
 
 const env = readServiceEnv(process.env, { name: 'audit', prefetch: 32 });
@@ -20,8 +20,7 @@ const config = {
   ttlMs: positiveIntFromEnv(process.env, 'AUDIT_TTL_MS', 86_400_000),
 };
 
-async function main(): Promise<void> {
-  const log = createLogger({ name: config.name, level: config.logLevel });
+async function start(log: Logger): Promise<{ close: () => Promise<void> }> {
   const store = new RedisEventLog({ url: config.redisUrl, keyPrefix: config.keyPrefix, maxEntries: config.maxEntries, ttlMs: config.ttlMs });
   const audit = { store, stream: `${config.namespace}.${config.name}` };
   const service = await startService({
@@ -37,12 +36,8 @@ async function main(): Promise<void> {
   });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
-  const stop = shutdownHandler({ log, close: () => service.close().then(() => store.close()), stoppedMessage: 'service stopped' });
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  return { close: () => service.close().then(() => store.close()) };
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`audit failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+// runServiceMain owns SIGTERM/SIGINT and the graceful close; it resolves the exit code and only this line exits.
+void runServiceMain({ name: config.name, logLevel: config.logLevel, start }).then((code) => process.exit(code));

@@ -7,9 +7,9 @@
 // To write a new service, copy both files, rename, and replace the methods.
 //
 // Run: AMQP_URL=amqp://guest:guest@127.0.0.1:5672 npx tsx services/calculator/src/main.ts
-import { readServiceEnv, shutdownHandler, startService } from '@warren/amqp';
+import { readServiceEnv, runServiceMain, startService } from '@warren/amqp';
 import { RedisDirectory, createRedisTracker } from '@warren/inflight';
-import { createLogger, redactUrl } from '@warren/logger';
+import { redactUrl, type Logger } from '@warren/logger';
 import { calculatorMethods } from './methods';
 
 /**
@@ -19,8 +19,7 @@ import { calculatorMethods } from './methods';
  */
 const config = readServiceEnv(process.env, { name: 'calculator', prefetch: 32 });
 
-async function main(): Promise<void> {
-  const log = createLogger({ name: config.name, level: config.logLevel });
+async function start(log: Logger): Promise<{ close: () => Promise<void> }> {
   // Optional: with a tracker, a redelivered call is answered from its stored result instead of running twice.
   const tracker = config.redisUrl === undefined ? undefined : createRedisTracker({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
   // With Redis, its methods are recorded there too, so `warren call add 4 5` names calculator when no instance runs.
@@ -38,15 +37,9 @@ async function main(): Promise<void> {
     ...(config.instanceId === undefined ? {} : { instanceId: config.instanceId }),
   });
   log.info({ amqp: config.amqpUrls.map(redactUrl), tracking: tracker?.state ?? 'off', namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
-
-  // Graceful shutdown: stop consuming, let running calls finish (unfinished ones
-  // are requeued for another instance), close, then exit. A second signal exits at once.
-  const stop = shutdownHandler({ log, close: () => service.close().then(() => directory?.close()), stoppedMessage: 'service stopped' });
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  return { close: () => service.close().then(() => directory?.close()) };
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`calculator failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+// runServiceMain owns the logger, SIGTERM/SIGINT and the graceful close (stop consuming, let
+// running calls finish, requeue the rest); it resolves the exit code and only this line exits.
+void runServiceMain({ name: config.name, logLevel: config.logLevel, start }).then((code) => process.exit(code));

@@ -15,10 +15,10 @@
 // - A job whose worker dies on every attempt: after JOBS_MAX_ATTEMPTS the
 //   tracker answers the caller WorkerLost (-32005) and the request goes to the
 //   dead-letter queue `<namespace>.svc.<name>.dead`.
-import { positiveIntFromEnv, readServiceEnv, shutdownHandler, startService } from '@warren/amqp';
+import { positiveIntFromEnv, readServiceEnv, runServiceMain, startService } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
 import { InflightView, RedisDirectory, createRedisTracker } from '@warren/inflight';
-import { createLogger, redactUrl } from '@warren/logger';
+import { redactUrl, type Logger } from '@warren/logger';
 import { jobsMethods } from './methods';
 
 const env = readServiceEnv(process.env, { name: 'jobs', prefetch: 1 });
@@ -35,8 +35,7 @@ const config = {
   shutdownGraceMs: positiveIntFromEnv(process.env, 'SHUTDOWN_GRACE_MS', 10_000),
 };
 
-async function main(): Promise<void> {
-  const log = createLogger({ name: config.name, level: config.logLevel });
+async function start(log: Logger): Promise<{ close: () => Promise<void> }> {
   const store = new RedisEventLog({ url: config.redisUrl, keyPrefix: config.keyPrefix });
   const view = new InflightView({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
   const tracker = createRedisTracker({
@@ -66,12 +65,8 @@ async function main(): Promise<void> {
   });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), tracking: tracker.state, namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
-  const stop = shutdownHandler({ log, close: () => service.close().then(() => Promise.all([store.close(), view.close(), directory.close()])).then(() => undefined), stoppedMessage: 'service stopped' });
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  return { close: () => service.close().then(() => Promise.all([store.close(), view.close(), directory.close()])).then(() => undefined) };
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`jobs failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+// runServiceMain owns SIGTERM/SIGINT and the graceful close; it resolves the exit code and only this line exits.
+void runServiceMain({ name: config.name, logLevel: config.logLevel, start }).then((code) => process.exit(code));

@@ -4,50 +4,70 @@ export interface ShutdownOptions {
   /** Closes what the process runs, in order (stop taking work, let running work finish, close connections). */
   readonly close: () => Promise<void>;
   readonly log: Logger;
-  /** A shutdown slower than this exits at once. @default no limit */
+  /** A shutdown slower than this ends with exit code 1 at once. @default no limit */
   readonly timeoutMs?: number;
   /** Logged once everything is closed. @default 'stopped' */
   readonly stoppedMessage?: string;
 }
 
+/** The signal handler, and the exit code the process should end with once it has run. */
+export interface ShutdownHandler {
+  (signal: NodeJS.Signals): void;
+  /**
+   * Resolves once shutdown is over: 0 when closed, 1 if closing failed, took
+   * longer than `timeoutMs`, or a second signal came. Never rejects.
+   */
+  readonly exitCode: Promise<number>;
+}
+
 /**
  * The handler a runnable main installs for SIGTERM and SIGINT (the main
- * installs it: libraries never touch signals). The first signal closes
- * gracefully, then exits 0, or 1 if closing failed or took longer than
- * `timeoutMs`; a second signal exits 1 at once.
+ * installs it: libraries never touch signals, nor exit). The first signal
+ * closes gracefully; `exitCode` says how that went, and the main exits with
+ * it (only the outermost main calls `process.exit`).
  *
  * @example
  * const stop = shutdownHandler({ log, close: () => service.close() });
  * process.on('SIGTERM', stop);
  * process.on('SIGINT', stop);
+ * void stop.exitCode.then((code) => process.exit(code));
  */
-export function shutdownHandler(options: ShutdownOptions): (signal: NodeJS.Signals) => void {
+export function shutdownHandler(options: ShutdownOptions): ShutdownHandler {
   const { close, log } = options;
+  let finish: (code: number) => void = () => undefined;
+  const exitCode = new Promise<number>((resolve) => (finish = resolve));
   let stopping = false;
-  return (signal) => {
+  let timer: NodeJS.Timeout | undefined;
+  // The first outcome wins; later ones (a close that ends after the timeout) change nothing.
+  const end = (code: number): void => {
+    if (timer) clearTimeout(timer);
+    finish(code);
+  };
+  const handler = (signal: NodeJS.Signals): void => {
     if (stopping) {
       log.warn({ signal }, 'second signal; exiting now');
-      process.exit(1);
-      return;
+      return end(1);
     }
     stopping = true;
     log.info({ signal }, 'shutting down');
     if (options.timeoutMs !== undefined) {
       const timeoutMs = options.timeoutMs;
-      setTimeout(() => {
+      timer = setTimeout(() => {
         log.error({ timeoutMs }, 'shutdown took too long; exiting');
-        process.exit(1);
-      }, timeoutMs).unref();
+        end(1);
+      }, timeoutMs);
+      timer.unref();
     }
     close().then(
       () => {
         log.info(options.stoppedMessage ?? 'stopped');
-        process.exit(0);
+        end(0);
       },
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        end(1);
       },
     );
   };
+  return Object.assign(handler, { exitCode });
 }

@@ -1,0 +1,70 @@
+import { createLogger, type Logger } from '@warren/logger';
+import { shutdownHandler } from './shutdown';
+
+/** What a started service hands back to the main that runs it. */
+export interface RunningService {
+  /** Closes everything the service holds, in order (the service first, then its stores). */
+  readonly close: () => Promise<void>;
+}
+
+/** Where signals come from and errors go; `process` in a real main, a fake in tests. */
+export interface MainProcess {
+  on(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+  off(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+  readonly stderr: { write(text: string): unknown };
+}
+
+export interface ServiceMainOptions {
+  /** Names the service in the log and in the start-failure line. */
+  readonly name: string;
+  /** @default 'info' */
+  readonly logLevel?: string;
+  /** Starts the service with the main's logger; resolves once it is serving. */
+  readonly start: (log: Logger) => Promise<RunningService>;
+  /** A shutdown slower than this ends with exit code 1. @default no limit */
+  readonly shutdownTimeoutMs?: number;
+  /** @default ['SIGTERM', 'SIGINT'] */
+  readonly signals?: readonly NodeJS.Signals[];
+  /** @default process */
+  readonly process?: MainProcess;
+  /** @default a pino logger named `name` at `logLevel` */
+  readonly logger?: Logger;
+}
+
+/**
+ * The skeleton every service main shares: build the logger, start, close
+ * gracefully on the first SIGTERM/SIGINT (a second one ends it at once).
+ * Resolves the exit code (1 if starting failed, with one line on stderr;
+ * then the shutdown's) and never exits: only the outermost main does, so
+ * it can be run in a test or beside other work.
+ *
+ * @example
+ * void runServiceMain({ name: config.name, logLevel: config.logLevel, start: async (log) => startService({ ...config, logger: log, methods }) })
+ *   .then((code) => process.exit(code));
+ */
+export async function runServiceMain(options: ServiceMainOptions): Promise<number> {
+  const proc: MainProcess = options.process ?? process;
+  const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
+  let running: RunningService;
+  let log: Logger;
+  try {
+    log = options.logger ?? createLogger({ name: options.name, level: options.logLevel ?? 'info' });
+    running = await options.start(log);
+  } catch (err) {
+    // The logger may not exist yet (a bad setting); stderr always does.
+    proc.stderr.write(`${options.name} failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  // Graceful shutdown: stop consuming, let running calls finish (unfinished ones are
+  // requeued for another instance), close. A second signal ends it at once.
+  const stop = shutdownHandler({
+    log,
+    close: () => running.close(),
+    stoppedMessage: 'service stopped',
+    ...(options.shutdownTimeoutMs === undefined ? {} : { timeoutMs: options.shutdownTimeoutMs }),
+  });
+  for (const signal of signals) proc.on(signal, stop);
+  const code = await stop.exitCode;
+  for (const signal of signals) proc.off(signal, stop);
+  return code;
+}

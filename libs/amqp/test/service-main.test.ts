@@ -1,0 +1,62 @@
+import { EventEmitter } from 'node:events';
+import { silentLogger } from '@warren/logger';
+import { runServiceMain, type MainProcess } from '../src/runtime/service-main';
+
+/** A stand-in for `process`: signals are emitted by the test, stderr is recorded. */
+function fakeProcess(): MainProcess & { emitter: EventEmitter; written: string[] } {
+  const emitter = new EventEmitter();
+  const written: string[] = [];
+  return {
+    emitter,
+    written,
+    on: (signal, listener) => emitter.on(signal, listener),
+    off: (signal, listener) => emitter.off(signal, listener),
+    stderr: { write: (text: string) => written.push(text) },
+  };
+}
+
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+afterEach(() => jest.restoreAllMocks());
+
+it('starts, closes on SIGTERM, resolves 0 and leaves no signal listener behind; never exits the process', async () => {
+  const exit = jest.spyOn(process, 'exit').mockImplementation((() => {
+    throw new Error('process.exit called from the library');
+  }) as typeof process.exit);
+  const proc = fakeProcess();
+  const close = jest.fn(() => Promise.resolve());
+  const code = runServiceMain({ name: 'calc', logger: silentLogger(), process: proc, start: () => Promise.resolve({ close }) });
+  await tick();
+  expect(proc.emitter.listenerCount('SIGTERM')).toBe(1);
+  expect(proc.emitter.listenerCount('SIGINT')).toBe(1);
+  proc.emitter.emit('SIGTERM', 'SIGTERM');
+  await expect(code).resolves.toBe(0);
+  expect(close).toHaveBeenCalledTimes(1);
+  expect(proc.emitter.listenerCount('SIGTERM')).toBe(0);
+  expect(exit).not.toHaveBeenCalled();
+});
+
+it('resolves 1 with one line on stderr when starting fails, and installs no handler', async () => {
+  const proc = fakeProcess();
+  const code = await runServiceMain({ name: 'calc', logger: silentLogger(), process: proc, start: () => Promise.reject(new Error('no broker')) });
+  expect(code).toBe(1);
+  expect(proc.written).toEqual(['calc failed to start: no broker\n']);
+  expect(proc.emitter.listenerCount('SIGTERM')).toBe(0);
+});
+
+it('resolves 1 when closing fails, and 1 at once on a second signal', async () => {
+  const failing = fakeProcess();
+  const failed = runServiceMain({ name: 'a', logger: silentLogger(), process: failing, start: () => Promise.resolve({ close: () => Promise.reject(new Error('x')) }) });
+  await tick();
+  failing.emitter.emit('SIGINT', 'SIGINT');
+  await expect(failed).resolves.toBe(1);
+
+  const stuck = fakeProcess();
+  const close = jest.fn(() => new Promise<void>(() => undefined));
+  const second = runServiceMain({ name: 'b', logger: silentLogger(), process: stuck, start: () => Promise.resolve({ close }) });
+  await tick();
+  stuck.emitter.emit('SIGTERM', 'SIGTERM');
+  stuck.emitter.emit('SIGTERM', 'SIGTERM');
+  await expect(second).resolves.toBe(1);
+  expect(close).toHaveBeenCalledTimes(1);
+});

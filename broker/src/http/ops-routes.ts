@@ -1,4 +1,4 @@
-import type { AmqpConnection, QueueDepth } from '@warren/amqp';
+import type { QueueDepth, WireConnection } from '@warren/amqp';
 import type { FastifyInstance } from 'fastify';
 import type { CallGate } from '../calls';
 import type { InflightSource } from '../inflight';
@@ -9,7 +9,7 @@ import { runProbes, type ReadinessProbe } from '../probes';
 import { servicesView } from '../services-view';
 
 export interface OpsRouteOptions {
-  readonly connection: AmqpConnection;
+  readonly connection: WireConnection;
   readonly catalogue: LiveCatalogue;
   readonly metrics: BrokerMetrics;
   readonly gate: CallGate;

@@ -1,4 +1,4 @@
-import type { Channel, ConsumeMessage } from 'amqplib';
+import type { WireChannel, WireMessage } from '../transport/contract';
 import { ErrorCode, JsonRpcError, isErrorResponse, type JsonValue, type ResponseMessage } from '@warren/jsonrpc';
 import { Header } from '../wire/headers';
 import { carriedHeaders, copyProperties } from '../wire/republish';
@@ -100,7 +100,7 @@ export function planRetry(p: RetryPolicy, response: ResponseMessage, failure: un
  * queue when the delay queue's TTL runs out. The caller acks the original after this, on the same
  * channel: a crash in between redelivers the original rather than losing the call.
  */
-export function publishRetry(ch: Channel, queue: string, msg: ConsumeMessage, nextAttempt: number, deadline: number, now = Date.now()): void {
+export function publishRetry(ch: WireChannel, queue: string, msg: WireMessage, nextAttempt: number, deadline: number, now = Date.now()): void {
   const kept = carriedHeaders(msg.properties.headers);
   kept[Header.attempt] = nextAttempt;
   ch.publish('', queue, msg.content, copyProperties(msg.properties, kept, String(Math.max(1, deadline - now))));

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Channel, ConsumeMessage } from 'amqplib';
+import type { WireChannel, WireMessage } from '../transport/contract';
 import { Header } from './headers';
 import { carriedHeaders, copyProperties } from './republish';
 
@@ -32,7 +32,7 @@ export const DeadHeader = {
  * purged or pushed out by the queue's length bound, and `x-death` (any publisher can forge it, and
  * RabbitMQ 3.10 crashes the queue on a malformed one).
  */
-export function forwardDeadLetter(ch: Channel, exchange: string, routingKey: string, msg: ConsumeMessage, why: DeadLetterReason, now = Date.now()): void {
+export function forwardDeadLetter(ch: WireChannel, exchange: string, routingKey: string, msg: WireMessage, why: DeadLetterReason, now = Date.now()): void {
   const kept = carriedHeaders(msg.properties.headers);
   kept[DeadHeader.id] = randomBytes(8).toString('hex');
   kept[DeadHeader.reason] = why.reason;
@@ -48,7 +48,7 @@ export function forwardDeadLetter(ch: Channel, exchange: string, routingKey: str
  * (losing transient messages in it) when it dead-letters such a message itself, and any publisher can
  * set the header. {@link forwardDeadLetter} drops it; the service logs that it did.
  */
-export function forgedDeathHeader(msg: ConsumeMessage): boolean {
+export function forgedDeathHeader(msg: WireMessage): boolean {
   const value = (msg.properties.headers as Record<string, unknown> | undefined)?.[Header.death];
   return Array.isArray(value) && value.some((e) => typeof e !== 'object' || e === null || Array.isArray(e) || Buffer.isBuffer(e));
 }

@@ -1,4 +1,4 @@
-import type { MessageProperties, Options } from 'amqplib';
+import type { WireProperties, WirePublishOptions } from '../transport/contract';
 import { definedOnly } from '@warren/jsonrpc';
 import { Header } from './headers';
 
@@ -31,7 +31,7 @@ export function carriedHeaders(headers: unknown, drop: ReadonlySet<string> = not
  * original `expiration` (a retry sets its own, a dead letter none: RabbitMQ drops it when it
  * dead-letters, too).
  */
-export function copyProperties(properties: MessageProperties, headers: Record<string, unknown>, expiration?: string): Options.Publish {
-  const { headers: _headers, userId: _userId, expiration: _expiration, ...rest } = properties as MessageProperties & { userId?: unknown };
-  return { ...(definedOnly(rest) as Options.Publish), ...(expiration === undefined ? {} : { expiration }), headers };
+export function copyProperties(properties: WireProperties, headers: Record<string, unknown>, expiration?: string): WirePublishOptions {
+  const { headers: _headers, userId: _userId, expiration: _expiration, ...rest } = properties as WireProperties & { userId?: unknown };
+  return { ...(definedOnly(rest) as WirePublishOptions), ...(expiration === undefined ? {} : { expiration }), headers };
 }

@@ -180,11 +180,12 @@ describe('operator endpoints', () => {
   it('GET /readyz reports RabbitMQ', async () => {
     const res = await fetch(`${f.url}/readyz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: 'ready', rabbitmq: { ok: true, state: 'open' }, dependencies: [{ name: 'discovery', required: true, ok: true, state: 'complete' }] });
+    expect(await res.json()).toMatchObject({ status: 'ready', mode: 'rabbitmq', rabbitmq: { ok: true, state: 'open' }, dependencies: [{ name: 'discovery', required: true, ok: true, state: 'complete' }] });
   });
 
   it('GET /services lists the live services, their instances, methods and tools', async () => {
-    const body = (await (await fetch(`${f.url}/services`)).json()) as { services: { name: string; instances: unknown[]; methods: { name: string; tool?: string }[]; notifications: string[] }[] };
+    const body = (await (await fetch(`${f.url}/services`)).json()) as { mode: string; services: { name: string; instances: unknown[]; methods: { name: string; tool?: string }[]; notifications: string[] }[] };
+    expect(body.mode).toBe('rabbitmq');
     const byName = new Map(body.services.map((s) => [s.name, s]));
     expect(byName.get(ns.service('calculator'))).toMatchObject({ instances: [expect.objectContaining({ instanceId: expect.any(String) })], methods: [{ name: 'calculate', tool: 'calculate' }] });
     expect(byName.get(ns.service('examples'))?.methods.map((m) => m.name).sort()).toEqual(['add', 'fail', 'get_data', 'sleep', 'subtract', 'sum']);

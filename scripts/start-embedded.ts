@@ -2,7 +2,7 @@
 // memory (embedded.ts), with a banner nobody can miss, the same log lines as the processes print
 // (each prefixed by the name the process would have), and a graceful stop on SIGINT/SIGTERM.
 import { createLogger } from '@warren/logger';
-import { startEmbedded } from './embedded';
+import { startEmbedded, type EmbeddedSystem } from './embedded';
 import type { lineFormatter } from './log-format';
 
 /** Printed before anything else starts: it says what this run is not. */
@@ -28,7 +28,8 @@ export async function runEmbedded(why: string, format: ReturnType<typeof lineFor
   process.stdout.write(embeddedBanner(why));
   const logger = (name: string) => createLogger({ name: name === 'broker' ? 'warren-broker' : name.replace(/-\d+$/, ''), level, destination: { write: (line: string) => void process.stdout.write(format(name, line.replace(/\n$/, ''))) } });
   let stopping = false;
-  let started: Awaited<ReturnType<typeof startEmbedded>> | undefined;
+  // Filled once started; a signal before that stops the start instead.
+  const running: { system?: EmbeddedSystem } = {};
   const stop = (): void => {
     // A terminal's Ctrl-C reaches this process and the tsx runner that relays it: one stop, as in start.ts.
     if (stopping) return;
@@ -37,7 +38,7 @@ export async function runEmbedded(why: string, format: ReturnType<typeof lineFor
       process.stderr.write('warren: embedded system did not stop within 20 s; exiting\n');
       process.exit(1);
     }, 20_000).unref();
-    void (started?.close() ?? Promise.resolve()).then(
+    void (running.system?.close() ?? Promise.resolve()).then(
       () => {
         process.stdout.write('warren: embedded system stopped\n');
         process.exit(0);
@@ -50,10 +51,11 @@ export async function runEmbedded(why: string, format: ReturnType<typeof lineFor
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  started = await startEmbedded(process.env, logger);
+  const system = await startEmbedded(process.env, logger);
+  running.system = system;
   if (stopping) {
-    await started.close();
+    await system.close();
     return;
   }
-  process.stdout.write(`warren: embedded (in memory, not durable); gateway and console at ${started.url}/, gateway auth ${process.env['GATEWAY_AUTH'] === 'none' ? 'off (GATEWAY_AUTH=none)' : 'on'}; try: npx warren call add 4 5\n`);
+  process.stdout.write(`warren: embedded (in memory, not durable); gateway and console at ${system.url}/, gateway auth ${process.env['GATEWAY_AUTH'] === 'none' ? 'off (GATEWAY_AUTH=none)' : 'on'}; try: npx warren call add 4 5\n`);
 }

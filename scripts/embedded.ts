@@ -10,21 +10,33 @@ import { MemoryBroker, readServiceEnv, startService, type Env, type WarrenServic
 import { MemoryEventLog } from '@warren/eventlog';
 import { MemoryInflightStore, createMemoryTracker, memoryInflightView } from '@warren/inflight';
 import type { Logger } from '@warren/logger';
-import { startBroker, type Broker } from '../broker/src/broker';
+import { startBroker, type Broker, type BrokerOptions } from '../broker/src/broker';
 import { brokerOptionsFromEnv } from '../broker/src/env';
 import { inflightWiring } from '../broker/src/inflight-wiring';
 import { auditDefaults, auditService, auditSettings } from '../services/audit/src/service';
 import { calculatorDefaults, calculatorService } from '../services/calculator/src/service';
 import { jobsDefaults, jobsService, jobsSettings, jobsTrackerOptions } from '../services/jobs/src/service';
 
-/** What runs, as `npm start` runs it in processes (scripts/start.ts). */
-export const embeddedInstances = [
+/** What runs by default, as `npm start` runs it in processes (scripts/start.ts). */
+export const embeddedInstances: readonly EmbeddedInstance[] = [
   { name: 'calculator-1', service: 'calculator' },
   { name: 'calculator-2', service: 'calculator' },
   { name: 'audit', service: 'audit' },
   { name: 'jobs-1', service: 'jobs' },
   { name: 'jobs-2', service: 'jobs' },
-] as const;
+];
+
+/** One service instance: its instance id, and which example service it is. */
+export interface EmbeddedInstance {
+  readonly name: string;
+  readonly service: 'calculator' | 'audit' | 'jobs';
+}
+
+/** For tests: fewer or other instances, and broker options the environment has no variable for. */
+export interface EmbeddedOptions {
+  readonly instances?: readonly EmbeddedInstance[];
+  readonly broker?: Omit<Partial<BrokerOptions>, 'logger' | 'mode'>;
+}
 
 export interface EmbeddedSystem {
   readonly broker: Broker;
@@ -35,6 +47,8 @@ export interface EmbeddedSystem {
   readonly bus: MemoryBroker;
   /** The in-flight store every tracker and view here shares. */
   readonly inflight: MemoryInflightStore;
+  /** The audit and jobs services' event log. */
+  readonly events: MemoryEventLog;
   /** Stops the gateway first (nothing new arrives), then the services (running calls drain), then the in-memory broker. */
   close(): Promise<void>;
 }
@@ -49,7 +63,7 @@ export interface EmbeddedSystem {
  * await fetch(`${system.url}/rpc`, { method: 'POST', body: '{"jsonrpc":"2.0","method":"add","params":[4,5],"id":1}' });
  * await system.close();
  */
-export async function startEmbedded(env: Env, logger: (name: string) => Logger): Promise<EmbeddedSystem> {
+export async function startEmbedded(env: Env, logger: (name: string) => Logger, opts: EmbeddedOptions = {}): Promise<EmbeddedSystem> {
   const bus = new MemoryBroker();
   const inflight = new MemoryInflightStore();
   // One log for audit and jobs, as they share one Redis: their streams and records are named apart.
@@ -66,18 +80,18 @@ export async function startEmbedded(env: Env, logger: (name: string) => Logger):
     await events.close();
   };
   try {
-    for (const instance of embeddedInstances) services.push(await startInstance(instance, env, { bus, inflight, events, logger, views }));
+    for (const instance of opts.instances ?? embeddedInstances) services.push(await startInstance(instance, env, { bus, inflight, events, logger, views }));
     const { redisUrl: _redis, keyPrefix, logLevel: _level, urls: _urls, ...options } = brokerOptionsFromEnv(env);
     const brokerLog = logger('broker');
     const view = memoryInflightView(inflight, { keyPrefix: keyPrefix ?? options.namespace ?? 'warren', logger: brokerLog });
     views.push(view);
     const wiring = inflightWiring(view);
-    broker = await startBroker({ ...options, connection: bus.connect(), mode: 'embedded', logger: brokerLog, ...wiring.options });
+    broker = await startBroker({ ...options, ...opts.broker, connection: bus.connect(), mode: 'embedded', logger: brokerLog, ...wiring.options });
     wiring.attach(broker, brokerLog);
     const url = await broker.listen();
     await broker.registry.discovered();
     brokerLog.info({ url, mode: 'embedded', namespace: options.namespace ?? 'warren', auth: options.auth }, 'broker ready');
-    return { broker, url, services, bus, inflight, close };
+    return { broker, url, services, bus, inflight, events, close };
   } catch (err) {
     await close().catch(() => undefined);
     throw err;
@@ -93,7 +107,7 @@ interface Shared {
 }
 
 /** One service instance, built by its own src/service.ts, on a connection of its own. */
-async function startInstance(instance: (typeof embeddedInstances)[number], env: Env, shared: Shared): Promise<WarrenService> {
+async function startInstance(instance: EmbeddedInstance, env: Env, shared: Shared): Promise<WarrenService> {
   const log = shared.logger(instance.name);
   const connection = shared.bus.connect();
   const instanceId = instance.name;

@@ -5,7 +5,7 @@ import Ajv from 'ajv';
 import metaSchema from '@open-rpc/meta-schema';
 import jsonSchemaMetaSchema from '@json-schema-tools/meta-schema';
 import { TestNamespace } from '../../test/support/amqp';
-import { canonicalResponse, loadExamples } from '../../test/support/examples';
+import { canonicalResponse, expectExampleOverHttp, loadExamples } from '../../test/support/examples';
 import { buildGateway } from '../src';
 import { parseMetrics, postRpc, startFixture, type Fixture } from './support';
 
@@ -23,17 +23,7 @@ type ErrorBody = { jsonrpc: '2.0'; id: unknown; error: { code: number; message: 
 
 describe.each(['spec-examples.json', 'seed-examples.json'] as const)('%s over POST /rpc', (file) => {
   const examples = loadExamples(file).filter((e) => !e.mcp);
-  it.each(examples.map((e) => [e.name, e] as const))('%s', async (_name, example) => {
-    const res = await postRpc(f.url, example.request);
-    if (example.response === null) {
-      expect(res.status).toBe(204);
-      expect(await res.text()).toBe('');
-    } else {
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(canonicalResponse((await res.json()) as JsonValue)).toBe(canonicalResponse(example.response));
-    }
-  });
+  it.each(examples.map((e) => [e.name, e] as const))('%s', (_name, example) => expectExampleOverHttp(f.url, example));
 });
 
 it('delivered the notifications of both files to their subscriber', async () => {

@@ -319,7 +319,8 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
     return Promise.resolve(this.memory.setProgress(callId, token, json));
   }
 
-  heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number): Promise<void> {
+  /** `_keyTtlMs`: each entry expires on its own here, so the whole set needs no TTL of its own. */
+  heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number, _keyTtlMs: number): Promise<void> {
     this.memory.heartbeat(service, instanceId, entry, entryTtlMs);
     return Promise.resolve();
   }

@@ -1,5 +1,5 @@
 // Layering is enforced here: the JSON-RPC core does no I/O; only the AMQP
-// transport imports amqplib; only the in-flight store imports ioredis; only the
+// transport (libs/amqp/src/transport/*.ts) imports amqplib; only the in-flight store imports ioredis; only the
 // logger factory imports pino.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -21,7 +21,9 @@ export default tseslint.config(
     },
   },
   { files: ['libs/jsonrpc/src/**/*.ts'], rules: restrict(io([]), 'The JSON-RPC core knows no transport and does no I/O.') },
-  { files: ['libs/amqp/src/**/*.ts'], rules: restrict(io(['amqplib']), 'The AMQP library only speaks AMQP; pass a logger in, keep Redis behind the CallTracker port.') },
+  { files: ['libs/amqp/src/**/*.ts'], rules: restrict(io([]), 'The AMQP library speaks AMQP through transport/contract.ts; only the amqplib transport imports amqplib. Pass a logger in, keep Redis behind the CallTracker port.') },
+  // The amqplib transport: the one place amqplib is imported (contract.ts and memory/ stay driver-free).
+  { files: ['libs/amqp/src/transport/*.ts'], ignores: ['libs/amqp/src/transport/contract.ts'], rules: restrict(io(['amqplib']), 'The amqplib transport only speaks AMQP.') },
   { files: ['libs/logger/src/**/*.ts'], rules: restrict(io(['pino']), 'The logger factory only wraps pino.') },
   { files: ['libs/inflight/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The in-flight store only speaks Redis.') },
   { files: ['libs/eventlog/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The event log only speaks Redis.') },

@@ -1,4 +1,4 @@
-import { AmqpConnection, DeadLetterQueues, RpcClient, ServiceRegistry, startService, type ClientOptions, type ConnectTo, type ServiceMethod, type ServiceNotification, type WarrenService } from '@warren/amqp';
+import { AmqpConnection, DeadLetterQueues, RpcClient, ServiceRegistry, startService, type ClientOptions, type ConnectTo, type ConnectionOptions, type ServiceMethod, type ServiceNotification, type WarrenService, type WireConnection } from '@warren/amqp';
 import { silentLogger } from '@warren/logger';
 import { dlqMethods } from './dlq-methods';
 import { discoveryProbe } from './discovery-probe';
@@ -27,7 +27,7 @@ export interface BrokerOptions extends GatewayOptions {
 /** A running broker: the gateway and what it stands on. */
 export interface Broker {
   readonly gateway: Gateway;
-  readonly connection: AmqpConnection;
+  readonly connection: WireConnection;
   readonly client: RpcClient;
   readonly registry: ServiceRegistry;
   /** The broker's own Warren service (serves `rpc.discover` over RabbitMQ). */
@@ -57,13 +57,13 @@ export interface Broker {
 export async function startBroker(options: ConnectTo & BrokerOptions): Promise<Broker> {
   const logger = options.logger ?? silentLogger();
   const namespace = options.namespace ?? 'warren';
-  const owned = !('connection' in options);
-  const connection = 'connection' in options ? options.connection : new AmqpConnection({ ...connectionOptions(options), logger });
+  const { connection, own } = openConnection(options, logger);
+  const owned = own !== undefined;
   const cleanup: (() => Promise<void>)[] = [];
   try {
-    if (owned) {
-      await connection.start();
-      cleanup.push(() => connection.close());
+    if (own) {
+      await own.start();
+      cleanup.push(() => own.close());
     }
     const client = await RpcClient.create(connection, { ...options.client, namespace, logger, defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000 });
     cleanup.push(() => client.close());
@@ -120,7 +120,14 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
   }
 }
 
-function connectionOptions(options: Exclude<ConnectTo, { readonly connection: AmqpConnection }> & BrokerOptions): Exclude<ConnectTo, { readonly connection: AmqpConnection }> {
+/** The connection given, or one of the broker's own (`own`, started and closed by the broker). */
+function openConnection(options: ConnectTo & BrokerOptions, logger: NonNullable<BrokerOptions['logger']>): { connection: WireConnection; own: AmqpConnection | undefined } {
+  if ('connection' in options) return { connection: options.connection, own: undefined };
+  const own = new AmqpConnection({ ...connectionOptions(options), logger });
+  return { connection: own, own };
+}
+
+function connectionOptions(options: ConnectionOptions & BrokerOptions): ConnectionOptions {
   const { urls, heartbeatSeconds, startTimeoutMs, socketTimeoutMs, reconnect, tls } = options;
   return {
     urls,

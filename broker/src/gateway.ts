@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { guardAvailability, type AmqpConnection, type RpcClient, type ServiceRegistry } from '@warren/amqp';
+import { guardAvailability, type WireConnection, type RpcClient, type ServiceRegistry } from '@warren/amqp';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { CallGate } from './calls';
 import { registerConsole } from './console/routes';
@@ -19,7 +19,7 @@ import { methodFilter, resolveGatewayOptions, type GatewayOptions, type Resolved
 /** What the gateway needs from the rest of the broker: one client, its connection, the live registry. */
 export interface GatewayDeps {
   readonly client: RpcClient;
-  readonly connection: AmqpConnection;
+  readonly connection: WireConnection;
   readonly registry: ServiceRegistry;
 }
 

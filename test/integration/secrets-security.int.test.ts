@@ -83,8 +83,10 @@ it('a broker and a service at debug level log no password, token, Redis password
   expect(JSON.parse(readyz)).toMatchObject({ dependencies: [{ name: 'redis', ok: false }, { name: 'discovery' }] });
 
   // A lost connection and its recovery.
-  await b.connection.simulateLoss();
-  await once(b.connection, 'open', 10_000);
+  // The broker opened this connection itself (from `urls`): an AmqpConnection.
+  const own = b.connection as AmqpConnection;
+  await own.simulateLoss();
+  await once(own, 'open', 10_000);
   expect(await (await rpc(withSecret, secrets.token)).json()).toEqual({ jsonrpc: '2.0', result: 'ok', id: 1 });
 
   // Refused credentials, and a URL whose password the parsers misread.

@@ -1,4 +1,4 @@
-import type { AmqpConnection, QueueDepth } from '@warren/amqp';
+import type { QueueDepth, WireConnection } from '@warren/amqp';
 import type { FastifyInstance } from 'fastify';
 import type { CallGate } from '../calls';
 import type { InflightSource } from '../inflight';
@@ -11,7 +11,7 @@ import { servicesView } from '../services-view';
 export interface OpsRouteOptions {
   /** Reported as `mode` by /readyz and /services, so nobody mistakes an embedded run for a durable one. */
   readonly mode: 'rabbitmq' | 'embedded';
-  readonly connection: AmqpConnection;
+  readonly connection: WireConnection;
   readonly catalogue: LiveCatalogue;
   readonly metrics: BrokerMetrics;
   readonly gate: CallGate;

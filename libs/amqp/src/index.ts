@@ -1,13 +1,14 @@
 import { AmqpConnection, type ConnectionOptions } from './transport/connection';
+import type { WireConnection } from './transport/contract';
 import { RpcClient } from './engine/client';
 import type { ClientOptions } from './engine/client-options';
 import { WarrenService } from './runtime/service';
 import type { ServiceOptions } from './runtime/service-options';
 
 /** Where to connect: an existing connection to share, or the options to open one of its own. */
-export type ConnectTo = { readonly connection: AmqpConnection } | ConnectionOptions;
+export type ConnectTo = { readonly connection: WireConnection } | ConnectionOptions;
 
-async function open(to: ConnectTo, logger: ClientOptions['logger']): Promise<{ connection: AmqpConnection; owned: boolean }> {
+async function open(to: ConnectTo, logger: ClientOptions['logger']): Promise<{ connection: WireConnection; owned: boolean }> {
   if ('connection' in to) return { connection: to.connection, owned: false };
   const connection = new AmqpConnection({ ...to, ...(to.logger || !logger ? {} : { logger }) });
   await connection.start();
@@ -51,7 +52,11 @@ export async function startService(options: ConnectTo & ServiceOptions): Promise
   }
 }
 
-export { AmqpConnection, type ConnectionOptions, type ConnectionState, type TlsOptions, type OnOpen } from './transport/connection';
+export { AmqpConnection, type ConnectionOptions, type TlsOptions } from './transport/connection';
+export type {
+  ConnectionState, OnOpen, WireConnection, WireModel, WireChannel, WireConfirmChannel, WireMessage, WireGetMessage, WireReturned, WireDelivered,
+  WireProperties, WireFields, WireHeaders, WirePublishOptions, WireQueueOptions, WireExchangeOptions, WireConsumeOptions, WireExchangeType, WireQueueInfo,
+} from './transport/contract';
 export { type BackoffOptions, backoffDelay, defaultBackoff } from './transport/backoff';
 export { RpcClient, type CallOptions, type NotifyOptions, type BatchEntry, type BatchResult, type RpcProxy, type ClientStats, type CancelListener, type SendListener, type SentCall } from './engine/client';
 export { type ClientOptions, resolveClientOptions } from './engine/client-options';
@@ -80,3 +85,7 @@ export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSum
 export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './runtime/service-env';
 export { shutdownHandler, type ShutdownOptions } from './runtime/shutdown';
 export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, type AvailabilityOptions, type AvailabilityVerdict, type MethodDirectory, type QueueDepth } from './discovery/availability';
+export { MemoryBroker, type MemoryBrokerOptions } from './transport/memory/broker';
+export { MemoryConnection, MemoryModel } from './transport/memory/connection';
+export { MemoryChannel } from './transport/memory/channel';
+export { MemoryChannelError, MemoryIllegalOperationError, type ChannelErrorCode } from './transport/memory/errors';

@@ -1,3 +1,5 @@
+// AmqpConnection's setups get amqplib's ChannelModel, an EventEmitter (the contract shows only part of it).
+import type { EventEmitter } from 'node:events';
 import { AmqpConnection, connectClient, startService } from '@warren/amqp';
 import { DeadlineExceededError, ErrorCode, OverloadedError } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
@@ -33,14 +35,14 @@ describe('connection', () => {
     const connection = new AmqpConnection({ urls });
     td.add(() => connection.close());
     let listeners = -1;
-    await connection.onOpen(async (model) => void (listeners = model.listenerCount('close')));
+    await connection.onOpen(async (model) => void (listeners = (model as unknown as EventEmitter).listenerCount('close')));
     await connection.start();
     // Counted during setup: its own, and the one that fails a setup stuck on a dead connection.
     expect(listeners).toBe(2);
     await connection.simulateLoss();
     await waitFor(() => connection.state.type === 'open', { timeoutMs: 10_000 });
     let after = -1;
-    await connection.onOpen(async (model) => void (after = model.listenerCount('close')));
+    await connection.onOpen(async (model) => void (after = (model as unknown as EventEmitter).listenerCount('close')));
     expect(after).toBe(1);
   });
 

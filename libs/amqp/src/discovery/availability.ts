@@ -1,8 +1,7 @@
-import type { ChannelModel } from 'amqplib';
+import type { WireModel, WireConnection } from '../transport/contract';
 import { ServiceUnavailableError, type JsonRpcError } from '@warren/jsonrpc';
 import { closeChannel } from '../transport/close';
 import type { RpcClient } from '../engine/client';
-import type { AmqpConnection } from '../transport/connection';
 import { names, type Names } from '../wire/names';
 import type { ServiceRegistry } from './registry';
 
@@ -46,7 +45,7 @@ export class QueueDepths {
   private readonly reads = new Map<string, { readonly depth: Promise<QueueDepth | undefined>; at: number }>();
 
   /** `maxAgeMs`: how long a read answers again; views polling /services then cost one passive declare per service per second. */
-  constructor(private readonly connection: Pick<AmqpConnection, 'model'>, namespace?: string, private readonly maxAgeMs = 1000) {
+  constructor(private readonly connection: Pick<WireConnection, 'model'>, namespace?: string, private readonly maxAgeMs = 1000) {
     this.n = names(namespace);
   }
 
@@ -67,7 +66,7 @@ export class QueueDepths {
   }
 }
 
-async function readDepth(model: ChannelModel | undefined, queue: string): Promise<QueueDepth | undefined> {
+async function readDepth(model: WireModel | undefined, queue: string): Promise<QueueDepth | undefined> {
   if (!model) return undefined;
   const ch = await model.createChannel().catch(() => undefined);
   if (!ch) return undefined;
@@ -156,7 +155,7 @@ function verdict(depth: QueueDepth, service: string, method: string): JsonRpcErr
  */
 export function guardAvailability(
   client: Pick<RpcClient, 'checkAvailability' | 'namespace'>,
-  connection: Pick<AmqpConnection, 'model'>,
+  connection: Pick<WireConnection, 'model'>,
   registry: Pick<ServiceRegistry, 'list' | 'on' | 'off'>,
   options: AvailabilityOptions = {},
 ): { readonly gate: AvailabilityGate; readonly depths: QueueDepths; close(): void } {

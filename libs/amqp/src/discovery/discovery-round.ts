@@ -1,4 +1,4 @@
-import type { Channel } from 'amqplib';
+import type { WireChannel } from '../transport/contract';
 import type { Logger } from '@warren/logger';
 import { announceNowRequest, maxAnswerDelayMs } from './announce-now';
 import type { Names } from '../wire/names';
@@ -57,7 +57,7 @@ export class DiscoveryRound {
   }
 
   /** Publishes an announce-now request on `channel`; the first call starts the round that `complete` waits for. */
-  ask(channel: Channel, n: Names): void {
+  ask(channel: WireChannel, n: Names): void {
     if (!this.enabled) return;
     try {
       channel.publish(n.discoverExchange, '', Buffer.from(JSON.stringify(announceNowRequest(this.jitterMs))), { contentType: 'application/json', expiration: String(this.jitterMs + this.settleMs + 1000) });

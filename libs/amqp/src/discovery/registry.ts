@@ -1,10 +1,9 @@
 import { EventEmitter } from 'node:events';
-import type { Channel, ChannelModel } from 'amqplib';
+import type { WireChannel, WireModel, WireConnection } from '../transport/contract';
 import { silentLogger, type Logger } from '@warren/logger';
 import { parseAnnouncement, type AnnounceMessage, type AnnouncementParse } from './announcement';
 import { DiscoveryRound } from './discovery-round';
 import { closeChannel } from '../transport/close';
-import type { AmqpConnection } from '../transport/connection';
 import { names, type Names } from '../wire/names';
 import { applyTopology, coreTopology } from '../wire/topology';
 
@@ -59,20 +58,20 @@ export class ServiceRegistry extends EventEmitter<RegistryEvents> {
   private readonly log: Logger;
   private sweepTimer: NodeJS.Timeout | undefined;
   private unregister: (() => void) | undefined;
-  private channel: Channel | undefined;
+  private channel: WireChannel | undefined;
   private readonly round: DiscoveryRound;
   private droppedCount = 0;
   /** Senders of dropped announcements already logged (bounded: senders are whoever can publish). */
   private readonly loggedSenders = new Set<string>();
 
-  private constructor(private readonly connection: AmqpConnection, private readonly options: RegistryOptions) {
+  private constructor(private readonly connection: WireConnection, private readonly options: RegistryOptions) {
     super();
     this.n = names(options.namespace);
     this.log = (options.logger ?? silentLogger()).child({ component: 'registry' });
     this.round = new DiscoveryRound(this.log, options);
   }
 
-  static async start(connection: AmqpConnection, options: RegistryOptions = {}): Promise<ServiceRegistry> {
+  static async start(connection: WireConnection, options: RegistryOptions = {}): Promise<ServiceRegistry> {
     const registry = new ServiceRegistry(connection, options);
     registry.unregister = await connection.onOpen((model) => registry.setup(model));
     registry.sweepTimer = setInterval(() => registry.sweep(), 1000);
@@ -120,7 +119,7 @@ export class ServiceRegistry extends EventEmitter<RegistryEvents> {
     if (ch) await closeChannel(ch);
   }
 
-  private async setup(model: ChannelModel): Promise<void> {
+  private async setup(model: WireModel): Promise<void> {
     const ch = await model.createChannel();
     ch.on('error', (err: Error) => this.log.warn({ err }, 'registry channel error'));
     await applyTopology(ch, coreTopology(this.n));

@@ -1,4 +1,4 @@
-import type { ChannelModel, ConfirmChannel, Options } from 'amqplib';
+import type { WireModel, WireConfirmChannel, WirePublishOptions, WireConnection } from '../transport/contract';
 import {
   CancelledError, ConnectionLostError, DeadlineExceededError, JsonRpcError, MethodNotFoundError, PendingCalls,
   ServiceUnavailableError, ShuttingDownError, InvalidRequestError, failureResponse, isErrorResponse,
@@ -8,7 +8,6 @@ import {
 import type { Logger } from '@warren/logger';
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
 import { closeChannel } from '../transport/close';
-import type { AmqpConnection } from '../transport/connection';
 import { Header, protocolVersion } from '../wire/headers';
 import { assertMethodName, names, type Names } from '../wire/names';
 import { OfflineBuffer } from './offline-buffer';
@@ -133,7 +132,7 @@ export class RpcClient {
   private readonly buffer: OfflineBuffer;
   /** Calls published and not yet answered; the ones a lost reply path takes with it. */
   private readonly onWire = new Set<string>();
-  private channel: ConfirmChannel | undefined;
+  private channel: WireConfirmChannel | undefined;
   /** Counts call ids (correlation ids) and notification message ids. */
   private seq = 0;
   /** Counts default JSON-RPC ids, apart from `seq` so `nextCallId()` stays exact. */
@@ -149,7 +148,7 @@ export class RpcClient {
   private readonly progressListeners = new Map<string, ProgressListener>();
   private availability: ((method: string) => AvailabilityVerdict) | undefined;
 
-  private constructor(private readonly connection: AmqpConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
+  private constructor(private readonly connection: WireConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
     this.o = resolveClientOptions(options);
     this.n = names(this.o.namespace);
     this.log = this.o.logger.child({ component: 'rpc-client', clientId: this.o.clientId });
@@ -162,7 +161,7 @@ export class RpcClient {
   }
 
   /** Creates a client on a connection; `ownsConnection` makes `close()` close the connection too. */
-  static async create(connection: AmqpConnection, options: ClientOptions = {}, ownsConnection = false): Promise<RpcClient> {
+  static async create(connection: WireConnection, options: ClientOptions = {}, ownsConnection = false): Promise<RpcClient> {
     const client = new RpcClient(connection, options, ownsConnection);
     connection.on('lost', client.onConnectionLost);
     client.unregister = await connection.onOpen((model) => client.setup(model));
@@ -380,7 +379,7 @@ export class RpcClient {
     if (!ch) return this.holdOrFail(() => this.publishRequest(request), (err) => this.pending.reject(callId, toJsonRpcError(err)));
     const remaining = request.deadline - Date.now();
     if (remaining <= 0) return void this.pending.reject(callId, new DeadlineExceededError());
-    const props: Options.Publish = {
+    const props: WirePublishOptions = {
       mandatory: true,
       contentType: 'application/json',
       correlationId: callId,
@@ -429,7 +428,7 @@ export class RpcClient {
     if (this.closing) throw new ShuttingDownError();
   }
 
-  private async setup(model: ChannelModel): Promise<void> {
+  private async setup(model: WireModel): Promise<void> {
     if (this.o.replyMode === 'named' && this.onWire.size > 0 && !(await replyQueueExists(model, this.replyQueue))) {
       // The reply queue expired while we were away: answers to what was on the wire are gone.
       this.failOnWire(new ConnectionLostError(undefined, { reason: 'reply_queue_lost' }));

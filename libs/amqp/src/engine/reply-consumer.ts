@@ -1,4 +1,4 @@
-import type { Channel, ConsumeMessage } from 'amqplib';
+import type { WireChannel, WireMessage } from '../transport/contract';
 import { InternalError, decode, type Decoded, type JsonRpcError, type ResponseMessage } from '@warren/jsonrpc';
 import { closeChannel } from '../transport/close';
 import { decodeProgress, progressHeader, type Progress } from '../wire/progress';
@@ -25,12 +25,12 @@ export type ReplyMode = 'named' | 'direct';
  * Direct reply-to requires no-ack consumption.
  */
 export async function consumeReplies(
-  channel: Channel,
+  channel: WireChannel,
   queue: string,
   deliver: (correlationId: string | undefined, response: ResponseMessage | JsonRpcError) => void,
   options: { readonly ack: boolean; readonly progress?: (correlationId: string, progress: Progress) => void },
 ): Promise<string> {
-  let unacked: ConsumeMessage | undefined;
+  let unacked: WireMessage | undefined;
   const ackDelivered = (): void => {
     const last = unacked;
     unacked = undefined;
@@ -42,7 +42,7 @@ export async function consumeReplies(
   };
   const { consumerTag } = await channel.consume(
     queue,
-    (msg: ConsumeMessage | null) => {
+    (msg: WireMessage | null) => {
       if (!msg) return;
       const correlationId = typeof msg.properties.correlationId === 'string' ? msg.properties.correlationId : undefined;
       const headers = msg.properties.headers as Record<string, unknown> | undefined;
@@ -72,7 +72,7 @@ function unreadableReply(decoded: Decoded): JsonRpcError {
 }
 
 /** True when a named reply queue still exists; it may have expired during a long disconnect. */
-export async function replyQueueExists(model: { createChannel(): Promise<Channel> }, queue: string): Promise<boolean> {
+export async function replyQueueExists(model: { createChannel(): Promise<WireChannel> }, queue: string): Promise<boolean> {
   const probe = await model.createChannel();
   // A missing queue closes the probe channel with 404; that is the answer, not an error.
   probe.on('error', () => undefined);

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Channel, ChannelModel, GetMessage } from 'amqplib';
+import type { WireChannel, WireModel, WireGetMessage, WireConnection } from '../transport/contract';
 import { ServiceUnavailableError, decode } from '@warren/jsonrpc';
 import { closeChannel } from '../transport/close';
-import type { AmqpConnection } from '../transport/connection';
 import { DeadHeader } from '../wire/dead-letter';
 import { Header, numberHeader, stringHeader } from '../wire/headers';
 import { names, type Names } from '../wire/names';
@@ -47,7 +46,7 @@ export class DeadLetterQueues {
   private readonly maxBrowse: number;
   private turn: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly connection: AmqpConnection, options: DeadLetterOptions = {}) {
+  constructor(private readonly connection: WireConnection, options: DeadLetterOptions = {}) {
     this.n = names(options.namespace ?? 'warren');
     this.maxBrowse = options.maxBrowse ?? 10_000;
   }
@@ -114,7 +113,7 @@ export class DeadLetterQueues {
   }
 
   /** Reads the queue (unacked), runs `use` on what it found, then gives back whatever `use` did not ack. */
-  private browse<T>(service: string, use: (letters: Browsed[], ch: Channel) => T | Promise<T>): Promise<T> {
+  private browse<T>(service: string, use: (letters: Browsed[], ch: WireChannel) => T | Promise<T>): Promise<T> {
     return this.inTurn(() => this.withChannel(async (ch) => {
       const queue = this.n.deadLetterQueue(service);
       const letters: Browsed[] = [];
@@ -139,7 +138,7 @@ export class DeadLetterQueues {
   }
 
   /** A channel of its own, closed afterwards (which gives back every message taken and not acked). */
-  private async withChannel<T>(work: (ch: Channel) => Promise<T>): Promise<T> {
+  private async withChannel<T>(work: (ch: WireChannel) => Promise<T>): Promise<T> {
     const ch = await this.model().createChannel();
     // A missing queue closes the channel with 404; the caller sees the rejected operation instead.
     ch.on('error', () => undefined);
@@ -150,7 +149,7 @@ export class DeadLetterQueues {
     }
   }
 
-  private model(): ChannelModel {
+  private model(): WireModel {
     const model = this.connection.model;
     if (!model) throw new ServiceUnavailableError(undefined, { reason: 'not_connected' });
     return model;
@@ -160,18 +159,18 @@ export class DeadLetterQueues {
 interface Browsed {
   readonly summary: DeadLetter;
   readonly request: unknown;
-  readonly message: GetMessage;
+  readonly message: WireGetMessage;
 }
 
 /** The headers a replayed copy keeps: the caller's (trace, protocol), none of the dead letter's bookkeeping. */
-function replayHeaders(message: GetMessage): Record<string, unknown> {
+function replayHeaders(message: WireGetMessage): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const skip = new Set<string>([...Object.values(DeadHeader), Header.death, Header.deliveryCount, 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason', Header.attempt]);
   for (const [k, v] of Object.entries((message.properties.headers ?? {}) as Record<string, unknown>)) if (!skip.has(k)) out[k] = v;
   return out;
 }
 
-function read(service: string, message: GetMessage, index: number): Browsed {
+function read(service: string, message: WireGetMessage, index: number): Browsed {
   const headers = message.properties.headers as Record<string, unknown> | undefined;
   const death = firstDeath(headers);
   const decoded = decode(message.content);

@@ -1,4 +1,4 @@
-import type { Channel, ConsumeMessage, Options } from 'amqplib';
+import type { WireChannel, WireMessage, WirePublishOptions } from '../transport/contract';
 import { ErrorCode, JsonRpcError, definedOnly, isErrorResponse, type JsonValue, type ResponseMessage } from '@warren/jsonrpc';
 import { Header } from '../wire/headers';
 
@@ -92,10 +92,10 @@ export function planRetry(p: RetryPolicy, response: ResponseMessage, failure: un
  * queue when the delay queue's TTL runs out. The caller acks the original after this, on the same
  * channel: a crash in between redelivers the original rather than losing the call.
  */
-export function publishRetry(ch: Channel, queue: string, msg: ConsumeMessage, nextAttempt: number, deadline: number, now = Date.now()): void {
-  const { headers, userId: _userId, expiration: _expiration, ...properties } = msg.properties as ConsumeMessage['properties'] & { userId?: unknown };
+export function publishRetry(ch: WireChannel, queue: string, msg: WireMessage, nextAttempt: number, deadline: number, now = Date.now()): void {
+  const { headers, userId: _userId, expiration: _expiration, ...properties } = msg.properties as WireMessage['properties'] & { userId?: unknown };
   const kept: Record<string, unknown> = {};
   for (const [k, v] of Object.entries((headers ?? {}) as Record<string, unknown>)) if (k !== Header.death && k !== Header.deliveryCount) kept[k] = v;
   kept[Header.attempt] = nextAttempt;
-  ch.publish('', queue, msg.content, { ...(definedOnly(properties) as Options.Publish), expiration: String(Math.max(1, deadline - now)), headers: kept });
+  ch.publish('', queue, msg.content, { ...(definedOnly(properties) as WirePublishOptions), expiration: String(Math.max(1, deadline - now)), headers: kept });
 }

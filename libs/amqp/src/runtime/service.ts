@@ -1,4 +1,4 @@
-import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
+import type { WireChannel, WireModel, WireMessage, WireConnection } from '../transport/contract';
 import {
   CancelledError, DeadlineExceededError, Dispatcher, ErrorCode, JsonRpcError, ShuttingDownError, decode, encodeResponse,
   errorResponse, isErrorResponse, resolveDecodeLimits, type Decoded, type NotificationMessage, type RequestMessage, type ResolvedDecodeLimits,
@@ -7,7 +7,6 @@ import {
 import type { Logger } from '@warren/logger';
 import { RpcClient } from '../engine/client';
 import { closeChannel } from '../transport/close';
-import type { AmqpConnection } from '../transport/connection';
 import { CallAbort } from './call-abort';
 import { CallContext, type CallFacts, type ContextOwner, type HandlerContext } from './context';
 import { forgedDeathHeader, forwardDeadLetter, type DeadLetterReason } from '../wire/dead-letter';
@@ -43,12 +42,12 @@ export class WarrenService {
   private readonly limits: ResolvedDecodeLimits;
   private readonly dispatcher: Dispatcher<HandlerContext>;
   /** The abort of each call running now, by its delivery: shutdown aborts what outlives the grace period. */
-  private readonly running = new Map<ConsumeMessage, CallAbort>();
+  private readonly running = new Map<WireMessage, CallAbort>();
   /** Runs a call whose previous worker died alone here (suspect-lane.ts); the tracker claims through it. */
   private readonly lane = new SuspectLane();
   /** Cancels heard on the wire (NS.cancel), from any language. */
   private readonly cancels: CancelReceiver;
-  private channel: Channel | undefined;
+  private channel: WireChannel | undefined;
   private consumerTags: string[] = [];
   private state: ServiceState = 'starting';
   private closing: Promise<void> | undefined;
@@ -65,7 +64,7 @@ export class WarrenService {
   /** What every handler context of this service shares. */
   private owner!: ContextOwner;
 
-  private constructor(private readonly connection: AmqpConnection, options: ServiceOptions, private readonly ownsConnection: boolean) {
+  private constructor(private readonly connection: WireConnection, options: ServiceOptions, private readonly ownsConnection: boolean) {
     this.o = resolveServiceOptions(options, { clustered: connection.clustered });
     this.n = names(this.o.namespace);
     this.log = this.o.logger.child({ component: 'service', service: this.o.name, instanceId: this.o.instanceId });
@@ -86,7 +85,7 @@ export class WarrenService {
   }
 
   /** Starts consuming on `connection`; `ownsConnection` makes `close()` close it too. */
-  static async start(connection: AmqpConnection, options: ServiceOptions, ownsConnection = false): Promise<WarrenService> {
+  static async start(connection: WireConnection, options: ServiceOptions, ownsConnection = false): Promise<WarrenService> {
     const service = new WarrenService(connection, options, ownsConnection);
     service.client = await RpcClient.create(connection, { ...service.o.client, namespace: service.o.namespace, logger: service.o.logger });
     service.owner = { service: service.o.name, instanceId: service.o.instanceId, log: service.log, client: service.client, progressSink: (facts) => service.progressSink(facts) };
@@ -148,7 +147,7 @@ export class WarrenService {
     return this.closing;
   }
 
-  private async setup(model: ChannelModel): Promise<void> {
+  private async setup(model: WireModel): Promise<void> {
     if (this.state === 'draining' || this.state === 'closed') return;
     const ch = await model.createChannel();
     ch.on('error', (err: Error) => this.log.warn({ err }, 'service channel error'));
@@ -207,7 +206,7 @@ export class WarrenService {
     }
   }
 
-  private onDelivery(ch: Channel, msg: ConsumeMessage | null, kind: 'request' | 'event'): void {
+  private onDelivery(ch: WireChannel, msg: WireMessage | null, kind: 'request' | 'event'): void {
     if (msg === null) {
       // The broker cancelled our consumer (queue deleted): rebuild the channel, which re-declares the queue.
       this.log.warn({ kind }, 'consumer cancelled by the broker');
@@ -221,7 +220,7 @@ export class WarrenService {
     });
   }
 
-  private async handleRequest(ch: Channel, msg: ConsumeMessage): Promise<void> {
+  private async handleRequest(ch: WireChannel, msg: WireMessage): Promise<void> {
     const info = readDelivery(msg, this.o.defaultTimeoutMs);
     const startedAt = Date.now();
     if (info.deadline <= startedAt) {
@@ -331,7 +330,7 @@ export class WarrenService {
   }
 
   /** Sends the request to its delay queue as the next attempt, then acks this one (retry.ts). */
-  private retry(ch: Channel, msg: ConsumeMessage, method: string, deadline: number, plan: Extract<RetryPlan, { action: 'retry' }>): void {
+  private retry(ch: WireChannel, msg: WireMessage, method: string, deadline: number, plan: Extract<RetryPlan, { action: 'retry' }>): void {
     if (this.channel !== ch) return;
     try {
       publishRetry(ch, this.n.retryQueue(this.o.name, plan.delayMs), msg, plan.nextAttempt, deadline);
@@ -353,7 +352,7 @@ export class WarrenService {
     }
   }
 
-  private async handleEvent(ch: Channel, msg: ConsumeMessage): Promise<void> {
+  private async handleEvent(ch: WireChannel, msg: WireMessage): Promise<void> {
     const info = readDelivery(msg, this.o.defaultTimeoutMs);
     const decoded = decode(msg.content, this.limits);
     const messages = notificationsIn(decoded);
@@ -416,7 +415,7 @@ export class WarrenService {
    * will redeliver it. Dead-lettering is done by hand (a copy with the reason, then an ack), so the
    * dead-letter queue says why (dead-letter.ts).
    */
-  private settle(ch: Channel, msg: ConsumeMessage, action: 'ack' | 'dead-letter' | 'requeue', why: DeadLetterReason = { reason: 'rejected', attempts: 1 }): void {
+  private settle(ch: WireChannel, msg: WireMessage, action: 'ack' | 'dead-letter' | 'requeue', why: DeadLetterReason = { reason: 'rejected', attempts: 1 }): void {
     if (this.channel !== ch) return;
     try {
       if (action === 'dead-letter') {

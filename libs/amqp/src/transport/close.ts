@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
-import type { Channel, ChannelModel } from 'amqplib';
+import type { ChannelModel } from 'amqplib';
+import type { WireChannel } from './contract';
 
 /**
  * amqplib's `close()` of a channel or a connection settles only when the
@@ -8,7 +9,7 @@ import type { Channel, ChannelModel } from 'amqplib';
  * comes first: the answer, the 'close' event, or `timeoutMs`. They never
  * reject.
  */
-export async function closeChannel(channel: Channel, timeoutMs = 2000): Promise<void> {
+export async function closeChannel(channel: Pick<WireChannel, 'close' | 'once' | 'off'>, timeoutMs = 2000): Promise<void> {
   await settleFirst(channel.close(), channel, timeoutMs);
 }
 
@@ -23,7 +24,7 @@ export function destroySocket(model: ChannelModel): void {
   (model as ChannelModel & { connection: { stream?: Writable } }).connection.stream?.destroy();
 }
 
-async function settleFirst(closing: Promise<void>, emitter: Channel | ChannelModel, timeoutMs: number): Promise<void> {
+async function settleFirst(closing: Promise<void>, emitter: Pick<WireChannel, 'once' | 'off'> | ChannelModel, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   let onClose: (() => void) | undefined;
   await Promise.race([

@@ -5,15 +5,9 @@ import { definedOnly } from '@warren/jsonrpc';
 import { redactUrl, silentLogger, type Logger } from '@warren/logger';
 import { backoffDelay, defaultBackoff, type BackoffOptions, type ResolvedBackoff } from './backoff';
 import { closeModel, destroySocket } from './close';
+import type { ConnectionState, OnOpen, WireConnection } from './contract';
 
-/** Where a connection is in its life. Consume with `switch (state.type)`. */
-export type ConnectionState =
-  | { readonly type: 'idle' }
-  | { readonly type: 'connecting'; readonly attempt: number }
-  | { readonly type: 'open'; readonly url: string }
-  | { readonly type: 'reconnecting'; readonly attempt: number; readonly delayMs: number; readonly error: Error }
-  | { readonly type: 'closing' }
-  | { readonly type: 'closed'; readonly error?: Error };
+export type { ConnectionState, OnOpen } from './contract';
 
 export interface TlsOptions {
   readonly ca?: string | Buffer | (string | Buffer)[];
@@ -42,8 +36,6 @@ export interface ConnectionOptions {
   readonly logger?: Logger;
 }
 
-/** Code run on every fresh connection, in registration order: declare topology, open channels, consume. */
-export type OnOpen = (model: ChannelModel) => Promise<void>;
 
 interface ConnectionEvents {
   state: [ConnectionState];
@@ -58,7 +50,7 @@ interface ConnectionEvents {
  * setups that are re-run after every reconnect, so topology and consumers are
  * always re-declared. Auth failures are not retried.
  */
-export class AmqpConnection extends EventEmitter<ConnectionEvents> {
+export class AmqpConnection extends EventEmitter<ConnectionEvents> implements WireConnection {
   private current: ChannelModel | undefined;
   private status: ConnectionState = { type: 'idle' };
   private readonly setups: OnOpen[] = [];

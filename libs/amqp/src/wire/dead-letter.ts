@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Channel, ConsumeMessage, Options } from 'amqplib';
+import type { WireChannel, WireMessage, WirePublishOptions } from '../transport/contract';
 import { definedOnly } from '@warren/jsonrpc';
 import { Header } from './headers';
 
@@ -35,8 +35,8 @@ const dropped = new Set<string>([Header.death, Header.deliveryCount, 'x-first-de
  * purged or pushed out by the queue's length bound, and `x-death` (any publisher can forge it, and
  * RabbitMQ 3.10 crashes the queue on a malformed one).
  */
-export function forwardDeadLetter(ch: Channel, exchange: string, routingKey: string, msg: ConsumeMessage, why: DeadLetterReason, now = Date.now()): void {
-  const { headers, userId: _userId, expiration: _expiration, ...properties } = msg.properties as ConsumeMessage['properties'] & { userId?: unknown };
+export function forwardDeadLetter(ch: WireChannel, exchange: string, routingKey: string, msg: WireMessage, why: DeadLetterReason, now = Date.now()): void {
+  const { headers, userId: _userId, expiration: _expiration, ...properties } = msg.properties as WireMessage['properties'] & { userId?: unknown };
   const kept: Record<string, unknown> = {};
   for (const [k, v] of Object.entries((headers ?? {}) as Record<string, unknown>)) if (!dropped.has(k)) kept[k] = v;
   kept[DeadHeader.id] = randomBytes(8).toString('hex');
@@ -44,7 +44,7 @@ export function forwardDeadLetter(ch: Channel, exchange: string, routingKey: str
   if (why.code !== undefined) kept[DeadHeader.code] = why.code;
   kept[DeadHeader.attempts] = why.attempts;
   kept[DeadHeader.at] = now;
-  ch.publish(exchange, routingKey, msg.content, { ...(definedOnly(properties) as Options.Publish), headers: kept });
+  ch.publish(exchange, routingKey, msg.content, { ...(definedOnly(properties) as WirePublishOptions), headers: kept });
   ch.ack(msg);
 }
 
@@ -53,7 +53,7 @@ export function forwardDeadLetter(ch: Channel, exchange: string, routingKey: str
  * (losing transient messages in it) when it dead-letters such a message itself, and any publisher can
  * set the header. {@link forwardDeadLetter} drops it; the service logs that it did.
  */
-export function forgedDeathHeader(msg: ConsumeMessage): boolean {
+export function forgedDeathHeader(msg: WireMessage): boolean {
   const value = (msg.properties.headers as Record<string, unknown> | undefined)?.[Header.death];
   return Array.isArray(value) && value.some((e) => typeof e !== 'object' || e === null || Array.isArray(e) || Buffer.isBuffer(e));
 }

@@ -1,4 +1,4 @@
-import type { ConsumeMessage } from 'amqplib';
+import type { WireMessage } from '../transport/contract';
 import { Header, numberHeader, stringHeader } from './headers';
 import { progressHeader } from './progress';
 
@@ -15,7 +15,7 @@ export interface DeliveryInfo {
   readonly wantsProgress: boolean;
 }
 
-export function readDelivery(msg: ConsumeMessage, defaultTimeoutMs: number, now = Date.now()): DeliveryInfo {
+export function readDelivery(msg: WireMessage, defaultTimeoutMs: number, now = Date.now()): DeliveryInfo {
   const p = msg.properties;
   const headers = p.headers as Record<string, unknown> | undefined;
   const deadlineHeader = numberHeader(headers, Header.deadline);

@@ -1,14 +1,14 @@
-import type { Channel, Options } from 'amqplib';
+import type { WireChannel, WireExchangeOptions, WireQueueOptions } from '../transport/contract';
 import type { Names } from './names';
 
 export interface ExchangeDecl {
   readonly name: string;
   readonly type: 'direct' | 'fanout' | 'topic';
-  readonly options: Options.AssertExchange;
+  readonly options: WireExchangeOptions;
 }
 export interface QueueDecl {
   readonly name: string;
-  readonly options: Options.AssertQueue;
+  readonly options: WireQueueOptions;
 }
 export interface BindingDecl {
   readonly queue: string;
@@ -114,7 +114,7 @@ function instanceControlQueue(n: Names, s: ServiceTopologyInput): QueueDecl {
 }
 
 /** Declares a topology on a channel. Re-declaring an identical object is a no-op for RabbitMQ. */
-export async function applyTopology(channel: Channel, topology: Topology): Promise<void> {
+export async function applyTopology(channel: WireChannel, topology: Topology): Promise<void> {
   for (const e of topology.exchanges) await channel.assertExchange(e.name, e.type, e.options);
   for (const q of topology.queues) await channel.assertQueue(q.name, q.options);
   for (const b of topology.bindings) await channel.bindQueue(b.queue, b.exchange, b.routingKey);

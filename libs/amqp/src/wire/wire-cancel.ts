@@ -1,4 +1,4 @@
-import type { Channel, ConsumeMessage } from 'amqplib';
+import type { WireChannel, WireMessage } from '../transport/contract';
 import { CancelledError } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import type { Abortable } from '../runtime/call-abort';
@@ -61,7 +61,7 @@ export function cancelTopology(n: Names, service: string, instanceId: string): T
  * (no instance running) is dropped, and the in-flight store's mark, where
  * there is one, still answers the call when it is taken.
  */
-export function publishCancel(channel: Channel, n: Names, message: Omit<CancelMessage, 'v' | 'type'>): void {
+export function publishCancel(channel: WireChannel, n: Names, message: Omit<CancelMessage, 'v' | 'type'>): void {
   const body: CancelMessage = { v: 1, type: 'cancel', ...message };
   const ttl = message.deadline === undefined ? cancelMemoryMs : Math.max(1, Math.min(cancelMemoryMs, Math.ceil(message.deadline - Date.now())));
   channel.publish(n.cancelExchange, '', Buffer.from(JSON.stringify(body)), { contentType: 'application/json', expiration: String(ttl) });
@@ -107,10 +107,10 @@ export class CancelBook {
 export class CancelReceiver {
   private readonly book = new CancelBook();
 
-  constructor(private readonly running: () => Iterable<[ConsumeMessage, Abortable]>, private readonly log: Logger) {}
+  constructor(private readonly running: () => Iterable<[WireMessage, Abortable]>, private readonly log: Logger) {}
 
   /** Declares the instance's cancel queue on `channel` and consumes it (no acks: a lost cancel is only a missed cancel). */
-  async listen(channel: Channel, n: Names, service: string, instanceId: string): Promise<void> {
+  async listen(channel: WireChannel, n: Names, service: string, instanceId: string): Promise<void> {
     await applyTopology(channel, cancelTopology(n, service, instanceId));
     await channel.consume(n.cancelQueue(service, instanceId), (msg) => {
       const cancel = msg ? parseCancel(msg.content) : undefined;

@@ -18,6 +18,8 @@ import { artifactsDir, launchChromium } from './chromium';
 
 /** What the tests need of a running system. */
 export interface ConsoleSystem {
+  /** What the console must say it runs on: an embedded system is labelled not durable. */
+  readonly mode: 'rabbitmq' | 'embedded';
   /** The gateway's base URL. */
   readonly url: string;
   /** An operator token the gateway accepts. */
@@ -101,6 +103,9 @@ export function consoleSuite(variant: string, start: (td: Teardown) => Promise<C
     await login();
     await page.getByRole('heading', { level: 1, name: 'Services' }).waitFor();
     for (const name of [calculatorName, jobsName]) await page.locator(`[data-service="${name}"]`).waitFor();
+    const label = page.getByRole('note').filter({ hasText: 'embedded: in memory, not durable' });
+    if (sys.mode === 'embedded') await label.waitFor();
+    else expect(await label.count()).toBe(0);
     const calculator = page.locator(`[data-service="${calculatorName}"]`);
     await calculator.getByText('calculator-2').waitFor();
     for (const m of ['add', 'subtract', 'calculate']) await calculator.locator(`[data-method="${m}"]`).waitFor();

@@ -45,6 +45,7 @@ consoleSuite('rabbitmq', async (td) => {
   const client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 60_000 });
   td.add(() => client.close());
   return {
+    mode: 'rabbitmq',
     url, token, client, calculatorName, jobsName, store,
     names: { ...ns.names, namespace: ns.namespace },
     publishRaw,

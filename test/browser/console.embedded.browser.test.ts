@@ -21,6 +21,7 @@ consoleSuite('embedded', async (td) => {
   const client = await connectClient({ connection: system.bus.connect(), namespace, defaultTimeoutMs: 60_000 });
   td.add(() => client.close());
   return {
+    mode: 'embedded',
     url: system.url, token, client, calculatorName: 'calculator', jobsName: 'jobs', store: system.events,
     names: { ...names(namespace), namespace },
     publishRaw: async (exchange, routingKey, body, props) => {

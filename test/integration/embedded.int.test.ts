@@ -49,6 +49,17 @@ it('says it is embedded and not durable: the banner, /readyz and /services', asy
   expect(byName.get('audit')?.instances).toHaveLength(1);
 });
 
+it('serves discovery (rpc.discover) and metrics like the processes do', async () => {
+  const res = await fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","method":"rpc.discover","id":1}' });
+  const doc = ((await res.json()) as { result: { openrpc: string; methods: { name: string }[] } }).result;
+  expect(doc.openrpc).toMatch(/^1\./);
+  expect(doc.methods.map((m) => m.name)).toEqual(expect.arrayContaining(['add', 'calculate', 'report.render', 'audit.recent', 'inflight.status']));
+  await fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","method":"add","params":[1,2],"id":2}' });
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  expect(metrics).toMatch(/^warren_gateway_calls_total\{[^}]*method="add"[^}]*\} [1-9]/m);
+  expect(metrics).toMatch(/^warren_tracking_instances\{[^}]*service="jobs"[^}]*state="tracking"[^}]*\} 2$/m);
+});
+
 describe.each(['spec-examples.json', 'seed-examples.json'] as const)('%s over POST /rpc, embedded', (file) => {
   const examples = loadExamples(file).filter((e) => !e.mcp);
   it.each(examples.map((e) => [e.name, e] as const))('%s', (_name, example) => expectExampleOverHttp(url, example));

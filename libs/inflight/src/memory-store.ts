@@ -44,7 +44,7 @@ export class MemoryInflightStore {
       return parseClaimReply(a.attempt);
     }
     const state = at(f, 'state');
-    if (at(f, 'result') !== '' || state === 'D' || state === 'F' || state === 'E') return parseClaimReply(['stored', at(f, 'result'), at(f, 'code'), stateName[state] ?? state]);
+    if (at(f, 'result') !== '' || state === 'D' || state === 'F' || state === 'E') return parseClaimReply(['stored', at(f, 'result'), at(f, 'code'), stateName[state] ?? state, at(f, 'meta')]);
     if (state === 'C') {
       put(f, 'meta', a.meta);
       this.set(this.records, callId, join(f), a.finishedTtlMs, now);

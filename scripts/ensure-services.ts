@@ -10,8 +10,8 @@
 // 4. Otherwise: one error that says how to provide them (`npm start` runs embedded instead:
 //    scripts/start-mode.ts).
 //
-// The default URLs themselves can be moved with WARREN_DEFAULT_AMQP_URL / WARREN_DEFAULT_REDIS_URL:
-// a test points them at closed ports to play a machine with nothing installed.
+// The default URLs themselves can be moved with WARREN_DEFAULT_AMQP_URL / WARREN_DEFAULT_REDIS_URL,
+// and WARREN_DOCKER=off leaves Docker alone: a test plays a machine with nothing installed that way.
 //
 // The check in cases 1 and 2 is a TCP connect to localhost: a few milliseconds.
 import { Socket } from 'node:net';
@@ -105,6 +105,8 @@ export async function ensureServices(deps: EnsureDeps = { env: process.env, prob
   if (missing.length === 0) return provided;
   let urls: Partial<Record<Dependency, string>>;
   try {
+    // WARREN_DOCKER=off: behave as on a machine without Docker, whatever is installed (the embedded test's bare machine).
+    if (deps.env['WARREN_DOCKER'] === 'off') throw new Error('Docker not used (WARREN_DOCKER=off)');
     urls = await deps.startContainers(missing);
   } catch (err) {
     const what = missing.map((d) => `${d === 'rabbitmq' ? 'RabbitMQ' : 'Redis'} (nothing answers at ${redactPassword(defaultUrl[d])}, ${envName[d]} unset)`).join(' and ');

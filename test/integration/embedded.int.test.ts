@@ -1,6 +1,7 @@
 // `npm start` on a machine with Node alone: AMQP_URL and REDIS_URL unset, their default ports moved
 // to closed ones (WARREN_DEFAULT_AMQP_URL / WARREN_DEFAULT_REDIS_URL, scripts/ensure-services.ts),
-// and DOCKER_HOST pointing nowhere, so testcontainers finds no engine. It must come up embedded,
+// and Docker out of reach (DOCKER_HOST pointing nowhere, and WARREN_DOCKER=off so that an engine
+// installed on the machine's default socket is not used either). It must come up embedded,
 // say so, answer the example files over HTTP, serve MCP over both transports to the SDK client,
 // answer `warren call add 4 5` with 9 through the gateway, and stop cleanly.
 import path from 'node:path';
@@ -26,6 +27,7 @@ beforeAll(async () => {
     WARREN_DEFAULT_AMQP_URL: `amqp://guest:guest@127.0.0.1:${amqpPort}`,
     WARREN_DEFAULT_REDIS_URL: `redis://127.0.0.1:${redisPort}`,
     DOCKER_HOST: `tcp://127.0.0.1:${dockerPort}`,
+    WARREN_DOCKER: 'off',
     WARREN_EMBEDDED: '',
     WARREN_NAMESPACE: '',
   };

@@ -4,7 +4,10 @@
 // installed on the machine's default socket is not used either). It must come up embedded,
 // say so, answer the example files over HTTP, serve MCP over both transports to the SDK client,
 // answer `warren call add 4 5` with 9 through the gateway, and stop cleanly.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -134,3 +137,29 @@ it('stops on SIGTERM, every part drained, exit 0', async () => {
   expect(exit.code).toBe(0);
   expect(child.stdout.join('\n')).toContain('warren: embedded system stopped');
 }, 30_000);
+
+it('WARREN_EMBEDDED=1 runs embedded without looking, and Ctrl-C (SIGINT to the process group) stops it once, exit 0', async () => {
+  const port = await freePort();
+  const ctrlC = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'scripts', 'start.ts')], {
+    cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...bare, WARREN_EMBEDDED: '1', GATEWAY_PORT: String(port), LOG_LEVEL: 'warn', LOG_FORMAT: 'json' },
+  });
+  const pid = ctrlC.pid ?? 0;
+  td.add(() => {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
+  const lines: string[] = [];
+  createInterface({ input: ctrlC.stdout }).on('line', (l) => lines.push(l));
+  createInterface({ input: ctrlC.stderr }).on('line', (l) => lines.push(l));
+  const exited = once(ctrlC, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  await waitFor(() => lines.some((l) => l.startsWith('warren: embedded ')), { timeoutMs: 60_000, intervalMs: 100, message: 'embedded system up' });
+  expect(lines.join('\n')).toContain('Why: WARREN_EMBEDDED=1.');
+  process.kill(-pid, 'SIGINT');
+  const [code] = await exited;
+  expect(code).toBe(0);
+  expect(lines.filter((l) => l === 'warren: embedded system stopped')).toHaveLength(1);
+}, 90_000);

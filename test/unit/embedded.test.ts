@@ -5,6 +5,8 @@ import { connectClient, type RpcClient } from '@warren/amqp';
 import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { Teardown, waitFor } from '@warren/testkit';
+import { PassThrough } from 'node:stream';
+import { run } from '../../libs/cli/src';
 import { startEmbedded, type EmbeddedSystem } from '../../scripts/embedded';
 
 const td = new Teardown();
@@ -45,4 +47,15 @@ it('tracks a job in the shared in-memory store: the broker lists it, a cancel st
 it('fans a notification out to the audit service, which keeps it in memory', async () => {
   await client.notify('notify_hello', [7]);
   await waitFor(async () => (await client.call<{ method: string }[]>('audit.recent', { limit: 10 })).some((e) => e.method === 'notify_hello'), { timeoutMs: 5000, intervalMs: 50, message: 'recorded' });
+});
+
+it('the warren CLI finds it embedded on its own and goes through the gateway: `warren call add 4 5` prints 9', async () => {
+  let out = '';
+  let err = '';
+  const io = { stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (err += t) }, stdin: new PassThrough(), env: { WARREN_GATEWAY: system.url } };
+  await expect(run(['call', 'add', '4', '5'], io)).resolves.toBe(0);
+  expect({ out, err }).toEqual({ out: '9\n', err: '' });
+  out = '';
+  await expect(run(['--json', 'inflight'], io)).resolves.toBe(0);
+  expect(JSON.parse(out)).toMatchObject({ calls: [] });
 });

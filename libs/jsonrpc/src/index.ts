@@ -19,4 +19,3 @@ export {
   type InboundCall, type Handler,
 } from './dispatcher';
 export { PendingCalls, type PendingCallsOptions, type AddOptions, type SettleListener } from './pending';
-export { JsonRpcClient, type JsonRpcClientOptions, type CallOptions, type BatchEntry, type BatchResult, type SendFunction } from './client';

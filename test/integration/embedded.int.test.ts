@@ -112,18 +112,21 @@ describe('the warren CLI, through the gateway (no RabbitMQ to reach)', () => {
     await expect(warren(['call', 'add', '4', '5'])).resolves.toMatchObject({ code: 0, stdout: '9\n' });
   });
 
-  it('sees a running job in `warren inflight`, and `warren status` gives its outcome', async () => {
-    const job = warren(['--json', 'call', 'report.render', '{"size":2}', '--timeout', '20000']);
+  it('sees a running job in `warren inflight`, `warren cancel` stops it, `warren status` says so', async () => {
+    // A long job (30 steps of 1 s): it is still running whenever the CLI, slow to start on a loaded machine, looks.
+    const job = warren(['--json', 'call', 'report.render', '{"size":30}', '--timeout', '60000']);
     let callId = '';
     await waitFor(async () => {
       const listed = JSON.parse((await warren(['--json', 'inflight'])).stdout) as { calls: { callId: string; method: string }[] };
       callId = listed.calls.find((c) => c.method === 'report.render')?.callId ?? '';
       return callId !== '';
-    }, { timeoutMs: 10_000, intervalMs: 200, message: 'report.render in flight' });
-    expect((await job).code).toBe(0);
-    const status = JSON.parse((await warren(['--json', 'status', callId])).stdout) as { state: string; response?: { result?: { size?: number } } };
-    expect(status).toMatchObject({ state: 'done', response: { result: { size: 2 } } });
-  }, 30_000);
+    }, { timeoutMs: 25_000, intervalMs: 200, message: 'report.render in flight' });
+    expect(JSON.parse((await warren(['--json', 'cancel', callId])).stdout)).toMatchObject({ callId, outcome: 'signalled' });
+    const answered = await job;
+    expect(answered.code).toBe(1);
+    expect(JSON.parse(answered.stdout)).toMatchObject({ error: { code: -32003 } });
+    expect(JSON.parse((await warren(['--json', 'status', callId])).stdout)).toMatchObject({ state: 'cancelled' });
+  }, 60_000);
 
   it('`warren services` lists what runs, from the gateway', async () => {
     const listed = JSON.parse((await warren(['--json', 'services'])).stdout) as { source: string; services: { name: string }[] };

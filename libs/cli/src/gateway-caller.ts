@@ -3,6 +3,9 @@ import { ErrorCode, JsonRpcError, type ErrorObject, type JsonValue, type Params 
 import type { CancelOutcome, CallStatus, InflightCall } from '@warren/inflight';
 import { UnreachableError, UsageError } from './errors';
 
+/** The gateway's default ceiling on a call's deadline (GATEWAY_MAX_TIMEOUT_MS); a call without --timeout gets the gateway's default, below it. */
+const gatewayMaxTimeoutMs = 60_000;
+
 /** What the commands call methods through: the AMQP RpcClient, or {@link GatewayCaller}. */
 export interface Caller {
   call<R = JsonValue>(method: string, params?: Params, options?: Pick<CallOptions, 'timeoutMs' | 'id' | 'onProgress'>): Promise<R>;
@@ -35,7 +38,7 @@ export class GatewayCaller implements Caller {
   constructor(
     private readonly base: string,
     private readonly token: string | undefined,
-    /** How long to wait for the gateway to accept the request at all. */
+    /** Added to a call's deadline: how much longer than the call itself the gateway may take to answer. */
     private readonly connectTimeoutMs: number,
   ) {}
 
@@ -71,16 +74,15 @@ export class GatewayCaller implements Caller {
   private async post(message: Record<string, unknown>, timeoutMs: number | undefined): Promise<unknown> {
     const headers: Record<string, string> = { 'content-type': 'application/json', ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) };
     if (timeoutMs !== undefined) headers['x-timeout-ms'] = String(timeoutMs);
+    // fetch resolves only when the gateway answers, and it answers a call when the call ends: so the
+    // wait is bounded by the call's deadline (the gateway's maximum when none is given) plus the connect
+    // timeout, never by the connect timeout alone (hanging up earlier would cancel the call there).
+    const budgetMs = (timeoutMs ?? gatewayMaxTimeoutMs) + this.connectTimeoutMs;
     let response: Response;
-    const connecting = new AbortController();
-    const timer = setTimeout(() => connecting.abort(new Error(`no answer within ${this.connectTimeoutMs} ms`)), this.connectTimeoutMs);
     try {
-      // The connect timeout covers reaching the gateway (headers back); the call itself has its own deadline there.
-      response = await fetch(new URL('/rpc', this.base), { method: 'POST', headers, body: JSON.stringify(message), signal: connecting.signal });
+      response = await fetch(new URL('/rpc', this.base), { method: 'POST', headers, body: JSON.stringify(message), signal: AbortSignal.timeout(budgetMs) });
     } catch (err) {
-      throw new UnreachableError(`the gateway at ${this.base}`, connecting.signal.aborted ? connecting.signal.reason : err);
-    } finally {
-      clearTimeout(timer);
+      throw new UnreachableError(`the gateway at ${this.base}`, err);
     }
     if (response.status === 204) return undefined;
     const text = await response.text();

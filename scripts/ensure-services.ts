@@ -7,7 +7,11 @@
 //    engine is reachable (the URLs are then exported in process.env, which the
 //    jest workers inherit; testcontainers' reaper removes the containers when
 //    this process exits).
-// 4. Otherwise: one error that says how to provide them.
+// 4. Otherwise: one error that says how to provide them (`npm start` runs embedded instead:
+//    scripts/start-mode.ts).
+//
+// The default URLs themselves can be moved with WARREN_DEFAULT_AMQP_URL / WARREN_DEFAULT_REDIS_URL,
+// and WARREN_DOCKER=off leaves Docker alone: a test plays a machine with nothing installed that way.
 //
 // The check in cases 1 and 2 is a TCP connect to localhost: a few milliseconds.
 import { Socket } from 'node:net';
@@ -75,7 +79,11 @@ export async function startWithTestcontainers(missing: readonly Dependency[]): P
 }
 
 const envName: Record<Dependency, 'AMQP_URL' | 'REDIS_URL'> = { rabbitmq: 'AMQP_URL', redis: 'REDIS_URL' };
-const defaultUrl: Record<Dependency, string> = { rabbitmq: defaults.amqpUrl, redis: defaults.redisUrl };
+
+/** The URLs used when AMQP_URL / REDIS_URL are unset: the local defaults, unless WARREN_DEFAULT_AMQP_URL / WARREN_DEFAULT_REDIS_URL move them. */
+export function defaultUrls(env: NodeJS.ProcessEnv): Record<Dependency, string> {
+  return { rabbitmq: env['WARREN_DEFAULT_AMQP_URL'] || defaults.amqpUrl, redis: env['WARREN_DEFAULT_REDIS_URL'] || defaults.redisUrl };
+}
 
 /**
  * Decides, for RabbitMQ and Redis, where the tests find them, starting
@@ -84,6 +92,7 @@ const defaultUrl: Record<Dependency, string> = { rabbitmq: defaults.amqpUrl, red
  */
 export async function ensureServices(deps: EnsureDeps = { env: process.env, probe: probeTcp, startContainers: startWithTestcontainers }): Promise<Provided> {
   const deps2: Dependency[] = ['rabbitmq', 'redis'];
+  const defaultUrl = defaultUrls(deps.env);
   const states = await Promise.all(
     deps2.map(async (dep): Promise<[Dependency, 'env' | 'local' | 'missing']> => {
       if (deps.env[envName[dep]]) return [dep, 'env'];
@@ -96,6 +105,8 @@ export async function ensureServices(deps: EnsureDeps = { env: process.env, prob
   if (missing.length === 0) return provided;
   let urls: Partial<Record<Dependency, string>>;
   try {
+    // WARREN_DOCKER=off: behave as on a machine without Docker, whatever is installed (the embedded test's bare machine).
+    if (deps.env['WARREN_DOCKER'] === 'off') throw new Error('Docker not used (WARREN_DOCKER=off)');
     urls = await deps.startContainers(missing);
   } catch (err) {
     const what = missing.map((d) => `${d === 'rabbitmq' ? 'RabbitMQ' : 'Redis'} (nothing answers at ${redactPassword(defaultUrl[d])}, ${envName[d]} unset)`).join(' and ');

@@ -2,7 +2,9 @@
 // processes the way they run in production, with their logs interleaved.
 //
 // RabbitMQ and Redis come from AMQP_URL / REDIS_URL, the default local ports,
-// or testcontainers when Docker is reachable (scripts/ensure-services.ts).
+// or testcontainers when Docker is reachable (scripts/ensure-services.ts). When
+// none of these is there (or WARREN_EMBEDDED=1), everything runs embedded in
+// this one process, in memory, and says so loudly (start-mode.ts, start-embedded.ts).
 // Ctrl-C (SIGINT) or SIGTERM stops every process gracefully: each child runs
 // in a process group of its own, so the terminal's signal (sent to the whole
 // foreground group) reaches only this script, which forwards exactly one
@@ -11,7 +13,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { defaults, ensureServices } from './ensure-services';
+import { defaultUrls } from './ensure-services';
+import { runEmbedded } from './start-embedded';
+import { chooseStartMode } from './start-mode';
 import { lineFormatter, logFormat } from './log-format';
 
 const root = path.resolve(__dirname, '..');
@@ -64,13 +68,15 @@ async function stop(code: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const provided = await ensureServices();
-  // Every process gets both URLs explicitly: services track calls in Redis only when REDIS_URL is set.
-  process.env['AMQP_URL'] ||= defaults.amqpUrl;
-  process.env['REDIS_URL'] ||= defaults.redisUrl;
+  const mode = await chooseStartMode(process.env);
   // A local demo on loopback: without tokens it runs without auth, and says so (the broker
   // itself refuses to start without either). Set GATEWAY_TOKENS to try auth.
   if (!process.env['GATEWAY_TOKENS'] && !process.env['GATEWAY_OPERATOR_TOKENS']) process.env['GATEWAY_AUTH'] ||= 'none';
+  if (mode.kind === 'embedded') return runEmbedded(mode.why, format);
+  const provided = mode.provided;
+  // Every process gets both URLs explicitly: services track calls in Redis only when REDIS_URL is set.
+  process.env['AMQP_URL'] ||= defaultUrls(process.env).rabbitmq;
+  process.env['REDIS_URL'] ||= defaultUrls(process.env).redis;
   process.stdout.write(`warren: RabbitMQ ${provided.rabbitmq}, Redis ${provided.redis}, gateway auth ${process.env['GATEWAY_AUTH'] === 'none' ? 'off (GATEWAY_AUTH=none)' : 'on'}\n`);
   // Before the children start: a signal in between must not kill this script and orphan them.
   process.on('SIGINT', () => void stop(0));

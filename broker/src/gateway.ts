@@ -139,7 +139,7 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
   registerRpcRoute(app, { gate: calls, allow, decodeLimits, defaultTimeoutMs: o.defaultTimeoutMs, maxTimeoutMs: o.maxTimeoutMs });
   // A call to a service without consumers answers -32002 at once; /services shows each queue's depth.
   const availability = guardAvailability(deps.client, deps.connection, deps.registry);
-  registerOpsRoutes(app, { connection: deps.connection, catalogue, metrics, gate: calls, probes: o.probes, inflight: o.inflight, startedAt: Date.now(), queueDepth: (service) => availability.depths.read(service) });
+  registerOpsRoutes(app, { mode: o.mode, connection: deps.connection, catalogue, metrics, gate: calls, probes: o.probes, inflight: o.inflight, startedAt: Date.now(), queueDepth: (service) => availability.depths.read(service) });
   sessions.register(app);
   await registerConsole(app, { gate: calls, catalogue, inflight: o.inflight, logger: o.logger }, o.console);
   const openRequests = new OpenRequests(app.server);

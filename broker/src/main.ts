@@ -2,10 +2,11 @@
 // shuts down gracefully on SIGINT/SIGTERM. The only broker file that reads
 // process.env or exits.
 import { recordAnnounced, shutdownHandler } from '@warren/amqp';
-import { InflightView, RedisDirectory, inflightMethods, inflightNotifications, trackQueued } from '@warren/inflight';
+import { InflightView, RedisDirectory } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { startBroker } from './broker';
 import { brokerOptionsFromEnv } from './env';
+import { inflightWiring } from './inflight-wiring';
 import { redisPingProbe } from './redis-probe';
 
 /** A second signal, or a shutdown slower than this, exits at once. */
@@ -23,17 +24,9 @@ async function main(): Promise<void> {
   // one whose instances are all gone, even if it does not write the directory itself (docs/protocol.md).
   const directory = redisUrl === undefined ? undefined : new RedisDirectory({ redis: redisUrl, keyPrefix: prefix, logger });
   const redisProbe = redisUrl === undefined ? undefined : redisPingProbe(redisUrl);
-  // inflight.cancel also publishes the cancel on RabbitMQ, through the broker's client once it exists.
-  const wire: { cancel?: (callId: string) => Promise<void> } = {};
-  const broker = await startBroker({
-    ...options,
-    logger,
-    probes: redisProbe === undefined ? [] : [redisProbe],
-    ...(view === undefined ? {} : { inflight: { list: () => view.list(), status: (callId) => view.status(callId) }, serviceMethods: inflightMethods(view, { cancelOnWire: (id) => wire.cancel?.(id) ?? Promise.resolve() }), serviceNotifications: inflightNotifications(view) }),
-  });
-  wire.cancel = (id) => broker.client.cancelOnWire(id, 'inflight.cancel');
-  // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
-  if (view) trackQueued(broker.client, view, logger);
+  const inflight = view === undefined ? undefined : inflightWiring(view);
+  const broker = await startBroker({ ...options, logger, probes: redisProbe === undefined ? [] : [redisProbe], ...inflight?.options });
+  inflight?.attach(broker, logger);
   const recording = directory === undefined ? undefined : recordAnnounced(broker.registry, directory, logger);
   // Installed before listening: a signal while the first discovery round runs still drains.
   const stop = shutdownHandler({ log: logger, close: () => broker.close().then(async () => { recording?.close(); redisProbe?.close(); await Promise.all([view?.close(), directory?.close()]); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });

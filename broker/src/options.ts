@@ -89,6 +89,12 @@ export interface GatewayOptions {
   readonly inflight?: InflightSource;
   /** Dependencies GET /readyz reports on besides RabbitMQ (e.g. Redis). @default [] */
   readonly probes?: readonly ReadinessProbe[];
+  /**
+   * What the broker runs on, reported by GET /readyz and GET /services (`"mode"`): `'rabbitmq'`,
+   * or `'embedded'` when the broker and the services share one process over the in-memory
+   * broker and stores (nothing durable; docs/embedded.md). @default 'rabbitmq'
+   */
+  readonly mode?: 'rabbitmq' | 'embedded';
   /** On close, time requests under way get to finish before their connections are cut. @default 10000 */
   readonly shutdownTimeoutMs?: number;
   /** Register prom-client's process and Node.js metrics too. @default true */
@@ -165,6 +171,7 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
     decodeLimits: options.decodeLimits ?? {},
     probes: options.probes ?? [],
     defaultMetrics: options.defaultMetrics ?? true,
+    mode: options.mode ?? 'rabbitmq',
     logger: options.logger ?? silentLogger(),
     rateLimit: resolveRateLimit(options.rateLimit),
     ...(options.allowMethods === undefined ? {} : { allowMethods: options.allowMethods }),

@@ -5,7 +5,7 @@ import Ajv from 'ajv';
 import metaSchema from '@open-rpc/meta-schema';
 import jsonSchemaMetaSchema from '@json-schema-tools/meta-schema';
 import { TestNamespace } from '../../test/support/amqp';
-import { canonicalResponse, loadExamples } from '../../test/support/examples';
+import { canonicalResponse, expectExampleOverHttp, loadExamples } from '../../test/support/examples';
 import { buildGateway } from '../src';
 import { parseMetrics, postRpc, startFixture, type Fixture } from './support';
 
@@ -23,17 +23,7 @@ type ErrorBody = { jsonrpc: '2.0'; id: unknown; error: { code: number; message: 
 
 describe.each(['spec-examples.json', 'seed-examples.json'] as const)('%s over POST /rpc', (file) => {
   const examples = loadExamples(file).filter((e) => !e.mcp);
-  it.each(examples.map((e) => [e.name, e] as const))('%s', async (_name, example) => {
-    const res = await postRpc(f.url, example.request);
-    if (example.response === null) {
-      expect(res.status).toBe(204);
-      expect(await res.text()).toBe('');
-    } else {
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(canonicalResponse((await res.json()) as JsonValue)).toBe(canonicalResponse(example.response));
-    }
-  });
+  it.each(examples.map((e) => [e.name, e] as const))('%s', (_name, example) => expectExampleOverHttp(f.url, example));
 });
 
 it('delivered the notifications of both files to their subscriber', async () => {
@@ -180,11 +170,12 @@ describe('operator endpoints', () => {
   it('GET /readyz reports RabbitMQ', async () => {
     const res = await fetch(`${f.url}/readyz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: 'ready', rabbitmq: { ok: true, state: 'open' }, dependencies: [{ name: 'discovery', required: true, ok: true, state: 'complete' }] });
+    expect(await res.json()).toMatchObject({ status: 'ready', mode: 'rabbitmq', rabbitmq: { ok: true, state: 'open' }, dependencies: [{ name: 'discovery', required: true, ok: true, state: 'complete' }] });
   });
 
   it('GET /services lists the live services, their instances, methods and tools', async () => {
-    const body = (await (await fetch(`${f.url}/services`)).json()) as { services: { name: string; instances: unknown[]; methods: { name: string; tool?: string }[]; notifications: string[] }[] };
+    const body = (await (await fetch(`${f.url}/services`)).json()) as { mode: string; services: { name: string; instances: unknown[]; methods: { name: string; tool?: string }[]; notifications: string[] }[] };
+    expect(body.mode).toBe('rabbitmq');
     const byName = new Map(body.services.map((s) => [s.name, s]));
     expect(byName.get(ns.service('calculator'))).toMatchObject({ instances: [expect.objectContaining({ instanceId: expect.any(String) })], methods: [{ name: 'calculate', tool: 'calculate' }] });
     expect(byName.get(ns.service('examples'))?.methods.map((m) => m.name).sort()).toEqual(['add', 'fail', 'get_data', 'sleep', 'subtract', 'sum']);

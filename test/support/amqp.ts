@@ -10,6 +10,7 @@ export class TestNamespace {
   readonly names: Names;
   private readonly services = new Set<string>();
   private readonly instances: [string, string][] = [];
+  private readonly queues = new Set<string>();
 
   /** `namespace`: a name of your own (the soak's), else a unique one. */
   constructor(readonly namespace: string = uniqueName('t').replace(/[^A-Za-z0-9_.-]/g, '')) {
@@ -22,6 +23,12 @@ export class TestNamespace {
     return name;
   }
 
+  /** Remembers another queue to delete at the end (a delay queue, say). */
+  queue(name: string): string {
+    this.queues.add(name);
+    return name;
+  }
+
   /** Deletes the queues of every service named through {@link service}, and the namespace's exchanges. */
   async destroy(url: string = amqpUrl()): Promise<void> {
     const model = await amqp.connect(url);
@@ -31,6 +38,7 @@ export class TestNamespace {
         for (const q of [this.names.serviceQueue(s), this.names.deadLetterQueue(s), this.names.serviceEventQueue(s)]) await ch.deleteQueue(q);
       }
       for (const [s, i] of this.instances) await ch.deleteQueue(this.names.instanceEventQueue(s, i));
+      for (const q of this.queues) await ch.deleteQueue(q);
       for (const e of [this.names.requestExchange, this.names.eventExchange, this.names.deadLetterExchange, this.names.controlExchange, this.names.discoverExchange, this.names.cancelExchange]) await ch.deleteExchange(e);
       await ch.close();
     } finally {

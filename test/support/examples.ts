@@ -46,3 +46,20 @@ function sortKeys(value: JsonValue): JsonValue {
   }
   return value;
 }
+
+/**
+ * Posts one example to a gateway's POST /rpc and checks the answer: 204 and no body for a
+ * notification-only request, else 200, JSON, and the example's response (batches in any order).
+ * The one runner for the examples over HTTP, whatever system serves them.
+ */
+export async function expectExampleOverHttp(url: string, example: Example, headers: Record<string, string> = {}): Promise<void> {
+  const res = await fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: example.request });
+  if (example.response === null) {
+    expect(res.status).toBe(204);
+    expect(await res.text()).toBe('');
+  } else {
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(canonicalResponse((await res.json()) as JsonValue)).toBe(canonicalResponse(example.response));
+  }
+}

@@ -16,6 +16,21 @@ function deps(over: Partial<EnsureDeps> & { answering?: number[] } = {}): Ensure
 }
 
 describe('ensureServices', () => {
+  it('starts no container with WARREN_DOCKER=off', async () => {
+    const d = deps({ env: { WARREN_DOCKER: 'off' } });
+    await expect(ensureServices(d)).rejects.toBeInstanceOf(ServicesUnavailableError);
+    expect(d.started).toEqual([]);
+  });
+
+  it('probes the defaults WARREN_DEFAULT_AMQP_URL / WARREN_DEFAULT_REDIS_URL move (how a test plays a bare machine)', async () => {
+    const probed: number[] = [];
+    const d = deps({ env: { WARREN_DEFAULT_AMQP_URL: 'amqp://127.0.0.1:1', WARREN_DEFAULT_REDIS_URL: 'redis://127.0.0.1:2' }, probe: async (_h, port) => (probed.push(port), false), startContainers: () => Promise.reject(new Error('no Docker')) });
+    const err = await ensureServices(d).catch((e: unknown) => e);
+    expect(probed.sort()).toEqual([1, 2]);
+    expect(err).toBeInstanceOf(ServicesUnavailableError);
+    expect((err as Error).message).toContain('127.0.0.1:1');
+  });
+
   it('uses AMQP_URL and REDIS_URL as given, probing nothing', async () => {
     const d = deps({ env: { AMQP_URL: 'amqp://x', REDIS_URL: 'redis://y' }, probe: async () => { throw new Error('must not probe'); } });
     await expect(ensureServices(d)).resolves.toEqual({ rabbitmq: 'env', redis: 'env' });

@@ -3,7 +3,7 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { getJson, onUnauthorized, setToken, token, UnauthorizedError } from './api';
 import { openFeed, type FeedState } from './feed';
-import type { InflightEvent, Outcome, ThroughputSnapshot } from './types';
+import type { InflightEvent, Outcome, ServicesResponse, ThroughputSnapshot } from './types';
 import { ConsoleView } from './views/console';
 import { DeadLettersView } from './views/dead-letters';
 import { InflightView } from './views/inflight';
@@ -43,12 +43,17 @@ function App() {
   const [view, setView] = useState<ViewId>(viewFromHash);
   const [live, setLive] = useState<Live>({ feed: 'connecting', outcomes: [], catalogueVersion: 0 });
   const [help, setHelp] = useState(false);
+  /** What the broker runs on (GET /services `mode`): an embedded one is shown as not durable, always. */
+  const [mode, setMode] = useState<ServicesResponse['mode']>(undefined);
   const main = useRef<HTMLElement>(null);
 
   // Whether the broker wants a token: try without (or with the tab's), ask when refused.
   useEffect(() => {
-    getJson('/services')
-      .then(() => setAuth('ok'))
+    getJson<ServicesResponse>('/services')
+      .then((body) => {
+        setMode(body.mode);
+        setAuth('ok');
+      })
       .catch((err: unknown) => setAuth(err instanceof UnauthorizedError ? 'needed' : 'ok'));
     return onUnauthorized(() => setAuth('needed'));
   }, [attempt]);
@@ -133,6 +138,7 @@ function App() {
           <img src="/console/assets/favicon.svg" alt="" width="22" height="22" />
           <span>Warren</span>
         </div>
+
         <nav aria-label="Views">
           <ul>
             {views.map((v) => (
@@ -155,6 +161,11 @@ function App() {
           <button type="button" class="ghost" onClick={() => { setToken(undefined); location.reload(); }}>Forget token</button>
         ) : null}
       </header>
+      {mode === 'embedded' ? (
+        <div class="mode-embedded" role="note">
+          <strong>embedded: in memory, not durable.</strong> The broker and the services run in one process over an in-memory broker and stores; queues, jobs and results are lost when it stops.
+        </div>
+      ) : null}
       <main id="main" ref={main} tabIndex={-1} aria-label={views.find((v) => v.id === view)?.label}>
         {view === 'services' && <ServicesView live={live} />}
         {view === 'inflight' && <InflightView live={live} />}

@@ -83,6 +83,8 @@ export interface ServiceSummary {
 }
 
 export interface ServicesResponse {
+  /** What the broker runs on; `embedded`: one process, in memory, nothing durable. */
+  readonly mode?: 'rabbitmq' | 'embedded';
   readonly services: readonly ServiceSummary[];
   readonly conflicts?: readonly unknown[];
 }

@@ -9,6 +9,8 @@ import { runProbes, type ReadinessProbe } from '../probes';
 import { servicesView } from '../services-view';
 
 export interface OpsRouteOptions {
+  /** Reported as `mode` by /readyz and /services, so nobody mistakes an embedded run for a durable one. */
+  readonly mode: 'rabbitmq' | 'embedded';
   readonly connection: WireConnection;
   readonly catalogue: LiveCatalogue;
   readonly metrics: BrokerMetrics;
@@ -33,6 +35,7 @@ export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): voi
     const ready = amqpOk && results.every((p) => p.ok || !p.required);
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'unready',
+      mode: o.mode,
       rabbitmq: { ok: amqpOk, state: state.type, reconnects: o.connection.reconnects },
       dependencies: results,
     });
@@ -45,7 +48,7 @@ export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): voi
 
   app.get('/services', async () => {
     const catalogue = o.catalogue.current();
-    return servicesView(catalogue, await Promise.all(catalogue.services.map((s) => o.queueDepth?.(s.name))));
+    return { mode: o.mode, ...servicesView(catalogue, await Promise.all(catalogue.services.map((s) => o.queueDepth?.(s.name)))) };
   });
 
   // A client token sees only the calls it made through this gateway (cluster-wide entries are matched

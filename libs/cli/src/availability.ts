@@ -1,4 +1,5 @@
-import { AvailabilityGate, QueueDepths, type DirectoryEntry, type RpcClient } from '@warren/amqp';
+import { AvailabilityGate, QueueDepths, RpcClient, type DirectoryEntry } from '@warren/amqp';
+import type { Caller } from './gateway-caller';
 import type { Session } from './session';
 
 /**
@@ -20,10 +21,11 @@ export async function lookUpServices(s: Session, methods: readonly string[]): Pr
  * matters), so the method's service comes from the directory; the consumer
  * count from a passive declare of its queue (the gate of @warren/amqp).
  * Job-style methods are left to queue, as documented (docs/protocol.md).
+ * Through the gateway (embedded mode) the gateway's own gate answers instead.
  */
-export function guardCalls(s: Session, client: Pick<RpcClient, 'checkAvailability' | 'namespace'>, services: ReadonlyMap<string, DirectoryEntry>): void {
+export function guardCalls(s: Session, client: Caller, services: ReadonlyMap<string, DirectoryEntry>): void {
   const connection = s.connection;
-  if (!connection) return;
+  if (!connection || !(client instanceof RpcClient)) return;
   const gated = new Map([...services].filter(([, e]) => !e.jobStyle).map(([m, e]) => [m, e.service]));
   if (gated.size === 0) return;
   const gate = new AvailabilityGate({ serviceOf: (m) => gated.get(m) }, new QueueDepths(connection, client.namespace));

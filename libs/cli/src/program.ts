@@ -20,6 +20,7 @@ export const cliDefaults = {
 } as const;
 
 interface GlobalFlags {
+  via?: string;
   json?: boolean;
   color?: boolean;
   namespace?: string;
@@ -53,11 +54,16 @@ export function resolveSettings(io: Io, g: GlobalFlags): Settings {
   const gatewayNamed = g.gateway ?? env(io, 'WARREN_GATEWAY');
   const gateway = gatewayNamed ?? cliDefaults.gateway;
   const json = g.json === true;
+  // Checked when a command first needs it (Session.via), where a usage error is reported like any other.
+  const via = (g.via ?? env(io, 'WARREN_VIA') ?? 'auto').toLowerCase();
+  const amqpNamed = g.amqpUrl ?? env(io, 'AMQP_URL');
   return {
+    via,
+    amqpExplicit: amqpNamed !== undefined,
     json,
     color: g.color !== false && !json && wantColor(io.stdout.isTTY === true, io.env),
     namespace,
-    amqpUrls: (g.amqpUrl ?? env(io, 'AMQP_URL') ?? cliDefaults.amqpUrl).split(',').map((u) => u.trim()).filter(Boolean),
+    amqpUrls: (amqpNamed ?? cliDefaults.amqpUrl).split(',').map((u) => u.trim()).filter(Boolean),
     redisUrl: g.redisUrl ?? env(io, 'REDIS_URL') ?? cliDefaults.redisUrl,
     // The services' convention: in-flight keys are prefixed with the namespace unless told otherwise.
     keyPrefix: g.keyPrefix ?? env(io, 'WARREN_KEY_PREFIX') ?? namespace,
@@ -83,6 +89,7 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('--redis-url <url>', 'Redis of the in-flight store (env REDIS_URL)')
     .option('--key-prefix <prefix>', 'in-flight key prefix (env WARREN_KEY_PREFIX, default: the namespace)')
     .option('--gateway <url>', `broker HTTP gateway, or "off" (env WARREN_GATEWAY, default ${cliDefaults.gateway})`)
+    .option('--via <how>', 'amqp (RabbitMQ and Redis), gateway (POST /rpc on --gateway: an embedded system), or auto: the gateway when no AMQP URL is given and it runs embedded (env WARREN_VIA, default auto)')
     .addOption(new Option('--connect-timeout <ms>', 'give up connecting after this long').argParser(positiveInt).default(cliDefaults.connectTimeoutMs))
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()

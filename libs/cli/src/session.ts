@@ -1,8 +1,9 @@
 import { AmqpConnection, connectClient, type RpcClient } from '@warren/amqp';
 import { InflightView, RedisDirectory } from '@warren/inflight';
 import { redactUrl } from '@warren/logger';
-import { UnreachableError } from './errors';
+import { UnreachableError, UsageError } from './errors';
 import { colors, type Colors } from './format';
+import { GatewayCaller, GatewayView, gatewayIsEmbedded, type Caller, type ViewPort } from './gateway-caller';
 
 /** Where the CLI reads and writes; `process` in the bin, fakes in tests. */
 export interface Io {
@@ -25,6 +26,14 @@ export interface Settings {
   /** The gateway was named on purpose (flag or WARREN_GATEWAY), not the default. */
   readonly gatewayExplicit: boolean;
   readonly connectTimeoutMs: number;
+  /**
+   * How calls and the in-flight view are reached: RabbitMQ and Redis (`amqp`), the gateway's
+   * POST /rpc (`gateway`), or `auto`: the gateway when no AMQP URL was given and the gateway says
+   * it fronts an embedded system, else RabbitMQ.
+   */
+  readonly via: string;
+  /** An AMQP URL was given (flag or AMQP_URL), so `auto` never looks at the gateway. */
+  readonly amqpExplicit: boolean;
 }
 
 /**
@@ -33,9 +42,10 @@ export interface Settings {
  */
 export class Session {
   readonly c: Colors;
-  private rpc: Promise<RpcClient> | undefined;
+  private rpc: Promise<Caller> | undefined;
   private amqp: AmqpConnection | undefined;
-  private inflight: InflightView | undefined;
+  private inflight: Promise<ViewPort> | undefined;
+  private route: Promise<'amqp' | 'gateway'> | undefined;
   private methods: RedisDirectory | undefined;
 
   constructor(
@@ -55,34 +65,53 @@ export class Session {
     this.io.stderr.write(`${text}\n`);
   }
 
-  /** A connected RPC client (one per session). Fails with exit code 3 when RabbitMQ does not answer in time. */
-  client(options: { readonly persistent?: boolean; readonly defaultTimeoutMs?: number } = {}): Promise<RpcClient> {
-    this.rpc ??= (async () => {
-      // The session owns the connection (not the client), so availability checks can read queue depths on it.
-      const connection = new AmqpConnection({
-        urls: [...this.settings.amqpUrls],
-        startTimeoutMs: this.settings.connectTimeoutMs,
-        socketTimeoutMs: Math.min(5000, this.settings.connectTimeoutMs),
-        reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
-        connectionName: 'warren-cli',
-      });
-      this.amqp = connection;
-      try {
-        await connection.start();
-        return await connectClient({
-          connection,
-          namespace: this.settings.namespace,
-          ...(options.persistent === undefined ? {} : { persistent: options.persistent }),
-          ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
-        });
-      } catch (err) {
-        throw new UnreachableError(`RabbitMQ at ${this.settings.amqpUrls.map(redactUrl).join(', ')}`, err);
-      }
-    })();
+  /** Whether this session goes through RabbitMQ or the gateway (decided once, see {@link Settings.via}). */
+  via(): Promise<'amqp' | 'gateway'> {
+    const { via, gateway, amqpExplicit } = this.settings;
+    if (via !== 'amqp' && via !== 'gateway' && via !== 'auto') return Promise.reject(new UsageError(`--via (WARREN_VIA) must be amqp, gateway or auto, got ${JSON.stringify(via)}`));
+    this.route ??= via !== 'auto' ? Promise.resolve(via) : gateway === undefined || amqpExplicit ? Promise.resolve('amqp') : gatewayIsEmbedded(gateway, Math.min(1000, this.settings.connectTimeoutMs)).then((embedded) => (embedded ? 'gateway' : 'amqp'));
+    return this.route;
+  }
+
+  /**
+   * A connected caller (one per session): the RPC client over RabbitMQ, or the gateway's POST /rpc
+   * (see {@link via}). Fails with exit code 3 when neither answers in time.
+   */
+  client(options: { readonly persistent?: boolean; readonly defaultTimeoutMs?: number } = {}): Promise<Caller> {
+    this.rpc ??= this.via().then((via) => (via === 'gateway' ? this.gatewayCaller() : this.amqpClient(options)));
     return this.rpc;
   }
 
-  /** The RabbitMQ connection under {@link client}; undefined before it was asked for. */
+  private gatewayCaller(): Caller {
+    const base = this.settings.gateway;
+    if (base === undefined) throw new UnreachableError('the gateway', new Error('--via gateway needs a gateway (--gateway or WARREN_GATEWAY), not "off"'));
+    return new GatewayCaller(base, this.io.env['WARREN_TOKEN'] || undefined, this.settings.connectTimeoutMs);
+  }
+
+  private async amqpClient(options: { readonly persistent?: boolean; readonly defaultTimeoutMs?: number }): Promise<RpcClient> {
+    // The session owns the connection (not the client), so availability checks can read queue depths on it.
+    const connection = new AmqpConnection({
+      urls: [...this.settings.amqpUrls],
+      startTimeoutMs: this.settings.connectTimeoutMs,
+      socketTimeoutMs: Math.min(5000, this.settings.connectTimeoutMs),
+      reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
+      connectionName: 'warren-cli',
+    });
+    this.amqp = connection;
+    try {
+      await connection.start();
+      return await connectClient({
+        connection,
+        namespace: this.settings.namespace,
+        ...(options.persistent === undefined ? {} : { persistent: options.persistent }),
+        ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
+      });
+    } catch (err) {
+      throw new UnreachableError(`RabbitMQ at ${this.settings.amqpUrls.map(redactUrl).join(', ')}`, err);
+    }
+  }
+
+  /** The RabbitMQ connection under {@link client}; undefined before it was asked for, and through the gateway. */
   get connection(): AmqpConnection | undefined {
     return this.amqp;
   }
@@ -96,9 +125,13 @@ export class Session {
     return this.methods;
   }
 
-  /** The cluster-wide in-flight view in Redis (@warren/inflight). */
-  view(): InflightView {
-    this.inflight ??= new InflightView({ redis: this.settings.redisUrl, keyPrefix: this.settings.keyPrefix, commandTimeoutMs: Math.min(this.settings.connectTimeoutMs, 3000) });
+  /** The cluster-wide in-flight view: in Redis (@warren/inflight), or the gateway's inflight.* methods (see {@link via}). */
+  view(): Promise<ViewPort> {
+    this.inflight ??= this.via().then(async (via) =>
+      via === 'gateway'
+        ? new GatewayView(await this.client())
+        : new InflightView({ redis: this.settings.redisUrl, keyPrefix: this.settings.keyPrefix, commandTimeoutMs: Math.min(this.settings.connectTimeoutMs, 3000) }),
+    );
     return this.inflight;
   }
 
@@ -118,7 +151,7 @@ export class Session {
     this.methods = undefined;
     await Promise.all([
       rpc?.then((c) => c.close()).catch(() => undefined).then(() => connection?.close()).catch(() => undefined),
-      view?.close().catch(() => undefined),
+      view?.then((v) => v.close()).catch(() => undefined),
       directory?.close().catch(() => undefined),
     ]);
   }

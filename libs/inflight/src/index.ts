@@ -19,4 +19,6 @@ export { keys, directoryTtlMs, type Keys } from './keys';
 export {
   InflightError, InflightUnavailableError, ResultTimeoutError, InflightClosedError, InflightErrorCode, type InflightErrorCodeValue,
 } from './errors';
-export type { TrackerStore } from './store';
+export type { TrackerStore, ViewStore } from './store';
+export { MemoryInflightStore, MemoryInflightHandle } from './memory-store';
+export { createMemoryTracker, memoryInflightView } from './memory';

@@ -103,6 +103,28 @@ export interface TrackerStore {
   close(): Promise<void>;
 }
 
+/**
+ * The operations {@link InflightView} needs (operators and callers); {@link RedisStore} and
+ * `MemoryInflightStore`'s handles (memory-store.ts) implement them.
+ */
+export interface ViewStore {
+  /** Live workers' heartbeat entries, and the store's clock. */
+  workers(): Promise<{ now: number; workers: WorkerInfo[] }>;
+  /** One call's record as named fields (`parseRecord`), its latest progress as `progress`; `{}` when there is none. */
+  record(callId: string): Promise<Record<string, string>>;
+  /** Records a call as queued unless it has a record already; true when recorded. */
+  markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean>;
+  cancel(callId: string, markTtlMs: number): Promise<CancelReply>;
+  /** The calls listed as waiting in a delay queue whose deadline has not passed, at most `max`. */
+  retryingCalls(max: number): Promise<string[]>;
+  /** Drops calls from the retrying list (the view found them finished, or forgotten). */
+  unlistRetrying(callIds: readonly string[]): Promise<void>;
+  /** Usable now (a best-effort write is skipped, not waited for, when it is not). */
+  readonly connected: boolean;
+  ready(timeoutMs: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
 type Invoke = (...args: (string | number)[]) => Promise<unknown>;
 
 /** Our scripts' replies are parsed as RESP2-shaped arrays, so `replyMapping` is always left at its default ('legacy'). */
@@ -168,7 +190,7 @@ export async function closeRedis(client: RedisClient, timeoutMs = 1000): Promise
  * The in-flight store in Redis: the scripts, the reads, and the cancel
  * channel. The only module that talks to ioredis directly.
  */
-export class RedisStore implements TrackerStore {
+export class RedisStore implements TrackerStore, ViewStore {
   readonly client: RedisClient;
   private readonly owned: boolean;
   private subscriber: RedisClient | undefined;
@@ -213,6 +235,10 @@ export class RedisStore implements TrackerStore {
 
   get keys(): Keys {
     return this.k;
+  }
+
+  get connected(): boolean {
+    return this.client.status === 'ready';
   }
 
   claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {

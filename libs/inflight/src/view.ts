@@ -5,7 +5,7 @@ import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } fro
 import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
 import { sleep } from './sleep';
-import { RedisStore } from './store';
+import { RedisStore, type ViewStore } from './store';
 
 /**
  * One call in flight somewhere in the cluster: running on a live worker, or waiting in a delay queue
@@ -74,13 +74,14 @@ const terminal: ReadonlySet<CallState> = new Set<CallState>(['done', 'failed', '
 export class InflightView {
   private readonly o: ResolvedViewOptions;
   private readonly log: Logger;
-  private readonly store: RedisStore;
+  private readonly store: ViewStore;
   private closed = false;
 
-  constructor(options: ViewOptions = {}) {
+  /** `store`: where the records are; by default Redis as `options.redis` says (a `MemoryInflightStore` handle in embedded mode). */
+  constructor(options: ViewOptions = {}, store?: ViewStore) {
     this.o = resolveViewOptions(options);
     this.log = this.o.logger.child({ component: 'inflight-view' });
-    this.store = new RedisStore(this.o.redis, this.o.commandTimeoutMs, keys(this.o.keyPrefix), this.log);
+    this.store = store ?? new RedisStore(this.o.redis, this.o.commandTimeoutMs, keys(this.o.keyPrefix), this.log);
   }
 
   /**
@@ -159,7 +160,7 @@ export class InflightView {
   async markQueued(call: QueuedCall): Promise<boolean> {
     // Once per call: while Redis is away the mark is skipped at once rather than waited for, so an
     // outage under load does not pile up a waiter per call.
-    if (this.store.client.status !== 'ready') return false;
+    if (!this.store.connected) return false;
     return this.op(() => {
       const meta = encodeMeta({ service: call.service ?? '', method: call.method, deadline: call.deadline, rid: idText(call.id) });
       return this.store.markQueued(call.callId, meta, callTtlMs(call.deadline, Date.now(), this.o.graceMs));
@@ -206,7 +207,7 @@ export class InflightView {
   /** Runs a Redis operation, waiting briefly for a connection still being made; Redis failures become InflightUnavailableError. */
   private async op<T>(work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new InflightClosedError();
-    if (this.store.client.status !== 'ready') await this.store.ready(this.o.commandTimeoutMs);
+    if (!this.store.connected) await this.store.ready(this.o.commandTimeoutMs);
     try {
       return await work();
     } catch (err) {

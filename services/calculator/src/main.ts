@@ -10,32 +10,22 @@
 import { readServiceEnv, runServiceMain, startService } from '@warren/amqp';
 import { RedisDirectory, createRedisTracker } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
-import { calculatorMethods } from './methods';
+import { calculatorDefaults, calculatorService } from './service';
 
 /**
  * Every setting, from the environment (docs/services.md has the table). With
  * REDIS_URL set, calls are tracked in Redis, so `warren inflight`, `status`
  * and `cancel` see them.
  */
-const config = readServiceEnv(process.env, { name: 'calculator', prefetch: 32 });
+const config = readServiceEnv(process.env, calculatorDefaults);
 
 async function start(log: Logger): Promise<{ close: () => Promise<void> }> {
   // Optional: with a tracker, a redelivered call is answered from its stored result instead of running twice.
   const tracker = config.redisUrl === undefined ? undefined : createRedisTracker({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
   // With Redis, its methods are recorded there too, so `warren call add 4 5` names calculator when no instance runs.
   const directory = config.redisUrl === undefined ? undefined : new RedisDirectory({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
-  const service = await startService({
-    urls: config.amqpUrls,
-    namespace: config.namespace,
-    name: config.name,
-    prefetch: config.prefetch,
-    methods: calculatorMethods,
-    metadata: { description: 'Arithmetic methods and the calculate tool', version: '0.1.0' },
-    logger: log,
-    ...(tracker === undefined ? {} : { tracker }),
-    ...(directory === undefined ? {} : { directory }),
-    ...(config.instanceId === undefined ? {} : { instanceId: config.instanceId }),
-  });
+  // What the service is lives in service.ts (embedded mode starts the same one in memory); here, only where it connects.
+  const service = await startService({ urls: config.amqpUrls, ...calculatorService(config, { logger: log, ...(tracker === undefined ? {} : { tracker }) }), ...(directory === undefined ? {} : { directory }) });
   log.info({ amqp: config.amqpUrls.map(redactUrl), tracking: tracker?.state ?? 'off', namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
   return { close: () => service.close().then(() => directory?.close()) };
 }

@@ -60,7 +60,7 @@ export interface InflightFlags {
  * with --json each refresh is one JSON line.
  */
 export async function inflightCommand(s: Session, flags: InflightFlags, stop: AbortSignal): Promise<ExitCodeValue> {
-  const view = s.view();
+  const view = await viewOp(s, () => s.view());
   const filter = flags.service === undefined ? {} : { service: flags.service };
   const redraw = flags.watch === true && s.io.stdout.isTTY === true && !s.settings.json;
   for (let round = 1; ; round++) {
@@ -86,7 +86,7 @@ export async function inflightCommand(s: Session, flags: InflightFlags, stop: Ab
 
 /** `warren status <call-id>`: one call's state (queued/running/retrying/done/failed/cancelled/expired/unknown) and stored outcome. */
 export async function statusCommand(s: Session, callId: string): Promise<ExitCodeValue> {
-  const status = await viewOp(s, () => s.view().status(callId));
+  const status = await viewOp(s, async () => (await s.view()).status(callId));
   if (s.settings.json) {
     s.out(JSON.stringify(status));
     return ExitCode.ok;
@@ -116,7 +116,7 @@ export async function cancelCommand(s: Session, callId: string): Promise<ExitCod
   const onWire = (): Promise<boolean> => s.client().then((c) => c.cancelOnWire(callId, 'warren cancel')).then(() => true, () => false);
   let outcome: Awaited<ReturnType<InflightView['cancel']>>;
   try {
-    outcome = await viewOp(s, () => s.view().cancel(callId));
+    outcome = await viewOp(s, async () => (await s.view()).cancel(callId));
   } catch (err) {
     await onWire();
     throw err;

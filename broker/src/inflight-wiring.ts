@@ -1,0 +1,29 @@
+import { inflightMethods, inflightNotifications, trackQueued, type InflightView } from '@warren/inflight';
+import type { Logger } from '@warren/logger';
+import type { Broker, BrokerOptions } from './broker';
+
+/**
+ * What an in-flight view gives the broker, whichever store it reads (Redis, or memory in embedded
+ * mode): GET /inflight, the inflight.list/status/cancel/workers methods and $/cancelRequest, and
+ * relayed calls marked `queued` until a worker takes them. `options` goes into startBroker;
+ * `attach` is called with the started broker, whose client publishes the wire cancel.
+ */
+export function inflightWiring(view: InflightView): {
+  readonly options: Pick<BrokerOptions, 'inflight' | 'serviceMethods' | 'serviceNotifications'>;
+  attach(broker: Broker, logger: Logger): void;
+} {
+  // inflight.cancel also publishes the cancel on RabbitMQ, through the broker's client once it exists.
+  const wire: { cancel?: (callId: string) => Promise<void> } = {};
+  return {
+    options: {
+      inflight: { list: () => view.list(), status: (callId) => view.status(callId) },
+      serviceMethods: inflightMethods(view, { cancelOnWire: (id) => wire.cancel?.(id) ?? Promise.resolve() }),
+      serviceNotifications: inflightNotifications(view),
+    },
+    attach(broker, logger) {
+      wire.cancel = (id) => broker.client.cancelOnWire(id, 'inflight.cancel');
+      // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
+      trackQueued(broker.client, view, logger);
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import type { CallOptions } from '@warren/amqp';
+import { ErrorCode, JsonRpcError, type ErrorObject, type JsonValue, type Params } from '@warren/jsonrpc';
+import type { CancelOutcome, CallStatus, InflightCall } from '@warren/inflight';
+import { UnreachableError, UsageError } from './errors';
+
+/** The gateway's default ceiling on a call's deadline (GATEWAY_MAX_TIMEOUT_MS); a call without --timeout gets the gateway's default, below it. */
+const gatewayMaxTimeoutMs = 60_000;
+
+/** What the commands call methods through: the AMQP RpcClient, or {@link GatewayCaller}. */
+export interface Caller {
+  call<R = JsonValue>(method: string, params?: Params, options?: Pick<CallOptions, 'timeoutMs' | 'id' | 'onProgress'>): Promise<R>;
+  notify(method: string, params?: Params, options?: { readonly timeoutMs?: number }): Promise<void>;
+  /** The call id of the next call (for --show-id). */
+  nextCallId(): string;
+  /** Tells every worker on the wire to cancel `callId`. */
+  cancelOnWire(callId: string, reason?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What `inflight`, `status` and `cancel` read: the Redis InflightView, or {@link GatewayView}. */
+export interface ViewPort {
+  list(filter?: { readonly service?: string }): Promise<InflightCall[]>;
+  status(callId: string): Promise<CallStatus>;
+  cancel(callId: string): Promise<CancelOutcome>;
+  close(): Promise<void>;
+}
+
+/**
+ * Calls through the broker's HTTP gateway (POST /rpc) instead of RabbitMQ: how the CLI reaches an
+ * embedded system (one process, nothing to connect to but HTTP), or any gateway on purpose
+ * (`--via gateway`). What this loses against AMQP (docs/cli.md): no progress reports (POST /rpc
+ * answers once), no --show-id (the gateway picks the call id), and the deadline is capped by the
+ * gateway's GATEWAY_MAX_TIMEOUT_MS.
+ */
+export class GatewayCaller implements Caller {
+  private seq = 1;
+
+  constructor(
+    private readonly base: string,
+    private readonly token: string | undefined,
+    /** Added to a call's deadline: how much longer than the call itself the gateway may take to answer. */
+    private readonly connectTimeoutMs: number,
+  ) {}
+
+  /** `onProgress` is not called: POST /rpc answers once, with no progress before it. */
+  async call<R = JsonValue>(method: string, params?: Params, options: Pick<CallOptions, 'timeoutMs' | 'id' | 'onProgress'> = {}): Promise<R> {
+    const id = options.id ?? this.seq++;
+    const body = await this.post({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }), id }, options.timeoutMs);
+    const response = body as { result?: unknown; error?: ErrorObject } | undefined;
+    if (response?.error !== undefined) throw JsonRpcError.fromErrorObject(response.error);
+    if (response === undefined || !('result' in response)) throw new JsonRpcError(ErrorCode.InternalError, 'the gateway answered no JSON-RPC response');
+    return response.result as R;
+  }
+
+  async notify(method: string, params?: Params, options: { readonly timeoutMs?: number } = {}): Promise<void> {
+    const body = (await this.post({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }) }, options.timeoutMs)) as { error?: ErrorObject } | undefined;
+    if (body?.error !== undefined) throw JsonRpcError.fromErrorObject(body.error);
+  }
+
+  nextCallId(): string {
+    throw new UsageError('--show-id needs RabbitMQ (--via amqp): through the gateway, the gateway picks the call id');
+  }
+
+  /** Nothing to do: the gateway's inflight.cancel publishes the cancel on the wire itself. */
+  cancelOnWire(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** POSTs one message; the parsed answer, or undefined for 204 (a notification). Gateway refusals come back as JSON-RPC errors. */
+  private async post(message: Record<string, unknown>, timeoutMs: number | undefined): Promise<unknown> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) };
+    if (timeoutMs !== undefined) headers['x-timeout-ms'] = String(timeoutMs);
+    // fetch resolves only when the gateway answers, and it answers a call when the call ends: so the
+    // wait is bounded by the call's deadline (the gateway's maximum when none is given) plus the connect
+    // timeout, never by the connect timeout alone (hanging up earlier would cancel the call there).
+    const budgetMs = (timeoutMs ?? gatewayMaxTimeoutMs) + this.connectTimeoutMs;
+    let response: Response;
+    try {
+      response = await fetch(new URL('/rpc', this.base), { method: 'POST', headers, body: JSON.stringify(message), signal: AbortSignal.timeout(budgetMs) });
+    } catch (err) {
+      throw new UnreachableError(`the gateway at ${this.base}`, err);
+    }
+    if (response.status === 204) return undefined;
+    const text = await response.text();
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new JsonRpcError(ErrorCode.InternalError, `the gateway answered HTTP ${response.status} without JSON`);
+    }
+  }
+}
+
+/** The in-flight view through the gateway's inflight.* methods (the broker serves them over its own store). */
+export class GatewayView implements ViewPort {
+  constructor(private readonly caller: Caller) {}
+
+  list(filter: { readonly service?: string } = {}): Promise<InflightCall[]> {
+    return this.caller.call<InflightCall[]>('inflight.list', { ...filter });
+  }
+
+  status(callId: string): Promise<CallStatus> {
+    return this.caller.call<CallStatus>('inflight.status', { callId });
+  }
+
+  cancel(callId: string): Promise<CancelOutcome> {
+    return this.caller.call<CancelOutcome>('inflight.cancel', { callId });
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/**
+ * `--via auto`: true when the gateway says it fronts an embedded system (`"mode": "embedded"` in
+ * GET /readyz), where there is no RabbitMQ to connect to. One local GET, only when no AMQP URL was
+ * given; an absent or slow gateway means AMQP, as before.
+ */
+export async function gatewayIsEmbedded(base: string, timeoutMs: number): Promise<boolean> {
+  try {
+    const response = await fetch(new URL('/readyz', base), { signal: AbortSignal.timeout(timeoutMs) });
+    const body = (await response.json()) as { mode?: unknown };
+    return body.mode === 'embedded';
+  } catch {
+    return false;
+  }
+}

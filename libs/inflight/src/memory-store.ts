@@ -1,0 +1,443 @@
+import {
+  parseClaimReply, parseRecord, parseWorkersReply, queuedRecord, recordFields, recordSeparator, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
+} from './decision';
+import { minTtlMs } from './keys';
+import type { CancelReply, ClaimArgs, FinishArgs, TrackerStore, ViewStore } from './store';
+
+/**
+ * The in-flight store in memory, for embedded mode (one process: the broker and every service in
+ * it share one instance, the way a cluster shares one Redis). It holds what Redis holds, in the
+ * same record format (decision.ts reads both), and makes each transition the Lua script of the
+ * same name in scripts.ts makes; every transition is synchronous, so it is atomic like a script.
+ * The tracker's and the view's decisions stay in tracker.ts and view.ts: this is only the store.
+ *
+ * Memory only: nothing survives the process, which is what embedded mode promises.
+ * Expiry is lazy (a read past its TTL finds nothing), with a sweep at most once a second on writes,
+ * so memory stays bounded by what is live.
+ *
+ * @example
+ * const memory = new MemoryInflightStore();
+ * const tracker = createMemoryTracker(memory, { keyPrefix: 'warren' });
+ * const view = new InflightView({}, memory.connect());
+ */
+export class MemoryInflightStore {
+  /** Call records and progress, by call id; each entry keeps its own expiry (ms since the epoch). */
+  private readonly records = new Map<string, Entry<string>>();
+  private readonly progress = new Map<string, Entry<string>>();
+  private readonly effects = new Map<string, Entry<Map<string, string>>>();
+  /** `service/instanceId` → heartbeat entry (JSON) and when it stops counting as live. */
+  private readonly workers = new Map<string, Entry<string>>();
+  /** Calls waiting in a delay queue between attempts, with their deadlines (the `retrying` sorted set). */
+  private readonly waiting = new Map<string, number>();
+  private readonly cancelListeners = new Map<string, Set<(callId: string) => void>>();
+  private lastSweep = 0;
+
+  /** A handle for one tracker or view: closing it drops its subscription, not the data. */
+  connect(): MemoryInflightHandle {
+    return new MemoryInflightHandle(this);
+  }
+
+  /** @internal */ claim(callId: string, a: ClaimArgs): ClaimReply {
+    const now = this.write();
+    const fresh = fields({ state: 'R', startedAt: String(now), lease: String(now + a.leaseMs), worker: a.worker, token: a.token, attempt: String(a.attempt), meta: a.meta });
+    const f = this.get(this.records, callId)?.split(recordSeparator);
+    if (f === undefined) {
+      this.set(this.records, callId, join(fresh), a.runningTtlMs, now);
+      return parseClaimReply(a.attempt);
+    }
+    const state = at(f, 'state');
+    if (at(f, 'result') !== '' || state === 'D' || state === 'F' || state === 'E') return parseClaimReply(['stored', at(f, 'result'), at(f, 'code'), stateName[state] ?? state, at(f, 'meta')]);
+    if (state === 'C') {
+      put(f, 'meta', a.meta);
+      this.set(this.records, callId, join(f), a.finishedTtlMs, now);
+      return parseClaimReply(['cancelled']);
+    }
+    const lease = Number(at(f, 'lease'));
+    if (state === 'R' && at(f, 'lease') !== '' && lease > now) return parseClaimReply(['busy', at(f, 'worker'), lease - now]);
+    // Waited out a delay after its worker was lost: still a suspect.
+    const lost = state === 'W' && at(f, 'token') === 'lost';
+    put(f, 'lease', '');
+    put(f, 'token', '');
+    put(f, 'finishedAt', String(now));
+    if (at(f, 'cancel') === '1') {
+      put(f, 'state', 'C');
+      this.set(this.records, callId, join(f), a.finishedTtlMs, now);
+      return parseClaimReply(['cancelled']);
+    }
+    const next = (Number(at(f, 'attempt')) || 0) + 1;
+    if (next > a.maxAttempts) {
+      put(f, 'state', 'F');
+      put(f, 'code', String(a.workerLostCode));
+      this.set(this.records, callId, join(f), a.finishedTtlMs, now);
+      return parseClaimReply(['dead', next - 1, at(f, 'worker')]);
+    }
+    // Queued, or a retry's next attempt: nobody died, so no previous owner.
+    if (state !== 'R' && !lost) {
+      put(fresh, 'attempt', String(next));
+      this.set(this.records, callId, join(fresh), a.runningTtlMs, now);
+      return parseClaimReply(['run', next, '']);
+    }
+    const wait = state === 'R' ? retryWait(a.retry, next - 1, now) : undefined;
+    if (wait !== undefined) {
+      put(f, 'state', 'W');
+      put(f, 'lease', String(now + wait));
+      put(f, 'token', 'lost');
+      put(f, 'finishedAt', '');
+      this.keep(callId, join(f));
+      return parseClaimReply(['retry', next, wait, now + wait, at(f, 'worker')]);
+    }
+    if (!a.takeover) return parseClaimReply(['expired', at(f, 'worker'), next - 1]);
+    put(fresh, 'attempt', String(next));
+    this.set(this.records, callId, join(fresh), a.runningTtlMs, now);
+    return parseClaimReply(['run', next, at(f, 'worker')]);
+  }
+
+  /** @internal retryingAdd: lists a call waiting in a delay queue until its deadline, dropping the entries past theirs. */
+  listRetrying(callId: string, deadline: number): void {
+    const now = this.write();
+    this.waiting.set(callId, Math.floor(deadline));
+    for (const [id, until] of this.waiting) if (until < now) this.waiting.delete(id);
+  }
+
+  /** @internal retryingList: the listed calls whose deadline has not passed, earliest deadline first, at most `max`. */
+  retryingCalls(max: number): string[] {
+    const now = Date.now();
+    for (const [id, until] of this.waiting) if (until < now) this.waiting.delete(id);
+    return [...this.waiting].sort((x, y) => x[1] - y[1]).slice(0, max).map(([id]) => id);
+  }
+
+  /** @internal */ unlistRetrying(callIds: readonly string[]): void {
+    for (const id of callIds) this.waiting.delete(id);
+  }
+
+  /** Rewrites a record keeping its expiry (the scripts' KEEPTTL). */
+  private keep(callId: string, value: string): void {
+    const entry = this.records.get(callId);
+    if (entry) entry.value = value;
+  }
+
+  /** @internal The finish and record scripts: the first outcome wins. */
+  finish(callId: string, a: FinishArgs): number {
+    const now = this.write();
+    const v = this.get(this.records, callId);
+    const live = v !== undefined && (v[0] === 'R' || v[0] === 'Q' || v[0] === 'W');
+    if (v !== undefined && !live) return 0;
+    const f = v === undefined ? fields(a.unclaimed ? { worker: a.unclaimed.worker, meta: a.unclaimed.meta } : {}) : v.split(recordSeparator);
+    put(f, 'state', stateLetter(a.state));
+    put(f, 'code', a.code);
+    put(f, 'finishedAt', String(now));
+    put(f, 'result', a.result);
+    this.set(this.records, callId, join(f), a.ttlMs, now);
+    return 1;
+  }
+
+  /** @internal */ release(callId: string, token: string): number {
+    return this.update(callId, token, (f) => {
+      put(f, 'state', 'Q');
+      put(f, 'lease', '');
+      put(f, 'token', '');
+      return 1;
+    }) ?? 0;
+  }
+
+  /** @internal */ retrying(callId: string, token: string, nextTryAt: number): number {
+    return this.update(callId, token, (f) => {
+      put(f, 'state', 'W');
+      put(f, 'lease', String(nextTryAt));
+      put(f, 'token', '');
+      this.progress.delete(callId);
+      return 1;
+    }) ?? 0;
+  }
+
+  /** @internal */ renew(callId: string, token: string, leaseMs: number): number {
+    const now = Date.now();
+    const outcome = this.update(callId, token, (f) => {
+      put(f, 'lease', String(now + leaseMs));
+      return at(f, 'cancel') === '1' ? 1 : 0;
+    });
+    return outcome === undefined ? -1 : outcome;
+  }
+
+  /** @internal */ setProgress(callId: string, token: string, json: string): number {
+    const record = this.records.get(callId);
+    const written = this.update(callId, token, () => 1);
+    if (written !== 1 || record === undefined) return 0;
+    const now = this.write();
+    this.set(this.progress, callId, json, Math.max(minTtlMs, record.expiresAt - now), now);
+    return 1;
+  }
+
+  /** @internal */ cancel(callId: string, markTtlMs: number): CancelReply {
+    const now = this.write();
+    const entry = this.records.get(callId);
+    const v = this.get(this.records, callId);
+    if (v === undefined || entry === undefined) {
+      this.set(this.records, callId, join(fields({ state: 'C', cancel: '1', finishedAt: String(now) })), markTtlMs, now);
+      return { outcome: 'marked', worker: undefined };
+    }
+    const f = v.split(recordSeparator);
+    const state = at(f, 'state');
+    const worker = at(f, 'worker') === '' ? undefined : at(f, 'worker');
+    if (state === 'Q' || state === 'W' || state === 'R') {
+      put(f, 'cancel', '1');
+      if (state !== 'R') {
+        put(f, 'state', 'C');
+        put(f, 'finishedAt', String(now));
+      }
+      entry.value = join(f);
+      if (state !== 'R') return { outcome: 'marked', worker };
+      const listeners = [...(this.cancelListeners.get(at(f, 'worker')) ?? [])];
+      // Delivered after the reply, as a pub/sub message arrives after the script's answer.
+      if (listeners.length > 0) queueMicrotask(() => { for (const l of listeners) l(callId); });
+      return { outcome: 'signalled', worker: worker ?? '', receivers: listeners.length };
+    }
+    if (state === 'C') return { outcome: 'cancelled', worker };
+    return { outcome: 'finished', state: stateName[state] ?? state };
+  }
+
+  /** @internal */ markQueued(callId: string, meta: string, ttlMs: number): boolean {
+    const now = this.write();
+    if (this.get(this.records, callId) !== undefined) return false;
+    this.set(this.records, callId, queuedRecord(meta), ttlMs, now);
+    return true;
+  }
+
+  /** @internal */ record(callId: string): Record<string, string> {
+    const out = parseRecord(this.get(this.records, callId));
+    const progress = this.get(this.progress, callId);
+    if (progress !== undefined && progress !== '' && out['state'] !== undefined) out['progress'] = progress;
+    return out;
+  }
+
+  /** @internal */ heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number): void {
+    const now = this.write();
+    this.set(this.workers, `${service}/${instanceId}`, JSON.stringify(entry), entryTtlMs, now);
+  }
+
+  /** @internal */ goodbye(service: string, instanceId: string): void {
+    this.workers.delete(`${service}/${instanceId}`);
+  }
+
+  /** @internal The same reply the workers script gives, read by the same parser. */
+  liveWorkers(): { now: number; workers: WorkerInfo[] } {
+    const now = Date.now();
+    const raw: unknown[] = [now];
+    for (const [field, entry] of this.workers) if (entry.expiresAt > now) raw.push(field, entry.value, entry.expiresAt);
+    return parseWorkersReply(raw);
+  }
+
+  /** @internal 'R' run it | 'D<json>' done | 'P' an earlier run died inside it (effects.ts reads it). */
+  effectStart(callId: string, name: string, mark: string, ttlMs: number): string {
+    const now = this.write();
+    const hash = this.effectsOf(callId, now);
+    const v = hash.value.get(name);
+    if (v !== undefined) return v.startsWith('D') ? v : v === mark ? 'R' : 'P';
+    hash.value.set(name, mark);
+    hash.expiresAt = Math.max(hash.expiresAt, now + ttlMs);
+    return 'R';
+  }
+
+  /** @internal */ effectComplete(callId: string, name: string, json: string, ttlMs: number): number {
+    const now = this.write();
+    const hash = this.effectsOf(callId, now);
+    if (hash.value.get(name)?.startsWith('D')) return 0;
+    hash.value.set(name, `D${json}`);
+    hash.expiresAt = Math.max(hash.expiresAt, now + ttlMs);
+    return 1;
+  }
+
+  /** @internal */ effectForget(callId: string, name: string, mark: string): number {
+    const hash = this.effects.get(callId);
+    if (hash === undefined || hash.value.get(name) !== mark) return 0;
+    hash.value.delete(name);
+    return 1;
+  }
+
+  /** @internal */ subscribe(instanceId: string, listener: (callId: string) => void): () => void {
+    let set = this.cancelListeners.get(instanceId);
+    if (!set) this.cancelListeners.set(instanceId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.cancelListeners.delete(instanceId);
+    };
+  }
+
+  /** Changes a running call's record if `token` holds its claim (KEEPTTL); undefined when it does not. */
+  private update<T>(callId: string, token: string, change: (f: string[]) => T): T | undefined {
+    const entry = this.records.get(callId);
+    const v = this.get(this.records, callId);
+    if (v === undefined || entry === undefined) return undefined;
+    const f = v.split(recordSeparator);
+    if (at(f, 'state') !== 'R' || at(f, 'token') !== token) return undefined;
+    const out = change(f);
+    entry.value = join(f);
+    return out;
+  }
+
+  private effectsOf(callId: string, now: number): Entry<Map<string, string>> {
+    const found = this.effects.get(callId);
+    if (found && found.expiresAt > now) return found;
+    const fresh = { value: new Map<string, string>(), expiresAt: now };
+    this.effects.set(callId, fresh);
+    return fresh;
+  }
+
+  private get<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
+    const entry = map.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt > Date.now()) return entry.value;
+    map.delete(key);
+    return undefined;
+  }
+
+  private set<T>(map: Map<string, Entry<T>>, key: string, value: T, ttlMs: number, now: number): void {
+    map.set(key, { value, expiresAt: now + Math.max(1, Number(ttlMs)) });
+  }
+
+  /** The time of a write, sweeping what expired at most once a second. */
+  private write(): number {
+    const now = Date.now();
+    if (now - this.lastSweep >= 1000) {
+      this.lastSweep = now;
+      for (const map of [this.records, this.progress, this.effects, this.workers] as Map<string, Entry<unknown>>[]) {
+        for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
+      }
+    }
+    return now;
+  }
+}
+
+interface Entry<T> {
+  value: T;
+  expiresAt: number;
+}
+
+type Field = (typeof recordFields)[number];
+const index = Object.fromEntries(recordFields.map((name, i) => [name, i])) as Record<Field, number>;
+const at = (f: readonly string[], name: Field): string => f[index[name]] ?? '';
+const put = (f: string[], name: Field, value: string): void => void (f[index[name]] = value);
+const fields = (given: Partial<Record<Field, string>>): string[] => recordFields.map((name) => given[name] ?? '');
+const join = (f: readonly string[]): string => f.join(recordSeparator);
+
+/** The wait before attempt `failed` + 1 under a retry policy, if it ends before the deadline (the claim script's retryWait). */
+function retryWait(retry: ClaimArgs['retry'], failed: number, now: number): number | undefined {
+  const wait = retry?.delaysMs[failed - 1];
+  return retry !== undefined && wait !== undefined && now + wait < retry.deadline ? wait : undefined;
+}
+const stateName: Readonly<Record<string, string>> = { R: 'running', Q: 'queued', W: 'retrying', D: 'done', F: 'failed', C: 'cancelled', E: 'expired' };
+
+/**
+ * One tracker's or view's connection to a {@link MemoryInflightStore}: the {@link TrackerStore}
+ * and {@link ViewStore} ports over it. Never fails and never disconnects, so a tracker over it is
+ * always `tracking`.
+ */
+export class MemoryInflightHandle implements TrackerStore, ViewStore {
+  private unsubscribe: (() => void) | undefined;
+  private closed = false;
+
+  constructor(private readonly memory: MemoryInflightStore) {}
+
+  get connected(): boolean {
+    return !this.closed;
+  }
+
+  claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
+    return Promise.resolve(this.memory.claim(callId, args));
+  }
+
+  finish(callId: string, args: FinishArgs): Promise<number> {
+    return Promise.resolve(this.memory.finish(callId, args));
+  }
+
+  release(callId: string, token: string): Promise<number> {
+    return Promise.resolve(this.memory.release(callId, token));
+  }
+
+  renew(callId: string, token: string, leaseMs: number): Promise<number> {
+    return Promise.resolve(this.memory.renew(callId, token, leaseMs));
+  }
+
+  retrying(callId: string, token: string, nextTryAt: number): Promise<number> {
+    return Promise.resolve(this.memory.retrying(callId, token, nextTryAt));
+  }
+
+  /** `_ttlMs`: the index lives as long as the store; each entry leaves at its deadline. */
+  listRetrying(callId: string, deadline: number, _ttlMs: number): Promise<void> {
+    this.memory.listRetrying(callId, deadline);
+    return Promise.resolve();
+  }
+
+  retryingCalls(max: number): Promise<string[]> {
+    return Promise.resolve(this.memory.retryingCalls(max));
+  }
+
+  unlistRetrying(callIds: readonly string[]): Promise<void> {
+    this.memory.unlistRetrying(callIds);
+    return Promise.resolve();
+  }
+
+  progress(callId: string, token: string, json: string): Promise<number> {
+    return Promise.resolve(this.memory.setProgress(callId, token, json));
+  }
+
+  /** `_keyTtlMs`: each entry expires on its own here, so the whole set needs no TTL of its own. */
+  heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number, _keyTtlMs: number): Promise<void> {
+    this.memory.heartbeat(service, instanceId, entry, entryTtlMs);
+    return Promise.resolve();
+  }
+
+  goodbye(service: string, instanceId: string): Promise<void> {
+    this.memory.goodbye(service, instanceId);
+    return Promise.resolve();
+  }
+
+  effectStart(callId: string, name: string, mark: string, ttlMs: number): Promise<unknown> {
+    return Promise.resolve(this.memory.effectStart(callId, name, mark, ttlMs));
+  }
+
+  effectComplete(callId: string, name: string, json: string, ttlMs: number): Promise<number> {
+    return Promise.resolve(this.memory.effectComplete(callId, name, json, ttlMs));
+  }
+
+  effectForget(callId: string, name: string, mark: string): Promise<number> {
+    return Promise.resolve(this.memory.effectForget(callId, name, mark));
+  }
+
+  subscribeCancels(instanceId: string, onCancel: (callId: string) => void): void {
+    if (this.unsubscribe) throw new Error('subscribeCancels: already subscribed');
+    this.unsubscribe = this.memory.subscribe(instanceId, onCancel);
+  }
+
+  /** Memory is never lost: nothing to report. */
+  onConnection(): void {}
+
+  ready(): Promise<boolean> {
+    return Promise.resolve(!this.closed);
+  }
+
+  workers(): Promise<{ now: number; workers: WorkerInfo[] }> {
+    return Promise.resolve(this.memory.liveWorkers());
+  }
+
+  record(callId: string): Promise<Record<string, string>> {
+    return Promise.resolve(this.memory.record(callId));
+  }
+
+  markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean> {
+    return Promise.resolve(this.memory.markQueued(callId, meta, ttlMs));
+  }
+
+  cancel(callId: string, markTtlMs: number): Promise<CancelReply> {
+    return Promise.resolve(this.memory.cancel(callId, markTtlMs));
+  }
+
+  /** Drops this handle's cancel subscription; the data stays for the other handles. Idempotent. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    return Promise.resolve();
+  }
+}

@@ -14,8 +14,11 @@ import {
 export type ClaimReply =
   /** This worker owns the call now (first claim, or a takeover from `previousOwner`). */
   | { readonly kind: 'run'; readonly attempt: number; readonly previousOwner: string | undefined }
-  /** The call has an outcome already: answer with it. `result` is the stored response JSON, if any. */
-  | { readonly kind: 'stored'; readonly result: string | undefined; readonly code: number | undefined; readonly state: CallState }
+  /**
+   * The call has an outcome already: answer with it. `result` is the stored response JSON, if any; `rid` the
+   * JSON-RPC id (as JSON) of the request the record was made for.
+   */
+  | { readonly kind: 'stored'; readonly result: string | undefined; readonly code: number | undefined; readonly state: CallState; readonly rid: string | undefined }
   /** Another worker holds a live lease: wait for its result. */
   | { readonly kind: 'busy'; readonly owner: string; readonly leaseLeftMs: number }
   /** The call was cancelled before it started: answer Cancelled, do not run it. */
@@ -42,14 +45,14 @@ export function parseClaimReply(raw: unknown): ClaimReply {
   // A bare number: claimed fresh, at that attempt (the common case, kept small).
   if (typeof raw === 'number') return Number.isSafeInteger(raw) && raw >= 1 ? { kind: 'run', attempt: raw, previousOwner: undefined } : { kind: 'invalid', raw };
   if (!Array.isArray(raw)) return { kind: 'invalid', raw };
-  const [kind, a, b, c] = raw as unknown[];
+  const [kind, a, b, c, d] = raw as unknown[];
   switch (kind) {
     case 'run': {
       const attempt = int(a);
       return attempt === undefined || attempt < 1 ? { kind: 'invalid', raw } : { kind: 'run', attempt, previousOwner: text(b) };
     }
     case 'stored':
-      return { kind: 'stored', result: text(a), code: int(b), state: typeof c === 'string' && recordStates.has(c) ? (c as CallState) : 'unknown' };
+      return { kind: 'stored', result: text(a), code: int(b), state: typeof c === 'string' && recordStates.has(c) ? (c as CallState) : 'unknown', rid: typeof d === 'string' ? decodeMeta(d).rid : undefined };
     case 'busy':
       return { kind: 'busy', owner: text(a) ?? '', leaseLeftMs: Math.max(0, int(b) ?? 0) };
     case 'cancelled':

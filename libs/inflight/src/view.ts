@@ -1,17 +1,21 @@
-import { idText, type Id, type ResponseMessage } from '@warren/jsonrpc';
+import type { CallInfo } from '@warren/calls';
+import { idText, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
-import { encodeMeta, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
+import { decodeMeta, encodeMeta, parseStoredId, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
 import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
 import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
 import { sleep } from './sleep';
 import { RedisStore } from './store';
 
-/** One call running somewhere in the cluster. (A type, not an interface, so it fits ports with an index signature, like the broker's InflightSource.) */
-export type InflightCall = {
-  readonly callId: string;
+/**
+ * One call running somewhere in the cluster: a {@link CallInfo} whose worker is known, and what the store
+ * adds. Flattened into one object type, so it fits ports with an index signature (the broker's InflightSource).
+ */
+export type InflightCall = { readonly [K in keyof ListedCall]: ListedCall[K] };
+
+type ListedCall = CallInfo & {
   readonly service: string;
-  readonly method: string;
   /** The worker instance running it. */
   readonly worker: string;
   readonly attempt: number;
@@ -19,7 +23,6 @@ export type InflightCall = {
   readonly startedAt: number;
   /** Milliseconds since `startedAt`. */
   readonly ageMs: number;
-  readonly deadline: number;
   /** When the worker's lease runs out unless renewed (Redis clock). */
   readonly leaseUntil: number;
   readonly cancelRequested: boolean;
@@ -27,17 +30,8 @@ export type InflightCall = {
   readonly progress?: CallProgress;
 };
 
-/** A call its caller has sent, as {@link InflightView.markQueued} records it (the fields of @warren/amqp's SentCall). */
-export interface QueuedCall {
-  readonly callId: string;
-  readonly method: string;
-  /** The JSON-RPC id in the request body. */
-  readonly id: Id;
-  /** Absolute deadline, ms since the epoch. */
-  readonly deadline: number;
-  /** The service meant to run it, when the caller knows. */
-  readonly service?: string;
-}
+/** A call its caller has sent, as {@link InflightView.markQueued} records it (`service` when the caller knows it). */
+export type QueuedCall = CallInfo;
 
 /** What a cancel did. */
 export type CancelOutcome =
@@ -80,11 +74,15 @@ export class InflightView {
       const { now, workers } = await this.store.workers();
       const ids = new Set(workers.filter((w) => filter.service === undefined || w.service === filter.service).flatMap((w) => w.calls));
       // One GET per call, sent together (auto-pipelined): one round trip.
-      const records = await Promise.all([...ids].map(async (id) => toCallStatus(id, await this.store.record(id), now)));
+      const records = await Promise.all([...ids].map(async (id) => {
+        const record = await this.store.record(id);
+        return { status: toCallStatus(id, record, now), id: parseStoredId(decodeMeta(record['meta']).rid) };
+      }));
       return records
-        .filter((s) => s.state === 'running')
-        .map((s) => ({
+        .filter(({ status }) => status.state === 'running')
+        .map(({ status: s, id }): InflightCall => ({
           callId: s.callId,
+          id,
           service: s.service ?? '',
           method: s.method ?? '',
           worker: s.worker ?? '',

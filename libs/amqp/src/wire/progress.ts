@@ -4,14 +4,9 @@
  * with the call's correlation id and the {@link progressHeader}; docs/protocol.md, "Progress").
  */
 
-/** One progress report of a running call. */
-export interface Progress {
-  /** How much is done, 0..1. */
-  readonly fraction: number;
-  readonly message?: string;
-  /** When it was reported, ms since the epoch (the worker's clock). */
-  readonly at: number;
-}
+import type { Progress } from '@warren/calls';
+
+export type { Progress } from '@warren/calls';
 
 /** Told of a call's progress, as reported (already throttled). */
 export type ProgressListener = (progress: Progress) => void;

@@ -7,7 +7,7 @@
  * shows the same cost inside a whole call, where it shares two cores with everything else.
  */
 import { randomBytes } from 'node:crypto';
-import type { TrackedCall } from '@warren/amqp';
+import type { Executed, RunningCall } from '@warren/calls';
 import { createRedisTracker } from '@warren/inflight';
 import { cpuSampler } from './proc-stats';
 import { redisUrl } from '@warren/testkit';
@@ -32,11 +32,12 @@ async function main(): Promise<void> {
   const run = async (total: number): Promise<void> => {
     while (next < total) {
       const n = next++;
-      const call: TrackedCall = { callId: `${prefix}.${n}`, id: n, method: 'add', service: 'bench', instanceId: 'i1', attempt: 1, deadline: Date.now() + 10_000, startedAt: Date.now() };
-      const decision = await tracker.begin(call, abort);
-      if (decision.action !== 'run') throw new Error(`call ${n}: expected to run, got ${decision.action}`);
-      await tracker.finish(call, { jsonrpc: '2.0', result: n + 1, id: n });
-      decision.release();
+      const call: RunningCall = { callId: `${prefix}.${n}`, id: n, method: 'add', service: 'bench', worker: 'i1', attempt: 1, deadline: Date.now() + 10_000, startedAt: Date.now() };
+      const response = { jsonrpc: '2.0', result: n + 1, id: n } as const;
+      const executed: Executed = { kind: 'answer', text: JSON.stringify(response), response };
+      const outcome = await tracker.run(call, abort, () => Promise.resolve(executed));
+      if (outcome.source !== 'run') throw new Error(`call ${n}: expected to run, got an answer from the store`);
+      await outcome.stored;
     }
   };
   const loops = (total: number): Promise<void[]> => Promise.all(Array.from({ length: concurrency }, () => run(total)));

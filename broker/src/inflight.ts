@@ -1,23 +1,15 @@
+import type { CallInfo } from '@warren/amqp';
+
 /**
- * One call in flight somewhere in the cluster, as GET /inflight shows it.
- * Shaped after @warren/amqp's TrackedCall (what a service reports to its
- * tracker) plus whatever the store adds; values must be JSON.
+ * One call in flight somewhere in the cluster, as GET /inflight shows it: a
+ * CallInfo (@warren/calls) as far as the store knows it, plus whatever the
+ * store adds; values must be JSON.
  */
-export interface InflightCall {
-  readonly callId: string;
-  readonly method: string;
-  readonly service?: string;
-  readonly instanceId?: string;
-  readonly attempt?: number;
-  /** Absolute deadline, ms since the epoch. */
-  readonly deadline?: number;
-  /** ms since the epoch. */
-  readonly startedAt?: number;
-  /** `running`, or `retrying` (waiting in a delay queue for its next attempt, due at `nextTryAt`), as @warren/inflight lists it. */
-  readonly state?: string;
-  readonly nextTryAt?: number;
-  readonly [extra: string]: unknown;
-}
+/**
+ * `state`: `running`, or `retrying` (waiting in a delay queue for its next attempt, due at
+ * `nextTryAt`), as @warren/inflight lists it.
+ */
+export type InflightCall = Pick<CallInfo, 'callId' | 'method'> & Partial<CallInfo> & { readonly state?: string; readonly nextTryAt?: number; readonly [extra: string]: unknown };
 
 /**
  * The port through which GET /inflight reads calls in flight across the

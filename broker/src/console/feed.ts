@@ -168,7 +168,7 @@ export class ConsoleFeed {
         callId: call.callId,
         method: s.method ?? call.method,
         ...optional('service', s.service ?? call.service),
-        ...optional('worker', s.worker ?? (typeof call['worker'] === 'string' ? call['worker'] : undefined)),
+        ...optional('worker', s.worker ?? call.worker),
         ...optional('attempt', s.attempt ?? call.attempt),
         state: s.state as OutcomeState,
         ...optional('code', code),

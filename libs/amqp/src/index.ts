@@ -64,7 +64,10 @@ export { WarrenService } from './runtime/service';
 export { type ServiceOptions, type ServiceMethod, type ServiceNotification, type ToolSpec, resolveServiceOptions } from './runtime/service-options';
 export type { ServiceStats } from './runtime/service-stats';
 export type { HandlerContext, NestedClient } from './runtime/context';
-export { trackingStates, type CallTracker, type TrackedCall, type TrackDecision, type TrackingReport } from './runtime/tracker';
+export {
+  trackingStates, outcomeOf, type CallTracker, type CallInfo, type RunningCall, type RunInfo, type Executed, type TrackedOutcome, type Settle,
+  type DeadLetterSettle, type TrackingReport,
+} from './runtime/tracker';
 export type { Abortable } from './runtime/call-abort';
 export { SuspectLane, type Isolation } from './runtime/suspect-lane';
 export { effectKey, maxEffectName, type EffectLedger, type EffectStart, type OnceOptions, type OnceResult } from './runtime/once';

@@ -3,7 +3,7 @@
 // queue for that wait as the next attempt and comes back after it; the tracker is handed the method's
 // waits; a wait with no delay queue declared is requeued rather than dropped by the default exchange.
 import amqp from 'amqplib';
-import { connectClient, startService, type CallTracker, type RpcClient, type TrackDecision, type TrackedCall } from '@warren/amqp';
+import { connectClient, outcomeOf, startService, type CallTracker, type Executed, type RpcClient, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/amqp';
 import { Teardown, amqpUrl } from '@warren/testkit';
 import { TestNamespace, queueDepth } from '../../../test/support/amqp';
 
@@ -16,15 +16,15 @@ let client: RpcClient;
 
 /** Answers `retry` with the scripted waits in turn (one per delivery), then lets the call run. */
 class ScriptedTracker implements CallTracker {
-  readonly seen: TrackedCall[] = [];
+  readonly seen: RunningCall[] = [];
   constructor(readonly waits: number[]) {}
-  async begin(call: TrackedCall): Promise<TrackDecision> {
+  async run(call: RunningCall, _abort: unknown, execute: (run: RunInfo) => Promise<Executed>): Promise<TrackedOutcome> {
     this.seen.push(call);
     const delayMs = this.waits.shift();
-    if (delayMs !== undefined) return { action: 'retry', attempt: call.attempt + 1, delayMs, nextTryAt: Date.now() + delayMs };
-    return { action: 'run', attempt: call.attempt, release: () => undefined };
+    // As the Redis tracker settles a call whose worker was lost under a retry policy.
+    if (delayMs !== undefined) return { reply: undefined, settle: { action: 'retry', delayMs, nextAttempt: call.attempt + 1 }, source: 'store' };
+    return outcomeOf(await execute({ attempt: call.attempt }));
   }
-  async finish(): Promise<void> {}
 }
 
 const tracker = new ScriptedTracker([]);

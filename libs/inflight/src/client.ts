@@ -1,7 +1,26 @@
-import type { CallOptions, RpcClient } from '@warren/amqp';
-import { ConnectionLostError, JsonRpcError, isErrorResponse, type JsonValue, type Params } from '@warren/jsonrpc';
+import type { CallInfo } from '@warren/calls';
+import { ConnectionLostError, JsonRpcError, isErrorResponse, type Id, type JsonValue, type Params } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import type { CancelOutcome, InflightView } from './view';
+
+/** What {@link callWithRecovery} needs of a call's options (@warren/amqp's CallOptions has them). */
+export interface RecoverableCallOptions {
+  readonly timeoutMs?: number;
+  readonly deadline?: number;
+  readonly signal?: AbortSignal;
+  readonly id?: Exclude<Id, null>;
+}
+
+/**
+ * The part of a client (@warren/amqp's RpcClient) these helpers use, so this
+ * package needs no AMQP: told of calls sent and given up, and able to call.
+ */
+export interface CallerHooks {
+  onCancel(listener: (callId: string) => void): void;
+  onSend(listener: (call: CallInfo) => void): void;
+  nextCallId(): string;
+  call<R = JsonValue>(method: string, params?: Params, opts?: RecoverableCallOptions): Promise<R>;
+}
 
 /**
  * Makes a caller's abort cancel the call where it runs: when a call made with
@@ -15,7 +34,7 @@ import type { CancelOutcome, InflightView } from './view';
  * const p = client.call('slow', [], { signal: ac.signal });
  * ac.abort(); // p rejects with CancelledError; the handler's ctx.signal fires on its worker
  */
-export function cancelOnAbort(client: RpcClient, view: Pick<InflightView, 'cancel'>, log?: Logger): void {
+export function cancelOnAbort(client: Pick<CallerHooks, 'onCancel'>, view: Pick<InflightView, 'cancel'>, log?: Logger): void {
   client.onCancel((callId) => {
     view.cancel(callId).then(
       (outcome: CancelOutcome) => log?.debug({ callId, outcome: outcome.outcome }, 'call cancelled across the cluster'),
@@ -37,13 +56,14 @@ export function cancelOnAbort(client: RpcClient, view: Pick<InflightView, 'cance
  * const p = client.call('slow', []);
  * await view.status(id); // { state: 'queued', method: 'slow', attempt: 0, ... } until a worker takes it
  */
-export function trackQueued(client: RpcClient, view: Pick<InflightView, 'markQueued'>, log?: Logger): void {
+export function trackQueued(client: Pick<CallerHooks, 'onSend'>, view: Pick<InflightView, 'markQueued'>, log?: Logger): void {
   client.onSend((call) => {
     view.markQueued(call).catch((err: unknown) => log?.debug({ err, callId: call.callId }, 'call not marked queued (in-flight store unavailable)'));
   });
 }
 
-export interface RecoveryOptions extends CallOptions {
+/** The call's own options (whatever the client takes: `O`), and these. */
+export interface RecoveryOptions {
   /** How long to wait for the stored outcome after the reply was lost. @default the call's timeoutMs, else 30000 */
   readonly recoverWithinMs?: number;
   /** How often to look for it. @default 100 */
@@ -60,13 +80,15 @@ export interface RecoveryOptions extends CallOptions {
  * @example
  * const sum = await callWithRecovery<number>(client, view, 'add', [4, 5]);
  */
-export async function callWithRecovery<R = JsonValue>(client: RpcClient, view: Pick<InflightView, 'waitForResult'>, method: string, params?: Params, opts: RecoveryOptions = {}): Promise<R> {
+export async function callWithRecovery<R = JsonValue, O extends RecoverableCallOptions = RecoverableCallOptions>(
+  client: CallerHooks, view: Pick<InflightView, 'waitForResult'>, method: string, params?: Params, opts: O & RecoveryOptions = {} as O & RecoveryOptions,
+): Promise<R> {
   const { recoverWithinMs, pollMs, ...callOptions } = opts;
   // The call id is taken synchronously by `call`, so nothing can come in between. An explicit
   // JSON-RPC id keeps `call` from taking a second number from the client's counter for the body.
   const callId = client.nextCallId();
   try {
-    return await client.call<R>(method, params, { ...callOptions, id: callOptions.id ?? callId });
+    return await client.call<R>(method, params, { ...callOptions, id: callOptions.id ?? callId } as RecoverableCallOptions);
   } catch (err) {
     if (!(err instanceof ConnectionLostError)) throw err;
     const waitMs = recoverWithinMs ?? Math.max(1, Math.min(opts.timeoutMs ?? 30_000, (opts.deadline ?? Number.POSITIVE_INFINITY) - Date.now()));

@@ -1,4 +1,4 @@
-import { decodeProgress, type Progress } from '@warren/amqp';
+import { decodeProgress, type Progress } from '@warren/calls';
 import {
   CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, WorkerLostError, failureResponse, isErrorResponse, parseIdText,
   type Id, type ResponseMessage,
@@ -15,8 +15,11 @@ import {
 export type ClaimReply =
   /** This worker owns the call now (first claim, or a takeover from `previousOwner`). */
   | { readonly kind: 'run'; readonly attempt: number; readonly previousOwner: string | undefined }
-  /** The call has an outcome already: answer with it. `result` is the stored response JSON, if any. */
-  | { readonly kind: 'stored'; readonly result: string | undefined; readonly code: number | undefined; readonly state: CallState }
+  /**
+   * The call has an outcome already: answer with it. `result` is the stored response JSON, if any; `rid` the
+   * JSON-RPC id (as JSON) of the request the record was made for.
+   */
+  | { readonly kind: 'stored'; readonly result: string | undefined; readonly code: number | undefined; readonly state: CallState; readonly rid: string | undefined }
   /** Another worker holds a live lease: wait for its result. */
   | { readonly kind: 'busy'; readonly owner: string; readonly leaseLeftMs: number }
   /** The call was cancelled before it started: answer Cancelled, do not run it. */
@@ -55,7 +58,7 @@ export function parseClaimReply(raw: unknown): ClaimReply {
       return attempt === undefined || attempt < 1 ? { kind: 'invalid', raw } : { kind: 'run', attempt, previousOwner: text(b) };
     }
     case 'stored':
-      return { kind: 'stored', result: text(a), code: int(b), state: typeof c === 'string' && recordStates.has(c) ? (c as CallState) : 'unknown' };
+      return { kind: 'stored', result: text(a), code: int(b), state: typeof c === 'string' && recordStates.has(c) ? (c as CallState) : 'unknown', rid: typeof d === 'string' ? decodeMeta(d).rid : undefined };
     case 'busy':
       return { kind: 'busy', owner: text(a) ?? '', leaseLeftMs: Math.max(0, int(b) ?? 0) };
     case 'cancelled':

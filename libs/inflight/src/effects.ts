@@ -1,4 +1,4 @@
-import type { EffectStart } from '@warren/amqp';
+import type { EffectStart } from '@warren/calls';
 
 /**
  * What `ctx.once` keeps in Redis: per call, one hash (see keys.ts) whose

@@ -1,4 +1,4 @@
-import type { TrackingReport } from '@warren/amqp';
+import type { TrackingReport } from '@warren/calls';
 import type { Logger } from '@warren/logger';
 
 /**

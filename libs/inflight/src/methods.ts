@@ -1,5 +1,6 @@
-import type { ServiceMethod, ServiceNotification } from '@warren/amqp';
-import { InvalidParamsError, ServiceUnavailableError, type JsonSchema, type JsonValue } from '@warren/jsonrpc';
+import {
+  InvalidParamsError, ServiceUnavailableError, type JsonSchema, type JsonValue, type MethodDefinition, type NotificationDefinition,
+} from '@warren/jsonrpc';
 import { InflightError } from './errors';
 import type { CancelOutcome, InflightView } from './view';
 
@@ -24,7 +25,8 @@ function callIdOf(params: unknown): string {
 
 /**
  * The in-flight view as JSON-RPC methods, for a Warren service (or the
- * broker) to expose to operators and callers:
+ * broker) to expose to operators and callers (plain method definitions: they
+ * fit `startService`'s `methods` without this package knowing the runtime):
  *
  * - `inflight.list {service?}` → calls running now
  * - `inflight.status {callId}` → state and stored outcome
@@ -34,7 +36,7 @@ function callIdOf(params: unknown): string {
  * @example
  * await startService({ urls, name: 'inflight', methods: inflightMethods(view), notifications: inflightNotifications(view) });
  */
-export function inflightMethods(view: InflightView, options: { readonly cancelOnWire?: (callId: string) => Promise<void> } = {}): Record<string, ServiceMethod> {
+export function inflightMethods(view: InflightView, options: { readonly cancelOnWire?: (callId: string) => Promise<void> } = {}): Record<string, MethodDefinition<unknown, JsonValue>> {
   // Told on RabbitMQ too (NS.cancel), so a worker that does not track calls in Redis (another language) stops as well.
   const cancel = (callId: string): Promise<CancelOutcome> => {
     void options.cancelOnWire?.(callId).catch(() => undefined);
@@ -52,7 +54,7 @@ export function inflightMethods(view: InflightView, options: { readonly cancelOn
  * `$/cancelRequest {id}` as a notification, after the Language Server
  * Protocol's: fire-and-forget cancellation by call id (the AMQP correlation id).
  */
-export function inflightNotifications(view: InflightView): Record<string, ServiceNotification> {
+export function inflightNotifications(view: InflightView): Record<string, NotificationDefinition> {
   return {
     '$/cancelRequest': {
       description: 'Cancels a call by its call id (params: {id}).',

@@ -47,7 +47,7 @@ local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'fai
  *   retry ('' or "deadline wait1 wait2 ...": the method's retry policy, the wait after each failed attempt))
  * → 0: every call claimed fresh (the common case, kept small)
  *   | one reply per call: 0 (claimed fresh) | {'run', attempt, previousOwner}
- *   | {'stored', result, code, state} | {'busy', owner, leaseLeftMs} | {'cancelled'} | {'dead', attempts, lastOwner}
+ *   | {'stored', result, code, state, meta} | {'busy', owner, leaseLeftMs} | {'cancelled'} | {'dead', attempts, lastOwner}
  *   | {'expired', lastOwner, attempts} | {'retry', nextAttempt, delayMs, nextTryAt, lastOwner}
  *
  * Takes a batch of calls (the claims one worker makes within one tick) so a
@@ -88,7 +88,7 @@ local function existing(key, fresh, runningTtl, finishedTtl, takeover, retry)
   local f = decode(redis.call('GET', key))
   local state = f[1]
   if f[11] ~= '' or state == 'D' or state == 'F' or state == 'E' then
-    return {'stored', f[11], f[9], names[state] or state}
+    return {'stored', f[11], f[9], names[state] or state, f[8]}
   end
   local mine = decode(fresh)
   if state == 'C' then

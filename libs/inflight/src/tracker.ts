@@ -1,6 +1,9 @@
-import type { Abortable, CallTracker, EffectLedger, EffectStart, Isolation, Progress, TrackDecision, TrackedCall, TrackingReport } from '@warren/amqp';
 import {
-  CancelledError, ErrorCode, ServiceUnavailableError, WorkerLostError, failureResponse, idText, isErrorResponse, type ResponseMessage,
+  outcomeOf, type Abortable, type CallTracker, type EffectLedger, type EffectStart, type Executed, type Isolation, type Progress, type RunInfo, type RunningCall,
+  type TrackedOutcome, type TrackingReport,
+} from '@warren/calls';
+import {
+  CancelledError, ErrorCode, ServiceUnavailableError, WorkerLostError, encodeResponse, failureResponse, idText, isErrorResponse, type Id, type ResponseMessage,
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { assertNever, encodeMeta, maxListedCalls, outcomeResponse, terminalState, type ClaimReply } from './decision';
@@ -14,7 +17,7 @@ import { effectMark, parseEffectStart } from './effects';
 
 /** A call this instance claimed and runs. */
 interface Claim {
-  readonly call: TrackedCall;
+  readonly call: RunningCall;
   readonly token: string;
   readonly controller: Abortable;
   renewedAt: number;
@@ -64,6 +67,19 @@ class RunDecision implements EffectLedger {
   }
 }
 
+/** What to do with a delivered request, decided before its handler runs (the first half of {@link RedisCallTracker.run}). */
+export type Decision =
+  /** Run the handler (unless the call's signal has fired meanwhile); `release` is called once whatever happens. */
+  | (RunInfo & { readonly action: 'run'; release(): void })
+  /** Do not run: reply with this text (a stored answer as it was stored, or a cancelled call's answer). */
+  | { readonly action: 'answer'; readonly text: string }
+  /** Do not run; reply with this text and dead-letter the request (every allowed attempt lost its worker). */
+  | { readonly action: 'dead-letter'; readonly text: string; readonly attempts: number }
+  /** Do not run now: its worker was lost and its method has a retry policy; it waits `delayMs` in a delay queue as attempt `nextAttempt`. */
+  | { readonly action: 'retry'; readonly nextAttempt: number; readonly delayMs: number; readonly nextTryAt: number };
+
+const ack = { action: 'ack' } as const;
+
 /** Isolation for a tracker no service gave a suspect lane (a bench, a test): no lane, takeovers at once. */
 const noIsolation: Isolation = { enter: () => true, leave: () => undefined, alone: () => Promise.resolve(() => undefined) };
 
@@ -105,7 +121,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
    * their finish writes nothing. A claimed call is found in `claims` instead (no WeakMap on the hot
    * path: its ephemerons cost every scavenge).
    */
-  private readonly observers = new Set<TrackedCall>();
+  private readonly observers = new Set<RunningCall>();
   private readonly claims = new Map<string, Claim>();
   /** Cancels that arrived before the claim they are for was registered here: callId → forget-after time. */
   private readonly earlyCancels = new Map<string, number>();
@@ -178,10 +194,51 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     return this.stop();
   }
 
+  /**
+   * The one hook (CallTracker.run): decide, run through `execute`, record. The reply goes out while the
+   * outcome is stored; `stored` tells the runtime when it may settle the delivery.
+   */
+  run(call: RunningCall, controller: Abortable, execute: (run: RunInfo) => Promise<Executed>): Promise<TrackedOutcome> {
+    return this.begin(call, controller).then((d) => this.carryOut(call, d, execute));
+  }
+
+  private carryOut(call: RunningCall, d: Decision, execute: (run: RunInfo) => Promise<Executed>): TrackedOutcome | Promise<TrackedOutcome> {
+    switch (d.action) {
+      case 'answer':
+        return { reply: d.text, settle: ack, source: 'store' };
+      case 'dead-letter':
+        return { reply: d.text, settle: { action: 'dead-letter', reason: 'worker_lost', code: ErrorCode.WorkerLost, attempts: d.attempts }, source: 'store' };
+      case 'retry':
+        return { reply: undefined, settle: { action: 'retry', delayMs: d.delayMs, nextAttempt: d.nextAttempt }, source: 'store' };
+      case 'run':
+        // The decision is the run's info (attempt, effects): no object made for it.
+        return execute(d).then((executed) => this.ended(call, d, executed), (err: unknown) => {
+          d.release();
+          throw err;
+        });
+      default:
+        return assertNever(d);
+    }
+  }
+
+  /** Records what a run came to; the claim is released once that is stored. */
+  private ended(call: RunningCall, d: Extract<Decision, { action: 'run' }>, executed: Executed): TrackedOutcome {
+    const outcome = outcomeOf(executed);
+    const stored = executed.kind === 'answer' && executed.response && executed.text !== undefined
+      ? this.finish(call, executed.response, executed.text)
+      : executed.kind === 'retry' ? this.retrying(call, executed.nextTryAt) : undefined;
+    if (!stored) {
+      d.release();
+      return outcome;
+    }
+    return { reply: outcome.reply, settle: outcome.settle, source: outcome.source, stored: stored.then(() => d.release()) };
+  }
+
   // begin, finish and claim chain promises instead of being async functions: the hot path then
   // makes one promise per step, not one per layer (npm run bench:tracker, four alternating runs
   // each: 19.4 against 21.0 µs of tracker CPU per call).
-  begin(call: TrackedCall, controller: Abortable): Promise<TrackDecision> {
+  /** @internal The decision half of {@link run} (tests drive it directly). */
+  begin(call: RunningCall, controller: Abortable): Promise<Decision> {
     if (!this.status.tracking) return this.untracked(call, controller);
     // The hot path: no suspect here, so the lane is a counter and the claim goes out at once.
     const entered = this.lane.enter(controller);
@@ -189,7 +246,8 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     return entered.then((ok) => (ok ? this.firstClaim(call, controller) : this.notStarted(call)));
   }
 
-  finish(call: TrackedCall, response: ResponseMessage, text: string = JSON.stringify(response)): Promise<void> {
+  /** @internal Stores a run's outcome (the recording half of {@link run}); never rejects. */
+  finish(call: RunningCall, response: ResponseMessage, text: string = encodeResponse(response)): Promise<void> {
     if (this.observers.size > 0 && this.observers.delete(call)) return Promise.resolve();
     const found = this.claims.get(call.callId);
     const claim = found?.call === call ? found : undefined;
@@ -202,12 +260,12 @@ export class RedisCallTracker implements CallTracker, RunOwner {
       code: isErrorResponse(response) ? String(response.error.code) : '',
     };
     // A call that ran unclaimed (Redis was down when it started) still leaves its outcome, for a redelivery or a lost reply.
-    return attempt(() => this.store.finish(call.callId, claim ? args : { ...args, unclaimed: { worker: call.instanceId, meta: metaOf(call) } })).then(noop, (err: unknown) => this.failed(err, 'finish'));
+    return attempt(() => this.store.finish(call.callId, claim ? args : { ...args, unclaimed: { worker: call.worker, meta: metaOf(call) } })).then(noop, (err: unknown) => this.failed(err, 'finish'));
   }
 
   /** The first claim of a delivery, made with its place in the lane taken. */
-  private firstClaim(call: TrackedCall, controller: Abortable): Promise<TrackDecision> {
-    const token = `${call.instanceId}.${(++this.seq).toString(36)}`;
+  private firstClaim(call: RunningCall, controller: Abortable): Promise<Decision> {
+    const token = `${call.worker}.${(++this.seq).toString(36)}`;
     return this.claim(call, token, false).then((reply) => this.afterClaim(call, controller, token, reply, this.leaveLane, false));
   }
 
@@ -216,7 +274,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
    * until release; anything else gives it back at once, then waits for a live owner, or for this
    * suspect's turn to run alone.
    */
-  private afterClaim(call: TrackedCall, controller: Abortable, token: string, reply: ClaimReply | undefined, free: () => void, waited: boolean): TrackDecision | Promise<TrackDecision> {
+  private afterClaim(call: RunningCall, controller: Abortable, token: string, reply: ClaimReply | undefined, free: () => void, waited: boolean): Decision | Promise<Decision> {
     if (reply === undefined) return this.untrackedRun(call, free);
     if (reply.kind === 'run' || reply.kind === 'invalid') return this.decide(call, controller, token, reply, free);
     free();
@@ -227,7 +285,8 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   }
 
   /** The attempt failed retryably and waits in a delay queue: the record says `retrying` until the next delivery claims it. */
-  retrying(call: TrackedCall, nextTryAt: number): Promise<void> {
+  /** @internal */
+  retrying(call: RunningCall, nextTryAt: number): Promise<void> {
     const claim = this.claims.get(call.callId);
     if (!claim || claim.call !== call || !this.status.tracking) return Promise.resolve();
     // Not released back to queued: the record waits as `retrying`, and release needs no script.
@@ -242,10 +301,10 @@ export class RedisCallTracker implements CallTracker, RunOwner {
    * a suspect) rather than taking it over; the runtime sends it to the delay queue, and when it comes
    * back it is taken over alone, like any suspect.
    */
-  private delayed(call: TrackedCall, reply: Extract<ClaimReply, { kind: 'retry' }>): Promise<TrackDecision> {
+  private delayed(call: RunningCall, reply: Extract<ClaimReply, { kind: 'retry' }>): Promise<Decision> {
     this.status.count('delayedAfterLoss');
     this.log.info({ callId: call.callId, method: call.method, attempt: reply.attempt, delayMs: reply.delayMs, lastOwner: reply.lastOwner }, 'call whose worker stopped renewing its lease waits in a delay queue before its next attempt');
-    const decision: TrackDecision = { action: 'retry', attempt: reply.attempt, delayMs: reply.delayMs, nextTryAt: reply.nextTryAt };
+    const decision: Decision = { action: 'retry', nextAttempt: reply.attempt, delayMs: reply.delayMs, nextTryAt: reply.nextTryAt };
     return this.listRetrying(call).then(() => decision, (err: unknown) => {
       this.failed(err, 'retrying list');
       return decision;
@@ -253,19 +312,19 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   }
 
   /** Lists a call that waits in a delay queue, so the view shows it though no worker runs it. */
-  private listRetrying(call: TrackedCall): Promise<void> {
+  private listRetrying(call: RunningCall): Promise<void> {
     return attempt(() => this.store.listRetrying(call.callId, call.deadline, callTtlMs(call.deadline, Date.now(), this.o.graceMs)));
   }
 
   /** Stores a claimed call's progress; a no-op for calls not claimed here and while Redis is away. */
-  progress(call: TrackedCall, progress: Progress): Promise<void> {
+  progress(call: RunningCall, progress: Progress): Promise<void> {
     const claim = this.claims.get(call.callId);
     if (!claim || claim.call !== call || claim.finished || claim.lost || !this.status.tracking) return Promise.resolve();
     return attempt(() => this.store.progress(call.callId, claim.token, JSON.stringify(progress))).then(noop, (err: unknown) => this.failed(err, 'progress'));
   }
 
   /** Another live worker runs this very call (a redelivery after a connection drop): wait for its outcome. */
-  private async waitForOwner(call: TrackedCall, controller: Abortable, token: string, busy: Extract<ClaimReply, { kind: 'busy' }>, waited: boolean): Promise<TrackDecision> {
+  private async waitForOwner(call: RunningCall, controller: Abortable, token: string, busy: Extract<ClaimReply, { kind: 'busy' }>, waited: boolean): Promise<Decision> {
     // Counted per delivery that waits, however many times it looks.
     if (!waited) this.status.count('waited');
     let reply: ClaimReply | undefined = busy;
@@ -285,7 +344,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
    * A suspect (its owner's lease ran out: that worker died, maybe of this call): take it over only
    * alone in the lane, so that if it kills this worker too, no other call here is charged for it.
    */
-  private async isolate(call: TrackedCall, controller: Abortable, token: string, waited: boolean): Promise<TrackDecision> {
+  private async isolate(call: RunningCall, controller: Abortable, token: string, waited: boolean): Promise<Decision> {
     const end = await this.lane.alone(controller);
     if (!end) return this.notStarted(call);
     const reply = await this.claim(call, token, true);
@@ -294,16 +353,16 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   }
 
   /** Aborted before it was claimed: it runs nowhere here, so its finish writes nothing. */
-  private notStarted(call: TrackedCall): TrackDecision {
+  private notStarted(call: RunningCall): Decision {
     this.observers.add(call);
     return { action: 'run', attempt: call.attempt, release: () => void this.observers.delete(call) };
   }
 
-  private claim(call: TrackedCall, token: string, takeover: boolean): Promise<ClaimReply | undefined> {
+  private claim(call: RunningCall, token: string, takeover: boolean): Promise<ClaimReply | undefined> {
     const now = Date.now();
     const args = {
       token,
-      worker: call.instanceId,
+      worker: call.worker,
       meta: metaOf(call),
       // A call with no record was never started by a tracked worker: its first run is attempt 1, whatever
       // RabbitMQ says (a redelivery from a dead worker's prefetch window is not charged for that crash).
@@ -322,25 +381,23 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     });
   }
 
-  private decide(call: TrackedCall, controller: Abortable, token: string, reply: ClaimReply, free: () => void): TrackDecision {
+  private decide(call: RunningCall, controller: Abortable, token: string, reply: ClaimReply, free: () => void): Decision {
     switch (reply.kind) {
       case 'run':
-        return this.run(call, controller, token, reply.attempt, reply.previousOwner, free);
+        return this.claimed(call, controller, token, reply.attempt, reply.previousOwner, free);
       case 'stored': {
-        // The stored response carries the id of the same request body; set it anyway, call ids are only as unique as their publisher makes them.
-        const outcome = outcomeResponse(reply.state, reply.result, reply.code, call.id);
-        if (!outcome) return this.untrackedRun(call, free);
-        const response = { ...outcome, id: call.id };
+        const text = storedText(reply, call.id);
+        if (text === undefined) return this.untrackedRun(call, free);
         this.status.count('answeredFromStore');
-        return { action: 'answer', response };
+        return { action: 'answer', text };
       }
       case 'cancelled':
         this.status.count('answeredFromStore');
-        return { action: 'answer', response: failureResponse(call.id, new CancelledError().toErrorObject()) };
+        return { action: 'answer', text: encodeResponse(failureResponse(call.id, new CancelledError().toErrorObject())) };
       case 'dead':
         this.status.count('deadLettered');
         this.log.warn({ callId: call.callId, method: call.method, attempts: reply.attempts, lastOwner: reply.lastOwner }, 'call dead-lettered: every attempt lost its worker');
-        return { action: 'dead-letter', response: failureResponse(call.id, new WorkerLostError(undefined, { attempts: reply.attempts }).toErrorObject()) };
+        return { action: 'dead-letter', attempts: reply.attempts, text: encodeResponse(failureResponse(call.id, new WorkerLostError(undefined, { attempts: reply.attempts }).toErrorObject())) };
       case 'busy':
       case 'expired':
       case 'retry':
@@ -352,7 +409,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     }
   }
 
-  private run(call: TrackedCall, controller: Abortable, token: string, attempt: number, previousOwner: string | undefined, free: () => void): TrackDecision {
+  private claimed(call: RunningCall, controller: Abortable, token: string, attempt: number, previousOwner: string | undefined, free: () => void): Decision {
     const claim: Claim = { call, token, controller, renewedAt: Date.now(), finished: false, lost: false, free };
     this.claims.set(call.callId, claim);
     this.status.count('tracked');
@@ -395,21 +452,21 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   }
 
   /** Redis is away (or the store answered nonsense): run without a claim, after taking a place in the lane. */
-  private untracked(call: TrackedCall, controller: Abortable): Promise<TrackDecision> {
+  private untracked(call: RunningCall, controller: Abortable): Promise<Decision> {
     if (this.o.requireTracking) {
       this.status.count('untracked');
-      return Promise.resolve({ action: 'answer', response: failureResponse(call.id, new ServiceUnavailableError(undefined, { reason: 'tracking_unavailable' }).toErrorObject()) });
+      return Promise.resolve({ action: 'answer', text: unavailableText(call) });
     }
     const entered = this.lane.enter(controller);
     if (entered === true) return Promise.resolve(this.untrackedRun(call, this.leaveLane));
     return entered.then((ok) => (ok ? this.untrackedRun(call, this.leaveLane) : this.notStarted(call)));
   }
 
-  private untrackedRun(call: TrackedCall, free: () => void): TrackDecision {
+  private untrackedRun(call: RunningCall, free: () => void): Decision {
     this.status.count('untracked');
     if (this.o.requireTracking) {
       free();
-      return { action: 'answer', response: failureResponse(call.id, new ServiceUnavailableError(undefined, { reason: 'tracking_unavailable' }).toErrorObject()) };
+      return { action: 'answer', text: unavailableText(call) };
     }
     return { action: 'run', attempt: call.attempt, release: free };
   }
@@ -484,7 +541,22 @@ function attempt<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-function metaOf(call: TrackedCall): string {
+/**
+ * A stored outcome as the reply text. The stored answer is replied as stored, unparsed: it carries the id of
+ * the same request body, as the record's meta says. A call id reused by another publisher (ids are only as
+ * unique as it makes them), or an outcome decided without a handler, gets an answer under the request's id.
+ */
+function storedText(reply: Extract<ClaimReply, { kind: 'stored' }>, id: Id): string | undefined {
+  if (reply.result !== undefined && reply.rid === idText(id)) return reply.result;
+  const outcome = outcomeResponse(reply.state, reply.result, reply.code, id);
+  return outcome && encodeResponse({ ...outcome, id });
+}
+
+function unavailableText(call: RunningCall): string {
+  return encodeResponse(failureResponse(call.id, new ServiceUnavailableError(undefined, { reason: 'tracking_unavailable' }).toErrorObject()));
+}
+
+function metaOf(call: RunningCall): string {
   return encodeMeta({ service: call.service, method: call.method, deadline: call.deadline, rid: idText(call.id) });
 }
 

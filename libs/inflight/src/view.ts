@@ -1,6 +1,7 @@
-import { idText, type Id, type ResponseMessage } from '@warren/jsonrpc';
+import type { CallInfo } from '@warren/calls';
+import { idText, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
-import { encodeMeta, maxListedCalls, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
+import { decodeMeta, encodeMeta, maxListedCalls, parseStoredId, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
 import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
 import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
@@ -9,15 +10,15 @@ import { RedisStore, type ViewStore } from './store';
 
 /**
  * One call in flight somewhere in the cluster: running on a live worker, or waiting in a delay queue
- * for its next attempt. (A type, not an interface, so it fits ports with an index signature, like
- * the broker's InflightSource.)
+ * for its next attempt: a {@link CallInfo} whose worker is known, and what the store adds. Flattened
+ * into one object type, so it fits ports with an index signature (the broker's InflightSource).
  */
-export type InflightCall = {
-  readonly callId: string;
+export type InflightCall = { readonly [K in keyof ListedCall]: ListedCall[K] };
+
+type ListedCall = CallInfo & {
   /** `running` on `worker`, or `retrying`: its last attempt failed retryably or lost its worker, and the next is due at `nextTryAt`. */
   readonly state: 'running' | 'retrying';
   readonly service: string;
-  readonly method: string;
   /** The worker instance running it (running), or the one that ran its last attempt (retrying). */
   readonly worker: string;
   /** The attempt running (running), or the one that ran last (retrying: the next is attempt + 1). */
@@ -26,7 +27,6 @@ export type InflightCall = {
   readonly startedAt: number;
   /** Milliseconds since `startedAt`. */
   readonly ageMs: number;
-  readonly deadline: number;
   /** When the worker's lease runs out unless renewed (Redis clock); running calls only. */
   readonly leaseUntil?: number;
   /** When a retrying call's next attempt is due, ms since the epoch. */
@@ -36,17 +36,8 @@ export type InflightCall = {
   readonly progress?: CallProgress;
 };
 
-/** A call its caller has sent, as {@link InflightView.markQueued} records it (the fields of @warren/amqp's SentCall). */
-export interface QueuedCall {
-  readonly callId: string;
-  readonly method: string;
-  /** The JSON-RPC id in the request body. */
-  readonly id: Id;
-  /** Absolute deadline, ms since the epoch. */
-  readonly deadline: number;
-  /** The service meant to run it, when the caller knows. */
-  readonly service?: string;
-}
+/** A call its caller has sent, as {@link InflightView.markQueued} records it (`service` when the caller knows it). */
+export type QueuedCall = CallInfo;
 
 /** What a cancel did. */
 export type CancelOutcome =
@@ -93,15 +84,19 @@ export class InflightView {
       const [{ now, workers }, waiting] = await Promise.all([this.store.workers(), this.store.retryingCalls(maxListedCalls)]);
       const running = new Set(workers.filter((w) => filter.service === undefined || w.service === filter.service).flatMap((w) => w.calls));
       // One GET per call, sent together (auto-pipelined): one round trip.
-      const records = await Promise.all([...new Set([...running, ...waiting])].map(async (id) => toCallStatus(id, await this.store.record(id), now)));
+      const records = await Promise.all([...new Set([...running, ...waiting])].map(async (id) => {
+        const record = await this.store.record(id);
+        return { status: toCallStatus(id, record, now), id: parseStoredId(decodeMeta(record['meta']).rid) };
+      }));
       // Listed as retrying and since finished, cancelled or forgotten: dropped from the list for good (one that runs again stays).
       const listed = new Set(waiting);
-      const gone = records.filter((s) => listed.has(s.callId) && (terminal.has(s.state) || s.state === 'unknown')).map((s) => s.callId);
+      const gone = records.filter(({ status: s }) => listed.has(s.callId) && (terminal.has(s.state) || s.state === 'unknown')).map(({ status: s }) => s.callId);
       if (gone.length > 0) await this.store.unlistRetrying(gone);
       return records
-        .filter((s) => (s.state === 'running' && running.has(s.callId)) || (s.state === 'retrying' && (filter.service === undefined || s.service === filter.service)))
-        .map((s): InflightCall => ({
+        .filter(({ status: s }) => (s.state === 'running' && running.has(s.callId)) || (s.state === 'retrying' && (filter.service === undefined || s.service === filter.service)))
+        .map(({ status: s, id }): InflightCall => ({
           callId: s.callId,
+          id,
           state: s.state === 'retrying' ? 'retrying' : 'running',
           service: s.service ?? '',
           method: s.method ?? '',

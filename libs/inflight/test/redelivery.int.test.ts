@@ -1,8 +1,7 @@
 // A request redelivered after it finished (the worker's connection cut after
 // the outcome was stored, before the reply and the ack went out): the handler
 // does not run again, and the caller gets the stored result.
-import { startService, type Abortable, type CallTracker, type RpcClient, type TrackDecision, type TrackedCall } from '@warren/amqp';
-import type { ResponseMessage } from '@warren/jsonrpc';
+import { startService, type Abortable, type CallTracker, type Executed, type RpcClient, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/amqp';
 import { FaultProxy, amqpUrl, redisUrl } from '@warren/testkit';
 import { InflightView, createRedisTracker, type RedisCallTracker } from '../src';
 import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
@@ -18,22 +17,23 @@ beforeAll(async () => {
 });
 afterAll(() => bed.close());
 
-/** Passes everything to the real tracker, and cuts the worker's AMQP connection right after the first outcome is stored. */
+/** Passes everything to the real tracker, and cuts the worker's AMQP connection right after the first outcome is stored, before the ack. */
 class CutAfterFinish implements CallTracker {
   private armed = true;
 
   constructor(private readonly inner: RedisCallTracker, private readonly cut: () => void) {}
 
-  begin(call: TrackedCall, controller: Abortable): Promise<TrackDecision> {
-    return this.inner.begin(call, controller);
-  }
-
-  async finish(call: TrackedCall, response: ResponseMessage, text: string): Promise<void> {
-    await this.inner.finish(call, response, text);
-    if (this.armed) {
-      this.armed = false;
-      this.cut();
-    }
+  async run(call: RunningCall, controller: Abortable, execute: (run: RunInfo) => Promise<Executed>): Promise<TrackedOutcome> {
+    const outcome = await this.inner.run(call, controller, execute);
+    if (!outcome.stored || !this.armed) return outcome;
+    // The cut comes once the outcome is stored, before the runtime acks (and, when the reply is slower than the store, before it replies).
+    const stored = outcome.stored.then(() => {
+      if (this.armed) {
+        this.armed = false;
+        this.cut();
+      }
+    });
+    return { ...outcome, stored };
   }
 
   start(info: { service: string; instanceId: string; running: () => number }): Promise<void> {

@@ -1,12 +1,13 @@
 // The tracker's decisions over a scripted store, under fake timers: what it
 // answers for each claim outcome, waiting for a live owner, degraded mode and
 // its once-per-transition log, cancels, and batched lease renewals.
-import { SuspectLane, type TrackDecision, type TrackedCall } from '@warren/amqp';
-import { CancelledError, ErrorCode, type ResponseMessage } from '@warren/jsonrpc';
+import { SuspectLane } from '@warren/amqp';
+import type { Executed, RunningCall } from '@warren/calls';
+import { CancelledError, ErrorCode, encodeResponse, type ResponseMessage } from '@warren/jsonrpc';
 import { createLogger } from '@warren/logger';
 import { encodeMeta, type ClaimReply, type HeartbeatEntry } from '../src/decision';
 import type { ClaimArgs, FinishArgs, TrackerStore } from '../src/store';
-import { RedisCallTracker } from '../src/tracker';
+import { RedisCallTracker, type Decision } from '../src/tracker';
 
 class FakeStore implements TrackerStore {
   claimReplies: (ClaimReply | Error)[] = [];
@@ -102,8 +103,8 @@ const logger = () => createLogger({ level: 'debug', destination: { write: (s: st
 const warnings = (): string[] => lines.filter((l) => l.level >= 40).map((l) => l.msg);
 
 let seq = 0;
-const call = (over: Partial<TrackedCall> = {}): TrackedCall => ({
-  callId: `c${++seq}`, id: seq, method: 'work', service: 'svc', instanceId: 'me', attempt: 1, deadline: Date.now() + 10_000, startedAt: Date.now(), ...over,
+const call = (over: Partial<RunningCall> = {}): RunningCall => ({
+  callId: `c${++seq}`, id: seq, method: 'work', service: 'svc', worker: 'me', attempt: 1, deadline: Date.now() + 10_000, startedAt: Date.now(), ...over,
 });
 const ok = (id: number): ResponseMessage => ({ jsonrpc: '2.0', result: 'ok', id });
 
@@ -123,7 +124,7 @@ afterEach(async () => {
   jest.useRealTimers();
 });
 
-function expectRun(d: TrackDecision): Extract<TrackDecision, { action: 'run' }> {
+function expectRun(d: Decision): Extract<Decision, { action: 'run' }> {
   if (d.action !== 'run') throw new Error(`expected run, got ${d.action}`);
   return d;
 }
@@ -147,27 +148,38 @@ it('gives an unfinished call back on release (requeued on shutdown)', async () =
   expect(store.releases).toEqual([c.callId]);
 });
 
-it('answers a finished call from the store, with this request id', async () => {
-  store.claimReplies.push({ kind: 'stored', result: JSON.stringify({ jsonrpc: '2.0', result: 42, id: 'old' }), code: undefined, state: 'done' });
+it('answers a finished call from the store with its stored text as it is', async () => {
   const c = call();
-  expect(await tracker.begin(c, new AbortController())).toEqual({ action: 'answer', response: { jsonrpc: '2.0', result: 42, id: c.id } });
+  // Spacing no encoder would write: a parse and re-encode would change it.
+  const stored = `{ "jsonrpc": "2.0", "result": 42, "id": ${c.id} }`;
+  store.claimReplies.push({ kind: 'stored', result: stored, code: undefined, state: 'done', rid: String(c.id) });
+  expect(await tracker.begin(c, new AbortController())).toEqual({ action: 'answer', text: stored });
   expect(tracker.health().answeredFromStore).toBe(1);
+});
+
+it('answers a stored outcome made for another request id (a reused call id) under this request id', async () => {
+  store.claimReplies.push({ kind: 'stored', result: JSON.stringify({ jsonrpc: '2.0', result: 42, id: 'old' }), code: undefined, state: 'done', rid: '"old"' });
+  const c = call();
+  expect(await tracker.begin(c, new AbortController())).toEqual({ action: 'answer', text: encodeResponse({ jsonrpc: '2.0', result: 42, id: c.id }) });
 });
 
 it('answers Cancelled for a call cancelled before it started, and dead-letters one out of attempts', async () => {
   store.claimReplies.push({ kind: 'cancelled' }, { kind: 'dead', attempts: 3, lastOwner: 'w9' });
   const a = call();
-  expect(await tracker.begin(a, new AbortController())).toEqual({ action: 'answer', response: { jsonrpc: '2.0', error: new CancelledError().toErrorObject(), id: a.id } });
+  expect(await tracker.begin(a, new AbortController())).toEqual({ action: 'answer', text: encodeResponse({ jsonrpc: '2.0', error: new CancelledError().toErrorObject(), id: a.id }) });
   const b = call();
-  expect(await tracker.begin(b, new AbortController())).toMatchObject({ action: 'dead-letter', response: { id: b.id, error: { code: ErrorCode.WorkerLost, data: { attempts: 3 } } } });
+  const dead = await tracker.begin(b, new AbortController());
+  expect(dead).toMatchObject({ action: 'dead-letter', attempts: 3 });
+  expect(JSON.parse((dead as { text: string }).text)).toMatchObject({ id: b.id, error: { code: ErrorCode.WorkerLost, data: { attempts: 3 } } });
   expect(tracker.health().deadLettered).toBe(1);
 });
 
 it('waits while another live worker runs the call, then answers with its result', async () => {
-  store.claimReplies.push({ kind: 'busy', owner: 'other', leaseLeftMs: 2000 }, { kind: 'busy', owner: 'other', leaseLeftMs: 1900 }, { kind: 'stored', result: JSON.stringify(ok(1)), code: undefined, state: 'done' });
-  const decision = tracker.begin(call(), new AbortController());
+  store.claimReplies.push({ kind: 'busy', owner: 'other', leaseLeftMs: 2000 }, { kind: 'busy', owner: 'other', leaseLeftMs: 1900 }, { kind: 'stored', result: JSON.stringify(ok(1)), code: undefined, state: 'done', rid: '1' });
+  const c = call({ id: 1 });
+  const decision = tracker.begin(c, new AbortController());
   await jest.advanceTimersByTimeAsync(250);
-  expect(await decision).toMatchObject({ action: 'answer', response: { result: 'ok' } });
+  expect(await decision).toEqual({ action: 'answer', text: JSON.stringify(ok(1)) });
   expect(store.claims).toHaveLength(3);
   // One delivery waited, however many times it looked.
   expect(tracker.health().waited).toBe(1);
@@ -327,7 +339,9 @@ it('with requireTracking, answers ServiceUnavailable while degraded', async () =
   tracker = new RedisCallTracker({ requireTracking: true, logger: logger() }, store);
   await tracker.start({ service: 'svc', instanceId: 'me', running: () => 0 });
   const c = call();
-  expect(await tracker.begin(c, new AbortController())).toMatchObject({ action: 'answer', response: { id: c.id, error: { code: ErrorCode.ServiceUnavailable, data: { reason: 'tracking_unavailable' } } } });
+  const d = await tracker.begin(c, new AbortController());
+  expect(d.action).toBe('answer');
+  expect(JSON.parse((d as { text: string }).text)).toMatchObject({ id: c.id, error: { code: ErrorCode.ServiceUnavailable, data: { reason: 'tracking_unavailable' } } });
 });
 
 it('treats a script Redis refused as a bug, not an outage', async () => {
@@ -378,4 +392,68 @@ it('counts a lease lost to a takeover', async () => {
 
 it('refuses a second service instance', async () => {
   await expect(tracker.start({ service: 'other', instanceId: 'x', running: () => 0 })).rejects.toThrow(/one tracker per service instance/);
+});
+
+describe('run, the one hook', () => {
+  const answer = (c: RunningCall): Executed => ({ kind: 'answer', text: encodeResponse(ok(Number(c.id))), response: ok(Number(c.id)) });
+
+  it('gives the reply before the outcome is stored, and says when it is (then the claim is released)', async () => {
+    const c = call();
+    let finishDone: (() => void) | undefined;
+    const finish = store.finish.bind(store);
+    store.finish = (callId, args) => new Promise<number>((resolve) => {
+      finishDone = () => void finish(callId, args).then(resolve);
+    });
+    const out = await tracker.run(c, new AbortController(), async (run) => {
+      expect(run.attempt).toBe(1);
+      return answer(c);
+    });
+    expect(out).toMatchObject({ reply: encodeResponse(ok(Number(c.id))), settle: { action: 'ack' }, source: 'run' });
+    let stored = false;
+    void out.stored?.then(() => (stored = true));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(stored).toBe(false);
+    expect(tracker.health().tracked).toBe(1);
+    finishDone?.();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(stored).toBe(true);
+    expect(store.finishes[0]?.args).toMatchObject({ state: 'done', result: encodeResponse(ok(Number(c.id))) });
+    // Finished: the release drops nothing in Redis.
+    expect(store.releases).toEqual([]);
+  });
+
+  it('replies a stored answer without running the handler, and acks it', async () => {
+    const c = call();
+    const stored = `{"jsonrpc":"2.0","result":7,"id":${c.id}}`;
+    store.claimReplies.push({ kind: 'stored', result: stored, code: undefined, state: 'done', rid: String(c.id) });
+    const execute = jest.fn<Promise<Executed>, []>();
+    expect(await tracker.run(c, new AbortController(), execute)).toEqual({ reply: stored, settle: { action: 'ack' }, source: 'store' });
+    expect(execute).not.toHaveBeenCalled();
+  });
+
+  it('dead-letters a call every attempt of which lost its worker, with the reason', async () => {
+    store.claimReplies.push({ kind: 'dead', attempts: 3, lastOwner: 'w9' });
+    const out = await tracker.run(call(), new AbortController(), () => Promise.reject(new Error('must not run')));
+    expect(out.settle).toEqual({ action: 'dead-letter', reason: 'worker_lost', code: ErrorCode.WorkerLost, attempts: 3 });
+    expect(out.source).toBe('store');
+  });
+
+  it('marks a retried call retrying before the retry is settled', async () => {
+    const retrying = jest.spyOn(store, 'retrying');
+    const out = await tracker.run(call(), new AbortController(), async () => ({ kind: 'retry', delayMs: 500, nextAttempt: 2, nextTryAt: 1234 }));
+    expect(out.settle).toEqual({ action: 'retry', delayMs: 500, nextAttempt: 2 });
+    await out.stored;
+    expect(retrying).toHaveBeenCalledWith(expect.any(String), expect.any(String), 1234);
+    expect(store.releases).toEqual([]);
+  });
+
+  it('gives back a call shut down mid-run, and releases the claim when the handler throws', async () => {
+    const a = call();
+    const out = await tracker.run(a, new AbortController(), async () => ({ kind: 'requeue' }));
+    expect(out).toEqual({ reply: undefined, settle: { action: 'requeue' }, source: 'run' });
+    expect(store.releases).toEqual([a.callId]);
+    const b = call();
+    await expect(tracker.run(b, new AbortController(), () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(store.releases).toEqual([a.callId, b.callId]);
+  });
 });

@@ -1,3 +1,4 @@
+import type { CallInfo } from '@warren/calls';
 import type { WireModel, WireConfirmChannel, WirePublishOptions, WireConnection } from '../transport/contract';
 import {
   CancelledError, ConnectionLostError, DeadlineExceededError, JsonRpcError, MethodNotFoundError, PendingCalls,
@@ -106,18 +107,11 @@ class PublishHeaders {
 /** Told when a caller gives up on a call (abort), so it can be cancelled where it runs. */
 export type CancelListener = (callId: string) => void;
 
-/** A request the client has taken and is sending (or holding while disconnected). */
-export interface SentCall {
-  readonly callId: string;
-  readonly method: string;
-  /** The JSON-RPC id in the body. */
-  readonly id: Id;
-  /** Absolute deadline, ms since the epoch (this process's clock). */
-  readonly deadline: number;
-}
+/** A request the client has taken and is sending (or holding while disconnected): a {@link CallInfo} (@warren/calls) before any worker has it. */
+export type SentCall = CallInfo;
 
 /** Told of every request as it is sent, e.g. to record it as queued before any worker takes it. */
-export type SendListener = (call: SentCall) => void;
+export type SendListener = (call: CallInfo) => void;
 
 /**
  * A JSON-RPC client over RabbitMQ: requests go to the request exchange with
@@ -332,7 +326,7 @@ export class RpcClient {
     return answer;
   }
 
-  private told(call: SentCall): void {
+  private told(call: CallInfo): void {
     for (const listener of this.sendListeners) {
       try {
         listener(call);

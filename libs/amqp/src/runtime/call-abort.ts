@@ -1,8 +1,6 @@
-/** What a tracker needs to stop a call: an AbortController has this shape, and so has CallAbort. */
-export interface Abortable {
-  readonly signal: AbortSignal;
-  abort(reason?: unknown): void;
-}
+import type { Abortable } from '@warren/calls';
+
+export type { Abortable } from '@warren/calls';
 
 /**
  * A running call's cancellation (deadline, cancel, shutdown). An AbortSignal

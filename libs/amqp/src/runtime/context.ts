@@ -6,7 +6,7 @@ import type { BatchEntry, BatchResult, CallOptions, NotifyOptions, RpcClient } f
 import { Effects, type EffectLedger, type OnceOptions, type OnceResult } from './once';
 import { ProgressReporter, type ProgressListener } from '../wire/progress';
 import { childTraceparent, parseTraceparent } from '../wire/trace';
-import type { TrackedCall } from './tracker';
+import type { RunningCall } from '@warren/calls';
 
 /** Everything a handler gets besides its params. Handlers never see amqplib, Redis, or acks. */
 export interface HandlerContext {
@@ -95,7 +95,7 @@ export interface CallFacts {
   /** The caller asked for progress pushed to its reply queue. */
   readonly wantsProgress?: boolean;
   /** The call as the tracker knows it, when tracked. */
-  readonly tracked?: TrackedCall | undefined;
+  readonly tracked?: RunningCall | undefined;
 }
 
 /** Where a context gets what it builds on demand. */

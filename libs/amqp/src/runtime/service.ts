@@ -18,7 +18,7 @@ import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceMethod,
 import { emptyStats, type ServiceStats } from './service-stats';
 import { applyTopology, coreTopology, serviceTopology } from '../wire/topology';
 import { SuspectLane } from './suspect-lane';
-import type { TrackDecision, TrackedCall } from './tracker';
+import { outcomeOf, type Executed, type RunInfo, type RunningCall, type Settle, type TrackedOutcome } from '@warren/calls';
 import type { EffectLedger } from './once';
 import type { Announcement, AnnounceMessage } from '../discovery/announcement';
 import { AnnounceOnRequest } from '../discovery/announce-now';
@@ -30,6 +30,10 @@ type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
 /** Sentinel a race returns when the call's signal fired first. */
 const aborted = Symbol('aborted');
+
+const requeued: Executed = { kind: 'requeue' };
+/** A batch of notifications: nothing to answer. */
+const nothing: Executed = { kind: 'answer', text: undefined, response: undefined };
 
 /**
  * A running service: consumes its request queue (shared by all instances),
@@ -263,64 +267,103 @@ export class WarrenService {
     const timer = setTimeout(() => abort.abort(new DeadlineExceededError()), Math.min(info.deadline - startedAt, 2 ** 31 - 1));
     try {
       const single = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message : undefined;
-      const maxAttempts = single ? this.policies.get(single.method)?.attempts : undefined;
-      const retryDelaysMs = single ? this.schedules.get(single.method) : undefined;
-      const tracked: TrackedCall | undefined = single && this.o.tracker ? { callId: info.callId, id: single.id, method: single.method, service: this.o.name, instanceId: this.o.instanceId, attempt: info.attempt, deadline: info.deadline, startedAt, ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(retryDelaysMs === undefined ? {} : { retryDelaysMs }) } : undefined;
-      const decision = tracked ? await this.begin(tracked, abort) : undefined;
-      // Its previous worker was lost and its method has a retry policy: the next attempt waits in a delay queue.
-      if (decision?.action === 'retry') return this.retry(ch, msg, tracked?.method ?? '', info.deadline, { delayMs: decision.delayMs, nextAttempt: decision.attempt }, 'worker_lost');
-      if (decision && decision.action !== 'run') {
-        if (info.replyTo) this.reply(info, decision.response);
-        this.counters.answeredFromStore++;
-        this.settle(ch, msg, decision.action === 'dead-letter' ? 'dead-letter' : 'ack', deadReason('worker_lost', decision.response, info.attempt));
-        if (decision.action === 'dead-letter') this.counters.deadLettered++;
-        return;
-      }
-      const attempt = decision?.action === 'run' ? decision.attempt : info.attempt;
-      // Untracked work on a tracked instance (batches; the tracker failing) stays out of a suspect's way too.
-      // Awaited only when the lane made it wait: a healthy instance's synchronous `true` costs no microtask.
-      const entry = !decision && this.o.tracker ? this.lane.enter(abort) : false;
-      const laned = typeof entry === 'boolean' ? entry : await entry;
-      try {
-        const effects = decision?.action === 'run' ? decision.effects : undefined;
-        const ctx = single ? this.context(single, info, attempt, abort, tracked, effects) : undefined;
-        // A call aborted before its handler started (cancelled or timed out while the tracker decided) never starts.
-        // A batch's members get contexts of their own; each one's held-back progress is flushed with the single's.
-        const members: CallContext[] = [];
-        const member = (m: RequestMessage | NotificationMessage): CallContext => {
-          const c = this.context(m, info, attempt, abort);
-          members.push(c);
-          return c;
-        };
-        const work = abort.aborted ? aborted : single && ctx ? this.dispatcher.respond(single, ctx) : this.dispatcher.handle(decoded, member);
-        const outcome = work instanceof Promise ? await abort.race(work, aborted) : work;
-        // Held-back progress goes out before the answer, on the same channel, so it arrives first.
-        ctx?.endProgress();
-        for (const c of members) c.endProgress();
-        const response = outcome === aborted ? abortedResponse(abort.reason, single) : outcome;
-        if (response === 'requeue') {
-          this.settle(ch, msg, 'requeue');
-          return;
-        }
-        const plan = ctx && single && response && !Array.isArray(response) ? this.retryPlan(single.method, response, ctx, attempt, info.deadline) : undefined;
-        if (plan?.action === 'retry' && tracked) await this.o.tracker?.retrying?.(tracked, plan.nextTryAt).catch((err: unknown) => this.log.warn({ err }, 'tracker retrying failed'));
-        if (plan?.action === 'retry') return this.retry(ch, msg, single?.method ?? '', info.deadline, plan, 'retryable_error');
-        // Serialized once: the tracker stores the very text the caller receives.
-        const text = response ? encodeResponse(response) : undefined;
-        if (tracked && text !== undefined && response && !Array.isArray(response)) await this.o.tracker?.finish(tracked, response, text).catch((err: unknown) => this.log.warn({ err }, 'tracker finish failed'));
-        if (text !== undefined && info.replyTo) this.reply(info, text);
-        this.counters.answered++;
-        if (plan?.action === 'exhausted' && response && !Array.isArray(response)) {
-          this.counters.deadLettered++;
-          this.settle(ch, msg, 'dead-letter', deadReason('retries_exhausted', response, attempt));
-        } else this.settle(ch, msg, 'ack');
-      } finally {
-        if (decision?.action === 'run') decision.release();
-        if (laned) this.lane.leave();
-      }
+      const outcome = await this.run(single, decoded, info, abort, startedAt);
+      clearTimeout(timer);
+      // The reply does not wait for the store; the settle does, so a redelivery finds the outcome (docs/reliability.md).
+      if (outcome.reply !== undefined && info.replyTo) this.reply(info, outcome.reply);
+      this.count(outcome);
+      if (outcome.stored) await outcome.stored;
+      this.settleAs(ch, msg, outcome.settle, single?.method ?? '', info.deadline, outcome.source === 'store' ? 'worker_lost' : 'retryable_error');
     } finally {
       clearTimeout(timer);
       this.running.delete(msg);
+    }
+  }
+
+  /** Runs one request: through the tracker when it tracks it (a single request), else here. */
+  private run(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort, startedAt: number): Promise<TrackedOutcome> {
+    const tracker = this.o.tracker;
+    if (!tracker || !single) return this.untracked(single, decoded, info, abort);
+    const maxAttempts = this.policies.get(single.method)?.attempts;
+    const retryDelaysMs = this.schedules.get(single.method);
+    const call: RunningCall = { callId: info.callId, id: single.id, method: single.method, service: this.o.name, worker: this.o.instanceId, attempt: info.attempt, deadline: info.deadline, startedAt, ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(retryDelaysMs === undefined ? {} : { retryDelaysMs }) };
+    let executed = false;
+    const execute = (run: RunInfo): Promise<Executed> => {
+      executed = true;
+      return this.execute(single, decoded, info, abort, run, call);
+    };
+    return tracker.run(call, abort, execute).catch((err: unknown) => {
+      if (executed) throw err;
+      // Tracking is an aid, not a gate: a tracker that failed before running the call lets it run untracked.
+      this.log.debug({ err }, 'tracker failed; running untracked');
+      return this.untracked(single, decoded, info, abort);
+    });
+  }
+
+  /** A run no tracker watches: batches, and every call of an untracked service. */
+  private untracked(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort): Promise<TrackedOutcome> {
+    // No tracker, no lane: one promise step less on the untracked path.
+    if (!this.o.tracker) return this.execute(single, decoded, info, abort, { attempt: info.attempt }).then(outcomeOf);
+    return this.laned(single, decoded, info, abort);
+  }
+
+  private async laned(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort): Promise<TrackedOutcome> {
+    // Untracked work on a tracked instance stays out of a suspect's way too. Awaited only when the lane
+    // made it wait: a healthy instance's synchronous `true` costs no microtask.
+    const entry = this.lane.enter(abort);
+    const laned = typeof entry === 'boolean' ? entry : await entry;
+    try {
+      return outcomeOf(await this.execute(single, decoded, info, abort, { attempt: info.attempt }));
+    } finally {
+      if (laned) this.lane.leave();
+    }
+  }
+
+  /** Runs the handler(s) of a delivered request and says what came of it; an abort that fired first answers for it. */
+  private async execute(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort, run: RunInfo, tracked?: RunningCall): Promise<Executed> {
+    const ctx = single ? this.context(single, info, run.attempt, abort, tracked, run.effects) : undefined;
+    // A call aborted before its handler started (cancelled or timed out while the tracker decided) never starts.
+    // A batch's members get contexts of their own; each one's held-back progress is flushed with the single's.
+    const members: CallContext[] = [];
+    const member = (m: RequestMessage | NotificationMessage): CallContext => {
+      const c = this.context(m, info, run.attempt, abort);
+      members.push(c);
+      return c;
+    };
+    const work = abort.aborted ? aborted : single && ctx ? this.dispatcher.respond(single, ctx) : this.dispatcher.handle(decoded, member);
+    const outcome = work instanceof Promise ? await abort.race(work, aborted) : work;
+    // Held-back progress goes out before the answer, on the same channel, so it arrives first.
+    ctx?.endProgress();
+    for (const c of members) c.endProgress();
+    const response = outcome === aborted ? abortedResponse(abort.reason, single) : outcome;
+    if (response === 'requeue') return requeued;
+    if (!response) return nothing;
+    if (Array.isArray(response)) return { kind: 'answer', text: encodeResponse(response), response: undefined };
+    const plan = ctx && single ? this.retryPlan(single.method, response, ctx, run.attempt, info.deadline) : undefined;
+    if (plan?.action === 'retry') return { kind: 'retry', delayMs: plan.delayMs, nextAttempt: plan.nextAttempt, nextTryAt: plan.nextTryAt };
+    // Serialized once: the tracker stores the very text the caller receives.
+    const text = encodeResponse(response);
+    if (plan?.action === 'exhausted') return { kind: 'answer', text, response, deadLetter: deadReason('retries_exhausted', response, run.attempt) };
+    return { kind: 'answer', text, response };
+  }
+
+  private count(outcome: TrackedOutcome): void {
+    const { settle } = outcome;
+    if (outcome.source === 'store') this.counters.answeredFromStore++;
+    else if (settle.action === 'ack' || settle.action === 'dead-letter') this.counters.answered++;
+    if (settle.action === 'dead-letter') this.counters.deadLettered++;
+  }
+
+  /** Settles a delivery as its outcome says. */
+  private settleAs(ch: WireChannel, msg: WireMessage, settle: Settle, method: string, deadline: number, why: 'retryable_error' | 'worker_lost'): void {
+    switch (settle.action) {
+      case 'ack':
+      case 'requeue':
+        return this.settle(ch, msg, settle.action);
+      case 'dead-letter':
+        return this.settle(ch, msg, 'dead-letter', settle.code === undefined ? { reason: settle.reason, attempts: settle.attempts } : { reason: settle.reason, code: settle.code, attempts: settle.attempts });
+      case 'retry':
+        return this.retry(ch, msg, method, deadline, settle, why);
     }
   }
 
@@ -370,16 +413,6 @@ export class WarrenService {
     }
   }
 
-  private async begin(call: TrackedCall, abort: CallAbort): Promise<TrackDecision | undefined> {
-    try {
-      return await this.o.tracker?.begin(call, abort);
-    } catch (err) {
-      // Tracking is an aid, not a gate: a failing store lets the call run untracked.
-      this.log.debug({ err }, 'tracker unavailable; running untracked');
-      return undefined;
-    }
-  }
-
   private async handleEvent(ch: WireChannel, msg: WireMessage): Promise<void> {
     const info = readDelivery(msg, this.o.defaultTimeoutMs);
     const decoded = decode(msg.content, this.limits);
@@ -406,7 +439,7 @@ export class WarrenService {
     }
   }
 
-  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, abort: CallAbort, tracked?: TrackedCall, effects?: EffectLedger): CallContext {
+  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, abort: CallAbort, tracked?: RunningCall, effects?: EffectLedger): CallContext {
     const facts: CallFacts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent, replyTo: info.replyTo, wantsProgress: info.wantsProgress, tracked, effects };
     return new CallContext(facts, abort, this.owner);
   }

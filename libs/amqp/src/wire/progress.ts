@@ -4,14 +4,10 @@
  * with the call's correlation id and the {@link progressHeader}; docs/protocol.md, "Progress").
  */
 
-/** One progress report of a running call. */
-export interface Progress {
-  /** How much is done, 0..1. */
-  readonly fraction: number;
-  readonly message?: string;
-  /** When it was reported, ms since the epoch (the worker's clock). */
-  readonly at: number;
-}
+import { progressOf, type Progress } from '@warren/calls';
+
+// The report itself and its one reader live with the type, in @warren/calls, so a tracker reads stored progress the same way.
+export { decodeProgress, maxProgressMessageLength, progressOf, type Progress } from '@warren/calls';
 
 /** Told of a call's progress, as reported (already throttled). */
 export type ProgressListener = (progress: Progress) => void;
@@ -23,38 +19,12 @@ export type ProgressListener = (progress: Progress) => void;
  */
 export const progressHeader = 'x-warren-progress';
 
-/** Longest progress message kept; longer ones are cut (progress is for humans, not for data). */
-export const maxProgressMessageLength = 200;
-
 /** Most progress writes per call: one per this interval, the last one always written. @default 250 */
 export const defaultProgressIntervalMs = 250;
-
-/** Checks and normalizes a report: fraction clamped into 0..1, message cut to its bound. */
-export function progressOf(fraction: number, message: string | undefined, at: number): Progress {
-  if (typeof fraction !== 'number' || Number.isNaN(fraction)) throw new TypeError(`ctx.progress: fraction must be a number in 0..1, got ${String(fraction)}`);
-  if (message !== undefined && typeof message !== 'string') throw new TypeError('ctx.progress: message must be a string');
-  const clamped = Math.min(1, Math.max(0, fraction));
-  return message === undefined ? { fraction: clamped, at } : { fraction: clamped, message: message.slice(0, maxProgressMessageLength), at };
-}
 
 /** The body of a progress message. */
 export function encodeProgress(p: Progress): Buffer {
   return Buffer.from(JSON.stringify(p));
-}
-
-/**
- * Reads a progress report as JSON text (a progress message's body, or the copy a tracker stored),
- * normalized like a fresh one ({@link progressOf}: fraction clamped, message cut); undefined when it
- * is not one. Never throws. The one reader of stored and pushed progress alike.
- */
-export function decodeProgress(body: Buffer | string): Progress | undefined {
-  try {
-    const v = JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as Partial<Progress> | null;
-    if (typeof v !== 'object' || v === null || typeof v.fraction !== 'number' || !Number.isFinite(v.fraction) || typeof v.at !== 'number') return undefined;
-    return progressOf(v.fraction, typeof v.message === 'string' ? v.message : undefined, v.at);
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -1,5 +1,5 @@
-import { ErrorCode, successResponse, failureResponse, type ResponseMessage } from '@warren/jsonrpc';
-import { RetryableError, type Abortable, type CallTracker, type TrackDecision, type TrackedCall } from '@warren/amqp';
+import { ErrorCode, encodeResponse, successResponse, failureResponse, type ResponseMessage } from '@warren/jsonrpc';
+import { RetryableError, outcomeOf, type Abortable, type CallTracker, type Executed, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/amqp';
 import { World, rejection, settleTicks, until } from './world';
 
 let w: World;
@@ -53,18 +53,23 @@ describe('retries through delay queues', () => {
 
 /** A tracker that decides from a script: what `begin` answers per call, and what it was told. */
 class ScriptedTracker implements CallTracker {
-  readonly finished: { call: TrackedCall; text: string }[] = [];
+  readonly finished: { call: RunningCall; text: string }[] = [];
   released = 0;
-  constructor(private readonly decide: (call: TrackedCall) => 'run' | { answer: ResponseMessage } | { deadLetter: ResponseMessage }) {}
+  constructor(private readonly decide: (call: RunningCall) => 'run' | { answer: ResponseMessage } | { deadLetter: ResponseMessage }) {}
 
-  async begin(call: TrackedCall, _abort: Abortable): Promise<TrackDecision> {
+  async run(call: RunningCall, _abort: Abortable, execute: (run: RunInfo) => Promise<Executed>): Promise<TrackedOutcome> {
     const d = this.decide(call);
-    if (d === 'run') return { action: 'run', attempt: call.attempt, release: () => void this.released++ };
-    return 'answer' in d ? { action: 'answer', response: d.answer } : { action: 'dead-letter', response: d.deadLetter };
-  }
-
-  async finish(call: TrackedCall, _response: ResponseMessage, text: string): Promise<void> {
-    this.finished.push({ call, text });
+    if (d === 'run') {
+      try {
+        const executed = await execute({ attempt: call.attempt });
+        if (executed.kind === 'answer' && executed.text !== undefined) this.finished.push({ call, text: executed.text });
+        return outcomeOf(executed);
+      } finally {
+        this.released++;
+      }
+    }
+    if ('answer' in d) return { reply: encodeResponse(d.answer), settle: { action: 'ack' }, source: 'store' };
+    return { reply: encodeResponse(d.deadLetter), settle: { action: 'dead-letter', reason: 'worker_lost', attempts: call.attempt }, source: 'store' };
   }
 }
 

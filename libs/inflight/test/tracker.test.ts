@@ -203,13 +203,18 @@ it('sends a lost worker\'s call to wait when its method has a retry policy: a re
   store.claimReplies.push({ kind: 'retry', attempt: 2, delayMs: 500, nextTryAt: 12_345, lastOwner: 'dead' });
   const lost = call({ maxAttempts: 3, retryDelaysMs: [500, 1000] });
   const decision = await tracker.begin(lost, new AbortController());
-  expect(decision).toEqual({ action: 'retry', attempt: 2, delayMs: 500, nextTryAt: 12_345 });
+  expect(decision).toEqual({ action: 'retry', nextAttempt: 2, delayMs: 500, nextTryAt: 12_345 });
   // The claim told the script the waits and the deadline; nothing runs here, so the lane is free at once.
   expect(store.claims[0]?.args.retry).toEqual({ deadline: lost.deadline, delaysMs: [500, 1000] });
   expect(store.listed).toEqual([{ callId: lost.callId, deadline: lost.deadline }]);
   expect(lane.enter(new AbortController())).toBe(true);
   lane.leave();
   expect(tracker.health()).toMatchObject({ delayedAfterLoss: 1, takeovers: 0 });
+  // Through the one hook: nothing runs, nothing is replied, the runtime sends it to the delay queue.
+  store.claimReplies.push({ kind: 'retry', attempt: 2, delayMs: 500, nextTryAt: 12_345, lastOwner: 'dead' });
+  const execute = jest.fn();
+  await expect(tracker.run(call({ maxAttempts: 3, retryDelaysMs: [500, 1000] }), new AbortController(), execute)).resolves.toEqual({ reply: undefined, settle: { action: 'retry', delayMs: 500, nextAttempt: 2 }, source: 'store' });
+  expect(execute).not.toHaveBeenCalled();
 });
 
 it('claims without a retry schedule for a method with no policy (taken over at once, as before)', async () => {

@@ -1,16 +1,9 @@
 import { ErrorCode, MethodNotFoundError, type JsonValue } from '@warren/jsonrpc';
 import { connectClient } from '@warren/amqp';
-import { World, gate, rejection, settleTicks, until } from './world';
+import { World, useWorld, gate, rejection, settleTicks, until } from './world';
 
 let w: World;
-beforeEach(() => {
-  World.fakeTime();
-  w = new World();
-});
-afterEach(async () => {
-  await w.close();
-  jest.useRealTimers();
-});
+useWorld((made) => (w = made));
 
 describe('batches and notifications', () => {
   it('answers a batch per item in request order, notifications inside fulfilled with undefined', async () => {

@@ -1,16 +1,9 @@
 import { CancelledError, ErrorCode } from '@warren/jsonrpc';
 import type { HandlerContext } from '@warren/amqp';
-import { World, gate, rejection, settleTicks, until } from './world';
+import { World, useWorld, gate, rejection, settleTicks, until } from './world';
 
 let w: World;
-beforeEach(() => {
-  World.fakeTime();
-  w = new World();
-});
-afterEach(async () => {
-  await w.close();
-  jest.useRealTimers();
-});
+useWorld((made) => (w = made));
 
 /** A handler that runs until its signal fires, recording why. */
 function waitsForAbort(reasons: unknown[], started?: () => void) {

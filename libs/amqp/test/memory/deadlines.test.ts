@@ -1,15 +1,8 @@
 import { DeadlineExceededError } from '@warren/jsonrpc';
-import { World, gate, rejection, settleTicks, until } from './world';
+import { World, useWorld, gate, rejection, settleTicks, until } from './world';
 
 let w: World;
-beforeEach(() => {
-  World.fakeTime();
-  w = new World();
-});
-afterEach(async () => {
-  await w.close();
-  jest.useRealTimers();
-});
+useWorld((made) => (w = made));
 
 describe('deadlines, caller side', () => {
   it('fails a call nobody serves at its deadline with -32001, and the request expires in the queue unrun', async () => {

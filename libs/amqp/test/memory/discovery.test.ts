@@ -1,16 +1,9 @@
 import { ErrorCode } from '@warren/jsonrpc';
 import { DeadLetterQueues, RetryableError, ServiceRegistry, guardAvailability, type Progress } from '@warren/amqp';
-import { World, rejection, until } from './world';
+import { World, useWorld, rejection, until } from './world';
 
 let w: World;
-beforeEach(() => {
-  World.fakeTime();
-  w = new World();
-});
-afterEach(async () => {
-  await w.close();
-  jest.useRealTimers();
-});
+useWorld((made) => (w = made));
 
 describe('discovery, availability, progress and dead letters over MemoryBroker', () => {
   it('discovers instances, and the availability gate answers -32002 at once for a service with no consumer', async () => {

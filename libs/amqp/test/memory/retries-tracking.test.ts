@@ -1,16 +1,9 @@
 import { ErrorCode, encodeResponse, successResponse, failureResponse, type ResponseMessage } from '@warren/jsonrpc';
 import { RetryableError, outcomeOf, type Abortable, type CallTracker, type Executed, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/amqp';
-import { World, rejection, settleTicks, until } from './world';
+import { World, useWorld, rejection, settleTicks, until } from './world';
 
 let w: World;
-beforeEach(() => {
-  World.fakeTime();
-  w = new World();
-});
-afterEach(async () => {
-  await w.close();
-  jest.useRealTimers();
-});
+useWorld((made) => (w = made));
 
 describe('retries through delay queues', () => {
   it('waits each backoff out in the delay queue, then runs the call again as the next attempt', async () => {

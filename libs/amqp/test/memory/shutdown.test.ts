@@ -1,15 +1,8 @@
 import { ErrorCode, ShuttingDownError } from '@warren/jsonrpc';
-import { World, gate, rejection, settleTicks, until } from './world';
+import { World, useWorld, gate, rejection, settleTicks, until } from './world';
 
 let w: World;
-beforeEach(() => {
-  World.fakeTime();
-  w = new World();
-});
-afterEach(async () => {
-  await w.close();
-  jest.useRealTimers();
-});
+useWorld((made) => (w = made));
 
 describe('service shutdown', () => {
   it('lets a running handler finish and answer before closing, and takes no new work meanwhile', async () => {

@@ -35,6 +35,20 @@ export class World {
   }
 }
 
+/** Gives each test of the file a fresh World on the fake clock (`set` is told of it), closed after the test. */
+export function useWorld(set: (w: World) => void): void {
+  let current: World | undefined;
+  beforeEach(() => {
+    World.fakeTime();
+    current = new World();
+    set(current);
+  });
+  afterEach(async () => {
+    await current?.close();
+    jest.useRealTimers();
+  });
+}
+
 /** Advances the fake clock in `stepMs` steps until `p` settles (at most `maxMs`); returns `p`. */
 export async function until<T>(p: Promise<T>, stepMs = 5, maxMs = 120_000): Promise<T> {
   let done = false;

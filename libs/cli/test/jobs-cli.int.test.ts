@@ -112,7 +112,8 @@ it('warren inflight has a progress column and warren status shows progress and t
   expect(table).toMatch(/\[█{5}░{5}\] 50% page 1 of 2/);
   const callId = /(\S+) +jobs/.exec(table.split('\n')[1] ?? '')?.[1] as string;
   const status = await warren(['status', callId]);
-  expect(status.stdout).toMatch(/running/);
+  // The whole result, so a failure shows stderr and the exit code too.
+  expect(status).toMatchObject({ code: 0, stdout: expect.stringMatching(/running/) as unknown });
   expect(status.stdout).toMatch(/attempt +1/);
   expect(status.stdout).toMatch(/progress +\[█{10}░{10}\] 50% page 1 of 2/);
   gates.shift()?.();

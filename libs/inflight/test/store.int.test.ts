@@ -52,7 +52,7 @@ it('claims a new call, makes a second claimant wait, and answers it from the sto
   expect(second).toMatchObject({ kind: 'busy', owner: 'w1' });
 
   expect(await store.finish(callId, { state: 'done', result: result(42), ttlMs: 30_000, code: '' })).toBe(1);
-  expect(await store.claim(callId, args({ worker: 'w2' }))).toEqual({ kind: 'stored', result: result(42), code: undefined, state: 'done' });
+  expect(await store.claim(callId, args({ worker: 'w2' }))).toEqual({ kind: 'stored', result: result(42), code: undefined, state: 'done', rid: '7' });
   const ttl = await tp.redis.pttl(k.call(callId));
   expect(ttl).toBeGreaterThan(20_000);
   // The first result wins: a late second finisher does not overwrite it.
@@ -79,7 +79,7 @@ it('takes over a call whose lease ran out, attempt + 1, and dead-letters it past
   expect(dead).toEqual({ kind: 'dead', attempts: 2, lastOwner: 'w2' });
   expect(await store.record(callId)).toMatchObject({ state: 'failed', code: String(ErrorCode.WorkerLost) });
   // A later delivery of the same call is answered with the same failure.
-  expect(await store.claim(callId, args())).toEqual({ kind: 'stored', result: undefined, code: ErrorCode.WorkerLost, state: 'failed' });
+  expect(await store.claim(callId, args())).toEqual({ kind: 'stored', result: undefined, code: ErrorCode.WorkerLost, state: 'failed', rid: '7' });
 });
 
 it('release gives an unfinished call back at once; only the owner can release or renew it', async () => {

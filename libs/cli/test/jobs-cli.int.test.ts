@@ -110,7 +110,9 @@ it('warren inflight has a progress column and warren status shows progress and t
   await waitFor(async () => (table = (await warren(['inflight', '--service', service])).stdout).includes('page 1 of 2'), { message: 'progress in the table', timeoutMs: 10_000 });
   expect(table.split('\n')[0]).toMatch(/call id +service +method +worker +attempt +age +deadline in +progress +state/);
   expect(table).toMatch(/\[█{5}░{5}\] 50% page 1 of 2/);
-  const callId = /(\S+) +jobs/.exec(table.split('\n')[1] ?? '')?.[1] as string;
+  // The row of this call (an earlier test's call of the same service may be listed before it).
+  const row = table.split('\n').find((line) => line.includes('page 1 of 2')) ?? '';
+  const callId = /(\S+) +jobs/.exec(row)?.[1] as string;
   const status = await warren(['status', callId]);
   // The whole result, so a failure shows stderr and the exit code too.
   expect(status).toMatchObject({ code: 0, stdout: expect.stringMatching(/running/) as unknown });

@@ -44,7 +44,8 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
     replyQueueExpiresMs: options.replyQueueExpiresMs ?? 60_000,
     maxMessageBytes: options.maxMessageBytes ?? 1024 * 1024,
     persistent: options.persistent ?? false,
-    clientId: options.clientId ?? randomBytes(9).toString('base64url'),
+    // Never a leading '-': call ids start with it, and `warren status <call id>` would read one as an option.
+    clientId: options.clientId ?? randomBytes(9).toString('base64url').replace(/^-/, '_'),
     closeTimeoutMs: options.closeTimeoutMs ?? 5000,
     logger: options.logger ?? silentLogger(),
   };

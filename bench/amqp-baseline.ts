@@ -6,15 +6,14 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { BenchSession, BenchTarget } from './harness';
 import { spawnCaller, type LoadDriver } from './caller-process';
 import { processRssMb } from './proc-stats';
+import { childCommand, type ChildProgram } from './children';
 import { amqpUrl } from '@warren/testkit';
 
 export const AMQP_URL = amqpUrl();
-const SERVER_FILE = join(__dirname, 'amqp-baseline-server.ts');
 
 export interface AmqpBaselineOptions {
   reply: 'direct' | 'named';
@@ -35,11 +34,12 @@ interface ServerChild {
 }
 
 /**
- * Spawns the server under tsx and waits for its `ready` line. `cwd` is the checkout whose sources it
- * runs: tsx resolves `@warren/*` through that checkout's tsconfig paths (a base tree, for before/after).
+ * Spawns a server program and waits for its `ready` line. `tree` is the checkout whose build it runs
+ * (a base tree, for before/after; see children.ts).
  */
-export async function spawnServer(file: string, args: readonly string[], readyTimeoutMs = 20_000, cwd?: string): Promise<ServerChild> {
-  const child = spawn(process.execPath, [...(process.env['BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=' + process.env['BENCH_PROF']] : []), '--import', 'tsx', file, ...args], { stdio: ['pipe', 'pipe', 'inherit'], ...(cwd === undefined ? {} : { cwd }) });
+export async function spawnServer(program: ChildProgram, args: readonly string[], readyTimeoutMs = 20_000, tree?: string): Promise<ServerChild> {
+  const command = childCommand(program, 'service', tree);
+  const child = spawn(process.execPath, [...command.args, ...args], { stdio: ['pipe', 'pipe', 'inherit'], cwd: command.cwd });
   const cpuWaiters: Array<(us: number) => void> = [];
   const exited = once(child, 'exit');
   let onReady: () => void = () => undefined;
@@ -82,7 +82,7 @@ export async function spawnServer(file: string, args: readonly string[], readyTi
 
 async function startBaseline(opts: AmqpBaselineOptions): Promise<BenchSession> {
   const requestQueue = uniqueName('bench.amqp.rpc');
-  const server = await spawnServer(SERVER_FILE, [requestQueue]);
+  const server = await spawnServer('amqp-baseline-server', [requestQueue]);
   let driver: LoadDriver;
   try {
     driver = await spawnCaller({

@@ -1,10 +1,10 @@
 /** The bench process's side of a caller process (bench/caller.ts): spawn it, drive it, stop it. */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { CallerSpec } from './callers';
 import { drive, measure, type Measured } from './drive';
+import { childCommand } from './children';
 
 /** Runs the closed loop somewhere (a caller process, or this one) and reports what it measured. */
 export interface LoadDriver {
@@ -15,15 +15,14 @@ export interface LoadDriver {
   stop(): Promise<void>;
 }
 
-const CALLER_FILE = join(__dirname, 'caller.ts');
 
 /**
  * Spawns a caller process for `spec` and waits until its client is connected. With `tree`, the caller
  * runs that checkout's client code (its bench/caller.ts, its `@warren/*` sources).
  */
 export async function spawnCaller(spec: CallerSpec, readyTimeoutMs = 20_000, tree?: string): Promise<LoadDriver> {
-  const file = tree === undefined ? CALLER_FILE : join(tree, 'bench', 'caller.ts');
-  const child = spawn(process.execPath, ['--import', 'tsx', file, JSON.stringify(spec)], { stdio: ['pipe', 'pipe', 'inherit'], ...(tree === undefined ? {} : { cwd: tree }) });
+  const command = childCommand('caller', 'caller', tree);
+  const child = spawn(process.execPath, [...command.args, JSON.stringify(spec)], { stdio: ['pipe', 'pipe', 'inherit'], cwd: command.cwd });
   const exited = once(child, 'exit');
   const waiters: Array<{ resolve: (m: Record<string, unknown>) => void; reject: (err: Error) => void }> = [];
   void exited.then(([code]) => {

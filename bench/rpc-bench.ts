@@ -10,6 +10,7 @@
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { AMQP_URL, amqpBaseline } from './amqp-baseline';
+import { buildChildren } from './children';
 import { benchRounds, formatTable, summarize, writeJson, type BenchTarget } from './harness';
 import { warrenTarget } from './warren-target';
 import { formatVerdicts, verdicts } from './verdict';
@@ -93,6 +94,7 @@ async function main(): Promise<void> {
   const warmupFor = (c: number): number => args.warmup ?? defaultWarmup(callsFor(c));
   console.error(`# broker ${redact(AMQP_URL)}, ${cpus().length} CPUs, node ${process.version}`);
 
+  buildChildren(baseTree === undefined || !args.targets.some((t) => t.endsWith('@base')) ? [] : [baseTree]);
   const chosen = args.targets.flatMap((name) => {
     const factory = targets[name];
     return factory ? [factory()] : [];

@@ -1,17 +1,14 @@
 /** Warren target: an RpcClient in a caller process against a Warren service in a child process. */
-import { join } from 'node:path';
 import amqp from 'amqplib';
 import { names, type ReplyMode } from '@warren/amqp';
 import { AMQP_URL, spawnServer, uniqueName } from './amqp-baseline';
 import { spawnCaller, type LoadDriver } from './caller-process';
 import type { BenchSession, BenchTarget } from './harness';
 
-const SERVER_FILE = join(__dirname, 'warren-server.ts');
-
 /**
- * `base`: a checkout of another commit (its own node_modules, and bench/caller.ts, callers.ts and
- * drive.ts copied in if it predates them) whose service and client run instead of this tree's, so a
- * before/after comparison is made inside one run (`BENCH_BASE_TREE`, see rpc-bench.ts).
+ * `base`: a checkout of another commit (with its own `npm ci`) whose packages run instead of this
+ * tree's, under this tree's bench programs (children.ts), so a before/after comparison is made inside
+ * one run (`BENCH_BASE_TREE`, see rpc-bench.ts).
  */
 export function warrenTarget(opts: { tracking: boolean; replyMode?: ReplyMode; base?: string }): BenchTarget {
   const name = `warren${opts.replyMode === 'direct' ? '-direct' : ''}${opts.tracking ? '+tracking' : ''}${opts.base === undefined ? '' : '@base'}`;
@@ -19,7 +16,7 @@ export function warrenTarget(opts: { tracking: boolean; replyMode?: ReplyMode; b
     name,
     async start(): Promise<BenchSession> {
       const namespace = uniqueName('bench-warren').replace(/[^A-Za-z0-9_.-]/g, '');
-      const server = await spawnServer(opts.base === undefined ? SERVER_FILE : join(opts.base, 'bench', 'warren-server.ts'), opts.tracking ? [namespace, 'tracking'] : [namespace], 20_000, opts.base);
+      const server = await spawnServer('warren-server', opts.tracking ? [namespace, 'tracking'] : [namespace], 20_000, opts.base);
       let driver: LoadDriver;
       try {
         driver = await spawnCaller({ kind: 'warren', namespace, replyMode: opts.replyMode ?? 'named', timeoutMs: 10_000 }, 20_000, opts.base);

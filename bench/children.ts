@@ -8,6 +8,7 @@
  * loader thread and per-closure `__name` wrappers cost a tenth or more of the JavaScript's CPU per call).
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { profileArgs } from './profile';
 
@@ -29,7 +30,17 @@ export function buildChildren(trees: readonly string[]): void {
   const tsc = (tree: string): string => join(tree, 'node_modules', '.bin', 'tsc');
   for (const tree of new Set([thisTree, ...trees.map((t) => resolve(t))])) {
     console.error(`# building ${tree} (tsc -b tsconfig.build.json, then the bench's child programs)`);
+    forgetMissingBuilds(tree);
     execFileSync(tsc(tree), ['-b', join(tree, 'tsconfig.build.json')], { stdio: 'inherit' });
     execFileSync(tsc(thisTree), ['-p', join(thisTree, 'bench', 'tsconfig.children.json'), '--outDir', join(tree, 'bench', 'dist')], { stdio: 'inherit' });
+  }
+}
+
+/** A package whose dist/ was deleted but whose build info says it is up to date would never be rebuilt by `tsc -b`. */
+function forgetMissingBuilds(tree: string): void {
+  const packages = ['libs', 'services'].flatMap((dir) => (existsSync(join(tree, dir)) ? readdirSync(join(tree, dir)).map((name) => join(tree, dir, name)) : []));
+  for (const pkg of [...packages, join(tree, 'broker')]) {
+    const info = join(pkg, 'tsconfig.tsbuildinfo');
+    if (existsSync(info) && !existsSync(join(pkg, 'dist'))) rmSync(info);
   }
 }

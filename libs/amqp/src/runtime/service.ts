@@ -267,7 +267,9 @@ export class WarrenService {
     const timer = setTimeout(() => abort.abort(new DeadlineExceededError()), Math.min(info.deadline - startedAt, 2 ** 31 - 1));
     try {
       const single = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message : undefined;
-      const outcome = await this.run(single, decoded, info, abort, startedAt);
+      const run = this.run(single, decoded, info, abort, startedAt);
+      // A synchronous handler's untracked call comes back as a value: no promise between it and its reply.
+      const outcome = run instanceof Promise ? await run : run;
       clearTimeout(timer);
       // The reply does not wait for the store; the settle does, so a redelivery finds the outcome (docs/reliability.md).
       if (outcome.reply !== undefined && info.replyTo) this.reply(info, outcome.reply);
@@ -281,7 +283,7 @@ export class WarrenService {
   }
 
   /** Runs one request: through the tracker when it tracks it (a single request), else here. */
-  private run(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort, startedAt: number): Promise<TrackedOutcome> {
+  private run(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort, startedAt: number): TrackedOutcome | Promise<TrackedOutcome> {
     const tracker = this.o.tracker;
     if (!tracker || !single) return this.untracked(single, decoded, info, abort);
     const maxAttempts = this.policies.get(single.method)?.attempts;
@@ -290,7 +292,8 @@ export class WarrenService {
     let executed = false;
     const execute = (run: RunInfo): Promise<Executed> => {
       executed = true;
-      return this.execute(single, decoded, info, abort, run, call);
+      const result = this.execute(single, decoded, info, abort, run, call);
+      return result instanceof Promise ? result : Promise.resolve(result);
     };
     return tracker.run(call, abort, execute).catch((err: unknown) => {
       if (executed) throw err;
@@ -301,10 +304,11 @@ export class WarrenService {
   }
 
   /** A run no tracker watches: batches, and every call of an untracked service. */
-  private untracked(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort): Promise<TrackedOutcome> {
-    // No tracker, no lane: one promise step less on the untracked path.
-    if (!this.o.tracker) return this.execute(single, decoded, info, abort, { attempt: info.attempt }).then(outcomeOf);
-    return this.laned(single, decoded, info, abort);
+  private untracked(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort): TrackedOutcome | Promise<TrackedOutcome> {
+    if (this.o.tracker) return this.laned(single, decoded, info, abort);
+    // No tracker, no lane.
+    const executed = this.execute(single, decoded, info, abort, { attempt: info.attempt });
+    return executed instanceof Promise ? executed.then(outcomeOf) : outcomeOf(executed);
   }
 
   private async laned(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort): Promise<TrackedOutcome> {
@@ -313,14 +317,18 @@ export class WarrenService {
     const entry = this.lane.enter(abort);
     const laned = typeof entry === 'boolean' ? entry : await entry;
     try {
-      return outcomeOf(await this.execute(single, decoded, info, abort, { attempt: info.attempt }));
+      const executed = this.execute(single, decoded, info, abort, { attempt: info.attempt });
+      return outcomeOf(executed instanceof Promise ? await executed : executed);
     } finally {
       if (laned) this.lane.leave();
     }
   }
 
-  /** Runs the handler(s) of a delivered request and says what came of it; an abort that fired first answers for it. */
-  private async execute(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort, run: RunInfo, tracked?: RunningCall): Promise<Executed> {
+  /**
+   * Runs the handler(s) of a delivered request and says what came of it; an abort that fired first answers
+   * for it. A value, not a promise, when the handler answered synchronously.
+   */
+  private execute(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort, run: RunInfo, tracked?: RunningCall): Executed | Promise<Executed> {
     const ctx = single ? this.context(single, info, run.attempt, abort, tracked, run.effects) : undefined;
     // A call aborted before its handler started (cancelled or timed out while the tracker decided) never starts.
     // A batch's members get contexts of their own; each one's held-back progress is flushed with the single's.
@@ -331,7 +339,12 @@ export class WarrenService {
       return c;
     };
     const work = abort.aborted ? aborted : single && ctx ? this.dispatcher.respond(single, ctx) : this.dispatcher.handle(decoded, member);
-    const outcome = work instanceof Promise ? await abort.race(work, aborted) : work;
+    if (work instanceof Promise) return abort.race(work, aborted).then((outcome) => this.executed(outcome, single, ctx, members, info, run, abort));
+    return this.executed(work, single, ctx, members, info, run, abort);
+  }
+
+  /** What a run came to, once its handler(s) answered (or its abort fired first). */
+  private executed(outcome: ResponseMessage | ResponseMessage[] | null | typeof aborted, single: RequestMessage | undefined, ctx: CallContext | undefined, members: readonly CallContext[], info: DeliveryInfo, run: RunInfo, abort: CallAbort): Executed {
     // Held-back progress goes out before the answer, on the same channel, so it arrives first.
     ctx?.endProgress();
     for (const c of members) c.endProgress();

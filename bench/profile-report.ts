@@ -25,6 +25,8 @@ function main(): void {
   for (const file of profilesIn(dir)) {
     const s = summarizeProfile(file);
     console.log(`\n## ${basename(dirname(file))}: busy ${cell(s.busyUs)}`);
+    console.log('by purpose:');
+    for (const [purpose, us] of s.byPurpose) console.log(`  ${cell(us)}  ${(100 * us / s.busyUs).toFixed(1).padStart(5)} %  ${purpose}`);
     console.log('by group:');
     for (const [group, us] of s.byGroup.slice(0, 20)) console.log(`  ${cell(us)}  ${(100 * us / s.busyUs).toFixed(1).padStart(5)} %  ${group}`);
     console.log('top functions (self):');

@@ -47,6 +47,24 @@ export interface ProfileSummary {
   readonly byFunction: ReadonlyArray<readonly [string, number]>;
   /** Time with the function anywhere on the stack (callees included), for functions of the workspace only. */
   readonly inclusive: ReadonlyArray<readonly [string, number]>;
+  /** Time by what it was for (see {@link purposeOf}): the nearest frame, from the sample up, that says. */
+  readonly byPurpose: ReadonlyArray<readonly [string, number]>;
+}
+
+/**
+ * What a frame's time is for, or undefined when the frame does not say (Node internals, V8 builtins,
+ * promise machinery): the first frame that says, walking up from a sample, names the sample's purpose,
+ * so a socket write under ioredis counts as tracking and one under the AMQP connection as AMQP.
+ */
+export function purposeOf(frame: CallFrame): string | undefined {
+  const group = groupOf(frame);
+  if (group === 'gc') return 'garbage collection';
+  if (group === 'ioredis' || group === '@warren/inflight' || group === '@warren/calls') return 'tracking (tracker, ioredis, Redis socket)';
+  if (group === 'amqplib' || /\/transport\/connection\./.test(frame.url)) return 'AMQP (amqplib, socket reads and writes)';
+  if (group === '@warren/jsonrpc' || group === 'secure-json-parse' || group === 'ajv') return 'JSON-RPC (decode, dispatch, validate, encode)';
+  if (group.startsWith('@warren/')) return `Warren runtime (${group})`;
+  if (frame.url.includes('/bench/')) return 'bench driver';
+  return undefined;
 }
 
 /** Which bucket a frame's self time counts in: a workspace package, an npm package, Node, V8, GC. */
@@ -93,6 +111,18 @@ export function summarizeProfile(file: string): ProfileSummary {
       inclusive.set(name, (inclusive.get(name) ?? 0) + us);
     }
   }
+  const purposes = new Map<string, number>();
+  for (const [leaf, us] of self) {
+    let purpose: string | undefined;
+    for (let id: number | undefined = leaf; id !== undefined && purpose === undefined; id = parent.get(id)) {
+      const frame = byId.get(id)?.callFrame;
+      if (frame) purpose = purposeOf(frame);
+    }
+    const frame = byId.get(leaf)?.callFrame;
+    if (frame && groupOf(frame) === 'idle') continue;
+    const key = purpose ?? 'Node and V8 (event loop, streams, promises, startup)';
+    purposes.set(key, (purposes.get(key) ?? 0) + us);
+  }
   const groups = new Map<string, number>();
   const functions = new Map<string, number>();
   let busy = 0;
@@ -107,7 +137,7 @@ export function summarizeProfile(file: string): ProfileSummary {
     functions.set(name, (functions.get(name) ?? 0) + us);
   }
   const sorted = (m: Map<string, number>): Array<[string, number]> => [...m].sort((a, b) => b[1] - a[1]);
-  return { file, busyUs: busy, byGroup: sorted(groups), byFunction: sorted(functions), inclusive: sorted(inclusive) };
+  return { file, busyUs: busy, byGroup: sorted(groups), byFunction: sorted(functions), inclusive: sorted(inclusive), byPurpose: sorted(purposes) };
 }
 
 /** The main thread's profile of every process profiled into `dir` (the largest of its directory), in start order. */

@@ -371,8 +371,13 @@ export class RpcClient {
   cancelOnWire(callId: string, reason?: string, deadline?: number): Promise<void> {
     const ch = this.channel;
     if (!ch) return Promise.reject(new RpcConnectionLostError('not_connected'));
-    publishCancel(ch, this.n, { callId, ...(deadline === undefined ? {} : { deadline }), ...(reason === undefined ? {} : { reason }) });
-    return ch.waitForConfirms();
+    try {
+      publishCancel(ch, this.n, { callId, ...(deadline === undefined ? {} : { deadline }), ...(reason === undefined ? {} : { reason }) });
+    } catch (err) {
+      return Promise.reject(new RpcNotConfirmedError('publish_failed', { cause: err }));
+    }
+    // A nack or a channel closed before the confirm: RabbitMQ may not have the cancel (sending it again is harmless).
+    return ch.waitForConfirms().catch((err: unknown) => Promise.reject(new RpcNotConfirmedError('not_confirmed', { cause: err })));
   }
 
   private publishRequest(request: OutboundRequest): void {

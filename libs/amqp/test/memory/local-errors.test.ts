@@ -250,6 +250,14 @@ describe('notify and cancelOnWire fail with local errors too', () => {
     await expect(notify(client)).rejects.toMatchObject({ code });
   });
 
+  it('RPC_NOT_CONFIRMED (publish_failed) for a cancelOnWire whose publish throws', async () => {
+    const client = await w.client();
+    nextPublish(() => {
+      throw new Error('channel closing');
+    });
+    await expect(client.cancelOnWire('some.call')).rejects.toMatchObject({ constructor: RpcNotConfirmedError, reason: 'publish_failed', retryable: true });
+  });
+
   it('RPC_CONNECTION_LOST (not_connected) for cancelOnWire while disconnected', async () => {
     const connection = w.bus.connect();
     const client = await w.client({ connection });

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { AmqpConnection, RpcClient } from '@warren/amqp';
 import { InflightView, callWithRecovery } from '@warren/inflight';
-import { JsonRpcError } from '@warren/jsonrpc';
+import { wireErrorOf } from '@warren/jsonrpc';
 import { percentile } from '@warren/cli';
 import { FaultProxy, spawnTs, type RabbitCluster, type RabbitNode, type TsChild } from '@warren/testkit';
 import { deleteRedisKeys } from '../test/integration/helpers';
@@ -65,7 +65,7 @@ export interface SoakReport {
   /** Calls settled (with a result or an error). */
   readonly calls: number;
   readonly ok: number;
-  /** Error answers by JSON-RPC code (or error name for anything that is not a JsonRpcError). */
+  /** Error answers by JSON-RPC code (a local failure by its wire code; the error name for anything else). */
   readonly errors: Record<string, number>;
   /** Calls whose handler ran again after a run that was not cut short by its worker's death. Must be 0. */
   readonly duplicates: number;
@@ -211,7 +211,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakSummary> {
       const call = view ? callWithRecovery<number>(c, view, workMethod, params, { timeoutMs, deadline, id: callId }) : c.call<number>(workMethod, params, { timeoutMs, id: callId });
       const answered = call.then(
         (value) => (value === n * 2 ? 'ok' : 'wrong-result'),
-        (err: unknown) => (err instanceof JsonRpcError ? String(err.code) : err instanceof Error ? err.name : 'unknown'),
+        (err: unknown) => String(wireErrorOf(err)?.code ?? (err instanceof Error ? err.name : 'unknown')),
       );
       let timer: NodeJS.Timeout | undefined;
       const hung = new Promise<'lost'>((resolve) => (timer = setTimeout(() => resolve('lost'), deadline + lostSlackMs - Date.now())));

@@ -7,14 +7,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from 'ioredis';
 import { AmqpConnection, RpcClient, WarrenService, type ClientOptions, type ServiceMethod, type ServiceOptions } from '@warren/amqp';
 import { InflightView, callWithRecovery, createRedisTracker, type RedisCallTracker } from '@warren/inflight';
-import { JsonRpcError } from '@warren/jsonrpc';
+import { wireErrorOf } from '@warren/jsonrpc';
 import { RabbitCluster, RedisServers, Teardown, type RabbitNode, type RedisNode } from '@warren/testkit';
 import { runsKey, workMethods } from '../../scripts/soak-worker';
 import { TestNamespace } from '../support/amqp';
 
 export type Outcome = 'ok' | 'wrong' | 'hung' | number | string;
 
-export const outcomeOf = (err: unknown): Outcome => (err instanceof JsonRpcError ? err.code : String(err));
+/** A failed call's wire code (a local failure by its wire form), else the thrown value as text. */
+export const outcomeOf = (err: unknown): Outcome => wireErrorOf(err)?.code ?? String(err);
 
 /** How long past its deadline a call may take to settle before it counts as hung. */
 export const hungSlackMs = 5000;

@@ -52,7 +52,8 @@ it.each(['SIGTERM', 'SIGKILL'] as const)('with the calculator stopped (%s), `war
   const r = await timedCall(['call', 'add', '4', '5']);
   expect(r.code).toBe(1);
   expect(r.stdout).toBe('');
-  expect(r.stderr).toMatch(/^error -32002: Service unavailable: no instance of calculator is running/);
+  // The CLI's own gate failed it (RpcNoConsumersError): its wire code and message, then its local code.
+  expect(r.stderr).toMatch(/^error -32002: Service unavailable: no instance of calculator is running \(RPC_NO_CONSUMERS\)$/m);
   // A generous bound (the figure, about a second, is in the report): the point is not waiting out the 30 s deadline.
   expect(r.ms).toBeLessThan(5000);
   const json = await runCli(['--json', 'call', 'add', '4', '5'], { env });

@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import amqp from 'amqplib';
 import { AmqpConnection, RpcClient, ServiceRegistry, connectClient, startService } from '@warren/amqp';
-import { ErrorCode, JsonRpcError, RawNumberId } from '@warren/jsonrpc';
+import { ErrorCode, RawNumberId, wireErrorOf } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import { TestNamespace } from '../support/amqp';
 
@@ -24,12 +24,13 @@ function pythonWithPika(): string {
   throw new Error('no python3 with pika: install python3-pika (.ci/run does)');
 }
 
+/** The wire code a call fails with: the Python service's answer, or the wire form of a failure on the caller's side. */
 async function codeOf(p: Promise<unknown>): Promise<number | undefined> {
   try {
     await p;
     return undefined;
   } catch (err) {
-    return err instanceof JsonRpcError ? err.code : -1;
+    return wireErrorOf(err)?.code ?? -1;
   }
 }
 

@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { AmqpConnection, RpcClient, WarrenService, type ClientOptions, type ServiceOptions } from '@warren/amqp';
 import { InflightView, callWithRecovery, createRedisTracker } from '@warren/inflight';
-import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
+import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
 import { runsKey, workMethods } from '../../scripts/soak-worker';
 import { deleteRedisKeys } from '../integration/helpers';
@@ -87,7 +87,7 @@ async function client(role: string, options: Omit<ClientOptions, 'namespace'> = 
 }
 
 type Outcome = 'ok' | number | string;
-const outcomeOf = (err: unknown): Outcome => (err instanceof JsonRpcError ? err.code : String(err));
+const outcomeOf = (err: unknown): Outcome => wireErrorOf(err)?.code ?? String(err);
 
 it('durable job requests survive a broker restart and run once; everyone reconnects; new calls succeed', async () => {
   if (process.env['WARREN_RESTART_FORCE'] !== '1') {

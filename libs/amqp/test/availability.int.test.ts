@@ -1,5 +1,5 @@
 import { AmqpConnection, RpcClient, ServiceRegistry, guardAvailability, startService, type QueueDepths, type WarrenService } from '@warren/amqp';
-import { ErrorCode, JsonRpcError, RawNumberId, decode, type ResponseMessage } from '@warren/jsonrpc';
+import { ErrorCode, RawNumberId, decode, wireErrorOf, type ResponseMessage } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import amqp from 'amqplib';
 import { TestNamespace } from '../../../test/support/amqp';
@@ -17,12 +17,14 @@ async function calculator(): Promise<WarrenService> {
   return s;
 }
 
+/** The wire code and data a call fails with (a local failure by its wire form, as a gateway would answer it). */
 async function codeOf(p: Promise<unknown>): Promise<{ code: number | undefined; data: unknown }> {
   try {
     await p;
     return { code: undefined, data: undefined };
   } catch (err) {
-    return err instanceof JsonRpcError ? { code: err.code, data: err.data } : { code: undefined, data: err };
+    const wire = wireErrorOf(err);
+    return wire ? { code: wire.code, data: wire.data } : { code: undefined, data: err };
   }
 }
 

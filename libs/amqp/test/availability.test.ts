@@ -1,5 +1,5 @@
 import { AvailabilityGate, type QueueDepth } from '@warren/amqp';
-import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
+import { ErrorCode, RpcNoConsumersError, toWireError } from '@warren/jsonrpc';
 import { CancelBook, parseCancel } from '../src/wire/wire-cancel';
 
 function gate(depths: Record<string, QueueDepth | undefined>, directory: Record<string, string>, ttlMs = 1000): { gate: AvailabilityGate; reads: string[] } {
@@ -15,12 +15,12 @@ describe('AvailabilityGate', () => {
     expect(reads).toEqual([]);
   });
 
-  it('answers -32002 naming the service when its queue has no consumer, and reads once per ttl', async () => {
+  it('fails with RPC_NO_CONSUMERS (-32002) naming the service when its queue has no consumer, and reads once per ttl', async () => {
     const { gate: g, reads } = gate({ calc: { messages: 3, consumers: 0 } }, { add: 'calc' });
     const first = await g.check('add');
-    expect(first).toBeInstanceOf(JsonRpcError);
-    expect(first).toMatchObject({ code: ErrorCode.ServiceUnavailable, data: { reason: 'no_consumers', service: 'calc', method: 'add', queued: 3 } });
-    expect(g.check('add')).toBeInstanceOf(JsonRpcError); // from the cache, synchronously
+    expect(first).toMatchObject({ constructor: RpcNoConsumersError, code: 'RPC_NO_CONSUMERS', service: 'calc', method: 'add', queued: 3 });
+    expect(first && toWireError(first)).toMatchObject({ code: ErrorCode.ServiceUnavailable, data: { reason: 'no_consumers', service: 'calc', method: 'add', queued: 3 } });
+    expect(g.check('add')).toBeInstanceOf(RpcNoConsumersError); // from the cache, synchronously
     expect(reads).toEqual(['calc']);
   });
 

@@ -4,7 +4,7 @@
 // after the limit, into the service's dead-letter queue, instead of going round
 // for ever; without the limit it keeps coming back.
 import { AmqpConnection, RpcClient, WarrenService } from '@warren/amqp';
-import { ErrorCode } from '@warren/jsonrpc';
+import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import { TestNamespace, queueDepth } from '../../../test/support/amqp';
 
@@ -53,7 +53,7 @@ async function caller(): Promise<RpcClient> {
 it('dead-letters a request after deliveryLimit redeliveries, and no further delivery starts it', async () => {
   const worker = await poisoned('limited', 2);
   const client = await caller();
-  const call = client.call('limited.crash', [], { timeoutMs: 5000 }).catch((err: { code?: number }) => err.code);
+  const call = client.call('limited.crash', [], { timeoutMs: 5000 }).catch((err: unknown) => wireErrorOf(err)?.code);
   await waitFor(async () => (await queueDepth(ns.names.deadLetterQueue('limited'))) === 1, { timeoutMs: 15_000, intervalMs: 100, message: 'the request in the dead-letter queue' });
   // The first delivery and two redeliveries; the next return went to the dead-letter exchange.
   expect(worker.starts()).toBe(3);
@@ -65,7 +65,7 @@ it('dead-letters a request after deliveryLimit redeliveries, and no further deli
 it('without a limit the same request keeps coming back', async () => {
   const worker = await poisoned('unlimited', undefined);
   const client = await caller();
-  const call = client.call('unlimited.crash', [], { timeoutMs: 20_000 }).catch((err: { code?: number }) => err.code);
+  const call = client.call('unlimited.crash', [], { timeoutMs: 20_000 }).catch((err: unknown) => wireErrorOf(err)?.code);
   await waitFor(() => worker.starts() > 4, { timeoutMs: 15_000, message: 'more deliveries than the limited queue allows' });
   expect(await queueDepth(ns.names.deadLetterQueue('unlimited'))).toBe(0);
   await client.close();

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
-import { ExitCode, parseId, parseParams, parseWord, percentile, resolveSettings, run, type Io } from '../src/index';
+import { InvalidParamsError, RpcNoConsumersError, RpcTimeoutError } from '@warren/jsonrpc';
+import { ExitCode, UsageError, parseId, parseParams, parseWord, percentile, resolveSettings, run, showError, type Io } from '../src/index';
 import { colors, duration, prettyJson, progressBar, table, wantColor } from '../src/format';
 
 function fakeIo(env: Record<string, string> = {}, tty = false): Io & { output: () => string; errors: () => string } {
@@ -87,6 +88,20 @@ describe('formatting', () => {
     expect(percentile(xs, 0.99)).toBe(99);
     expect(percentile(xs, 1)).toBe(100);
     expect(percentile([], 0.5)).toBeNaN();
+  });
+});
+
+describe('showing errors', () => {
+  it("shows a client's local failure by its wire code, message and data (exit 1), with its local code", () => {
+    expect(showError(new RpcTimeoutError())).toEqual({ code: -32001, message: 'Deadline exceeded', local: 'RPC_TIMEOUT', exitCode: ExitCode.error });
+    expect(showError(new RpcNoConsumersError('calculator', 'add', 0))).toEqual({
+      code: -32002, message: 'Service unavailable: no instance of calculator is running', data: { reason: 'no_consumers', service: 'calculator', method: 'add', queued: 0 }, local: 'RPC_NO_CONSUMERS', exitCode: ExitCode.error,
+    });
+  });
+
+  it("shows a service's answer as it is, and the CLI's own errors by their string code", () => {
+    expect(showError(new InvalidParamsError('bad', [{ path: '/0' }]))).toEqual({ code: -32602, message: 'bad', data: [{ path: '/0' }], exitCode: ExitCode.error });
+    expect(showError(new UsageError('no such command'))).toEqual({ code: 'CLI_USAGE', message: 'no such command', exitCode: ExitCode.usage });
   });
 });
 

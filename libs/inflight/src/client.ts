@@ -1,5 +1,5 @@
 import type { CallInfo } from '@warren/calls';
-import { ConnectionLostError, JsonRpcError, isErrorResponse, type Id, type JsonValue, type Params } from '@warren/jsonrpc';
+import { ErrorCode, JsonRpcError, isErrorResponse, wireErrorOf, type Id, type JsonValue, type Params } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import type { CancelOutcome, InflightView } from './view';
 
@@ -71,11 +71,13 @@ export interface RecoveryOptions {
 }
 
 /**
- * `client.call`, except that a reply lost on the way back (ConnectionLostError:
- * the connection or the reply queue went away while the call ran) is
- * recovered from the in-flight store by call id instead of failing: the
- * worker stored the outcome before replying. If no outcome turns up in time
- * (the request itself was lost), the ConnectionLostError is thrown as before.
+ * `client.call`, except that a reply lost on the way back (what answers
+ * -32007 Connection lost on the wire: RpcConnectionLostError or
+ * RpcReplyQueueLostError locally, the connection or the reply queue went
+ * away while the call ran) is recovered from the in-flight store by call id
+ * instead of failing: the worker stored the outcome before replying. If no
+ * outcome turns up in time (the request itself was lost), the call's error is
+ * thrown as before.
  *
  * @example
  * const sum = await callWithRecovery<number>(client, view, 'add', [4, 5]);
@@ -90,7 +92,8 @@ export async function callWithRecovery<R = JsonValue, O extends RecoverableCallO
   try {
     return await client.call<R>(method, params, { ...callOptions, id: callOptions.id ?? callId } as RecoverableCallOptions);
   } catch (err) {
-    if (!(err instanceof ConnectionLostError)) throw err;
+    // By wire code, so a -32007 relayed from elsewhere (a gateway's client) is recovered the same way.
+    if (wireErrorOf(err)?.code !== ErrorCode.ConnectionLost) throw err;
     const waitMs = recoverWithinMs ?? Math.max(1, Math.min(opts.timeoutMs ?? 30_000, (opts.deadline ?? Number.POSITIVE_INFINITY) - Date.now()));
     const response = await view.waitForResult(callId, { timeoutMs: waitMs, ...(pollMs === undefined ? {} : { pollMs }), ...(opts.signal ? { signal: opts.signal } : {}) }).catch(() => undefined);
     if (!response) throw err;

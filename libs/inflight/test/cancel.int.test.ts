@@ -2,7 +2,7 @@
 // fire, a queued call never starts, and both callers get CancelledError
 // (-32003), whether an operator cancels by id or the caller aborts.
 import type { RpcClient, WarrenService } from '@warren/amqp';
-import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
+import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { waitFor } from '@warren/testkit';
 import { cancelOnAbort, type InflightView, type RedisCallTracker } from '../src';
 import { testKeys } from './fixtures/methods';
@@ -23,7 +23,8 @@ beforeAll(async () => {
 afterAll(() => bed.close());
 
 async function codeOf(answer: Promise<unknown>): Promise<number | string> {
-  return answer.then(() => 'resolved', (err: unknown) => (err instanceof JsonRpcError ? err.code : String(err)));
+  // The wire code: a worker's answer as it is, a failure on the caller's side (its abort, its deadline) by its wire form.
+  return answer.then(() => 'resolved', (err: unknown) => wireErrorOf(err)?.code ?? String(err));
 }
 
 const count = async (key: string): Promise<number> => Number((await tp.redis.get(key)) ?? 0);

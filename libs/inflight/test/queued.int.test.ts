@@ -3,7 +3,7 @@
 // `expired` if none does before the deadline. The mark never overwrites a
 // record a worker or a cancel wrote, and a claimed mark is no takeover.
 import type { RpcClient, WarrenService } from '@warren/amqp';
-import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
+import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { waitFor } from '@warren/testkit';
 import { InflightView, trackQueued, type RedisCallTracker } from '../src';
 import { parseRecord, queuedRecord } from '../src/decision';
@@ -27,7 +27,8 @@ beforeAll(async () => {
 afterAll(() => bed.close());
 
 async function codeOf(answer: Promise<unknown>): Promise<number | string> {
-  return answer.then(() => 'resolved', (err: unknown) => (err instanceof JsonRpcError ? err.code : String(err)));
+  // The wire code: a worker's answer as it is, a failure on the caller's side (its abort, its deadline) by its wire form.
+  return answer.then(() => 'resolved', (err: unknown) => wireErrorOf(err)?.code ?? String(err));
 }
 
 const starts = async (callId: string): Promise<number> => Number((await tp.redis.get(testKeys(tp.prefix, callId).starts)) ?? 0);

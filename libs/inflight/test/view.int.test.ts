@@ -79,7 +79,7 @@ it('serves the view as JSON-RPC methods', async () => {
 it('recovers the result of a call whose reply was lost, by call id', async () => {
   const proxy = await FaultProxy.forUrl(amqpUrl());
   td.add(() => proxy.close());
-  // Direct reply-to: the reply path dies with the connection, and the client says so (ConnectionLostError).
+  // Direct reply-to: the reply path dies with the connection, and the client says so (RpcConnectionLostError, -32007 on the wire).
   const fragile = await connectClient({ urls: proxy.url(amqpUrl()), namespace: ns.namespace, replyMode: 'direct', defaultTimeoutMs: 10_000 });
   td.add(() => fragile.close());
   const callId = fragile.nextCallId();

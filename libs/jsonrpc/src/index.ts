@@ -16,7 +16,7 @@ export {
   RpcNoConsumersError, RpcTooLargeError, RpcInvalidMethodError, RpcUnreadableReplyError, isLocalError,
   type LocalError, type LocalErrorCodeValue, type ConnectionLostReason, type NotConfirmedReason,
 } from './local-errors';
-export { toJsonRpcError, toWireError } from './map-errors';
+export { toJsonRpcError, toWireError, wireErrorOf } from './map-errors';
 export { type DecodeLimits, type ResolvedDecodeLimits, defaultDecodeLimits, definedOnly, resolveDecodeLimits } from './limits';
 export { decode, classifyPayload, classifyItem, errorResponse } from './decode';
 export { encode, encodeResponse, successResponse, failureResponse, requestMessage, notificationMessage } from './encode';

@@ -59,3 +59,13 @@ export function toJsonRpcError(thrown: unknown, exposeStack = false): JsonRpcErr
   const detail = thrown instanceof Error ? { name: thrown.name, message: thrown.message, stack: thrown.stack ?? '' } : { thrown: String(thrown) };
   return new InternalError(undefined, detail);
 }
+
+/**
+ * The wire error of an error of either family (a remote answer as it is, a
+ * local failure through `toWireError`); undefined for anything else, which is
+ * a bug rather than an answer. For callers that show or count outcomes by
+ * JSON-RPC code (the CLI, benchmarks, tests).
+ */
+export function wireErrorOf(err: unknown): JsonRpcError | undefined {
+  return err instanceof JsonRpcError ? err : isLocalError(err) ? toWireError(err) : undefined;
+}

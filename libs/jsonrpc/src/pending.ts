@@ -1,7 +1,7 @@
-import { OverloadedError } from './errors';
+import { RpcPendingLimitError } from './local-errors';
 
 export interface PendingCallsOptions<K> {
-  /** Most calls waiting at once; past it `add` rejects with OverloadedError. @default 10000 */
+  /** Most calls waiting at once; past it `add` rejects with RpcPendingLimitError. @default 10000 */
   readonly maxPending?: number;
   /** The error a call settles with when its time runs out. */
   readonly timeoutError: (key: K) => Error;
@@ -52,7 +52,7 @@ export class PendingCalls<K, V> {
 
   /** Registers a call; the promise settles through `resolve`/`reject`, the timeout, the signal, or `rejectAll`. */
   add(key: K, opts: AddOptions<K>): Promise<V> {
-    if (this.entries.size >= this.maxPending) return Promise.reject(new OverloadedError(undefined, { reason: 'too_many_pending_calls', limit: this.maxPending }));
+    if (this.entries.size >= this.maxPending) return Promise.reject(new RpcPendingLimitError(this.maxPending));
     if (this.entries.has(key)) return Promise.reject(new TypeError(`duplicate pending key: ${String(key)}`));
     if (opts.signal?.aborted) return Promise.reject(this.options.abortError(key, opts.signal.reason));
     return new Promise<V>((resolve, reject) => {

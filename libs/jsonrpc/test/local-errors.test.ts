@@ -4,7 +4,7 @@ import {
   ErrorCode, JsonRpcError, LocalErrorCode, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError, RpcInvalidMethodError,
   RpcNoConsumersError, RpcNoRouteError, RpcNotConfirmedError, RpcPendingLimitError, RpcReplyQueueLostError, RpcShuttingDownError,
   RpcTimeoutError, RpcTooLargeError, RpcUnreadableReplyError, DeadlineExceededError, InternalError, isLocalError, isWireError,
-  toJsonRpcError, toWireError, type LocalError, type WireError,
+  toJsonRpcError, toWireError, wireErrorOf, type LocalError, type WireError,
 } from '../src';
 
 const cause = new Error('socket closed');
@@ -37,6 +37,14 @@ it.each(cases)('%s maps to its documented wire error, with the local error as ca
   expect(mapped.toErrorObject()).toEqual(wire);
   expect(mapped.cause).toBe(local);
   expect(toJsonRpcError(local).toErrorObject()).toEqual(wire);
+});
+
+it('wireErrorOf gives a wire error as it is, a local one mapped, and nothing for anything else', () => {
+  const remote = new DeadlineExceededError(undefined, { reason: 'deadline_passed' });
+  expect(wireErrorOf(remote)).toBe(remote);
+  expect(wireErrorOf(new RpcPendingLimitError(4))?.toErrorObject()).toEqual({ code: -32004, message: 'Overloaded', data: { reason: 'too_many_pending_calls', limit: 4 } });
+  expect(wireErrorOf(new TypeError('bug'))).toBeUndefined();
+  expect(wireErrorOf('thrown text')).toBeUndefined();
 });
 
 it('local errors are not wire errors, and keep their own cause', () => {

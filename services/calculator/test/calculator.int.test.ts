@@ -1,7 +1,7 @@
 // The calculator as it runs in production: its main.ts in child processes,
 // called over the real RabbitMQ.
 import { connectClient, type RpcClient } from '@warren/amqp';
-import { ErrorCode, InvalidParamsError, MethodNotFoundError } from '@warren/jsonrpc';
+import { ErrorCode, InvalidParamsError, RpcNoRouteError } from '@warren/jsonrpc';
 import { InflightView } from '@warren/inflight';
 import { Teardown, amqpUrl, redisUrl, type TsChild } from '@warren/testkit';
 import { TestNamespace } from '../../../test/support/amqp';
@@ -43,10 +43,10 @@ describe('calculator over RabbitMQ', () => {
     expect((err as Error).message).toMatch(/end of expression/);
   });
 
-  it('validates params by JSON Schema and answers unknown methods with -32601', async () => {
+  it('validates params by JSON Schema and fails unknown methods with RPC_NO_ROUTE (-32601)', async () => {
     await expect(client.call('add', ['four', 5])).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
     await expect(client.call('subtract', { minuend: 1 })).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
-    await expect(client.call('multiply', [2, 3], { timeoutMs: 2000 })).rejects.toBeInstanceOf(MethodNotFoundError);
+    await expect(client.call('multiply', [2, 3], { timeoutMs: 2000 })).rejects.toBeInstanceOf(RpcNoRouteError);
   });
 
   it('spreads calls over both instances of the pool, each tracked in Redis (REDIS_URL is set)', async () => {

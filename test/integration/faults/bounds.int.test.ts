@@ -7,7 +7,7 @@ import {
   connectClient, startService, type CallTracker, type RpcClient, type ServiceMethod, type ServiceOptions, type WarrenService,
 } from '@warren/amqp';
 import { createRedisTracker } from '@warren/inflight';
-import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
+import { ErrorCode, RpcReplyQueueLostError, wireErrorOf } from '@warren/jsonrpc';
 import { FaultProxy, Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
 import { pause, runsKey, workMethods } from '../../../scripts/soak-worker';
 import { TestNamespace, publishRaw, queueDepth, queueExists } from '../../support/amqp';
@@ -47,7 +47,8 @@ async function drain(queue: string): Promise<string[]> {
   }
 }
 
-const codeOf = (p: Promise<unknown>): Promise<unknown> => p.then(() => 'resolved', (err: unknown) => (err instanceof JsonRpcError ? err.code : err));
+/** The wire code a call fails with (a local failure by its wire form), or the thrown value itself when it is neither family. */
+const codeOf = (p: Promise<unknown>): Promise<unknown> => p.then(() => 'resolved', (err: unknown) => wireErrorOf(err)?.code ?? err);
 
 it('the dead-letter queue keeps at most deadLetterMax messages (x-max-length), dropping the oldest', async () => {
   const s = await service({ name: 'dlq', deadLetterMax: 5, methods: { 'dlq.ok': { handler: () => 'ok' } } });
@@ -76,8 +77,8 @@ it('a reply queue that expired while its client was away: calls on the wire fail
   expect(await queueExists(away.replyQueue)).toBe(false);
   proxy.refuse(false);
   const error = await call;
-  expect(error).toBeInstanceOf(JsonRpcError);
-  expect(error).toMatchObject({ code: ErrorCode.ConnectionLost, data: { reason: 'reply_queue_lost' } });
+  expect(error).toBeInstanceOf(RpcReplyQueueLostError);
+  expect(wireErrorOf(error)).toMatchObject({ code: ErrorCode.ConnectionLost, data: { reason: 'reply_queue_lost' } });
   expect(Date.now() - startedAt).toBeLessThan(15_000);
   expect(await redis.llen(runsKey(prefix, callId))).toBe(1);
   // The client declared its queue again: new calls work.

@@ -5,7 +5,7 @@
 // hung instead of hanging the test.
 import type { RpcClient } from '@warren/amqp';
 import { callWithRecovery, type InflightView } from '@warren/inflight';
-import { JsonRpcError } from '@warren/jsonrpc';
+import { wireErrorOf } from '@warren/jsonrpc';
 import { waitFor } from '@warren/testkit';
 import { noteMethod, workMethod, type WorkParams } from './rig';
 
@@ -42,8 +42,10 @@ export interface LoadOptions {
   readonly until?: Promise<unknown>;
 }
 
+/** A failed call's outcome is its wire code: a service's answer as it is, a local failure (RPC_*) by its wire form. */
 function outcomeOf(err: unknown): Outcome {
-  if (err instanceof JsonRpcError) return err.code;
+  const wire = wireErrorOf(err);
+  if (wire) return wire.code;
   return `other:${err instanceof Error ? err.name : typeof err}`;
 }
 

@@ -1,5 +1,5 @@
 import type { WireModel, WireConnection } from '../transport/contract';
-import { ServiceUnavailableError, type JsonRpcError } from '@warren/jsonrpc';
+import { RpcNoConsumersError, type LocalError } from '@warren/jsonrpc';
 import { closeChannel } from '../transport/close';
 import type { RpcClient } from '../engine/client';
 import { names, type Names } from '../wire/names';
@@ -86,11 +86,11 @@ export interface AvailabilityOptions {
   readonly ttlMs?: number;
 }
 
-/** What the client's hook is told: nothing (go ahead), an error (answer it), or either later. */
-export type AvailabilityVerdict = undefined | JsonRpcError | Promise<undefined | JsonRpcError>;
+/** What the client's hook is told: nothing (go ahead), an error (the call rejects with it), or either later. */
+export type AvailabilityVerdict = undefined | LocalError | Promise<undefined | LocalError>;
 
 /**
- * Answers -32002 at once for a call whose service has no live consumer,
+ * Fails at once (RpcNoConsumersError, -32002 on the wire) a call whose service has no live consumer,
  * instead of letting it wait in a queue nobody reads until its deadline.
  * RabbitMQ cannot tell a publisher that (`mandatory` only fires when no
  * queue is bound, and the durable queue outlives its consumers), so the
@@ -141,8 +141,8 @@ export class AvailabilityGate {
   }
 }
 
-function verdict(depth: QueueDepth, service: string, method: string): JsonRpcError | undefined {
-  return depth.consumers > 0 ? undefined : new ServiceUnavailableError(`Service unavailable: no instance of ${service} is running`, { reason: 'no_consumers', service, method, queued: depth.messages });
+function verdict(depth: QueueDepth, service: string, method: string): RpcNoConsumersError | undefined {
+  return depth.consumers > 0 ? undefined : new RpcNoConsumersError(service, method, depth.messages);
 }
 
 /**
@@ -151,7 +151,7 @@ function verdict(depth: QueueDepth, service: string, method: string): JsonRpcErr
  *
  * @example
  * const { depths } = guardAvailability(client, connection, registry);
- * await client.call('add', [1, 2]); // -32002 at once if no calculator instance is running
+ * await client.call('add', [1, 2]); // RpcNoConsumersError (-32002 on the wire) at once if no calculator instance is running
  */
 export function guardAvailability(
   client: Pick<RpcClient, 'checkAvailability' | 'namespace'>,

@@ -1,10 +1,10 @@
 import type { CallInfo } from '@warren/calls';
 import type { WireModel, WireConfirmChannel, WirePublishOptions, WireConnection } from '../transport/contract';
 import {
-  CancelledError, ConnectionLostError, DeadlineExceededError, JsonRpcError, MethodNotFoundError, PendingCalls,
-  ServiceUnavailableError, ShuttingDownError, InvalidRequestError, failureResponse, isErrorResponse,
-  notificationMessage, requestMessage, toJsonRpcError, encode as encodeMessage, type Id, type JsonValue, type NotificationMessage, type Params, type RequestMessage,
-  type ResponseMessage, type SettleListener,
+  JsonRpcError, PendingCalls, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError, RpcNoRouteError, RpcNotConfirmedError,
+  RpcReplyQueueLostError, RpcShuttingDownError, RpcTimeoutError, RpcTooLargeError, RpcUnreadableReplyError, failureResponse, isErrorResponse,
+  notificationMessage, requestMessage, toJsonRpcError, encode as encodeMessage, type Id, type JsonValue, type LocalError, type NotificationMessage,
+  type Params, type RequestMessage, type ResponseMessage, type SettleListener,
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
@@ -24,7 +24,7 @@ export interface CallOptions {
   readonly timeoutMs?: number;
   /** An absolute deadline (ms since epoch) the call may not outlive, e.g. inherited from a parent call. */
   readonly deadline?: number;
-  /** Aborting settles the call with CancelledError (and tells `onCancel`, which may cancel it remotely). */
+  /** Aborting settles the call with RpcAbortedError (and tells `onCancel`, which may cancel it remotely). */
   readonly signal?: AbortSignal;
   /** The JSON-RPC id to put in the body. @default a per-client counter */
   readonly id?: Exclude<Id, null>;
@@ -39,8 +39,8 @@ export interface CallOptions {
    */
   readonly onProgress?: ProgressListener;
   /**
-   * With an availability check installed: `fail` answers -32002 at once when the service has no live
-   * consumer, `queue` leaves the request waiting for one (job-style). @default 'queue' if persistent, else 'fail'
+   * With an availability check installed: `fail` rejects at once with RpcNoConsumersError (-32002 on the
+   * wire) when the service has no live consumer, `queue` leaves the request waiting for one (job-style). @default 'queue' if persistent, else 'fail'
    */
   readonly whenNoConsumer?: 'fail' | 'queue';
 }
@@ -149,8 +149,8 @@ export class RpcClient {
     this.buffer = new OfflineBuffer(this.o.maxBuffered);
     this.pending = new PendingCalls<string, ResponseMessage>({
       maxPending: this.o.maxPending,
-      timeoutError: () => new DeadlineExceededError(),
-      abortError: (_id, reason) => new CancelledError(undefined, reason === undefined ? undefined : { reason: String(reason instanceof Error ? reason.message : reason) }),
+      timeoutError: () => new RpcTimeoutError(),
+      abortError: (_id, reason) => new RpcAbortedError(reason === undefined ? undefined : String(reason instanceof Error ? reason.message : reason)),
     });
   }
 
@@ -178,7 +178,7 @@ export class RpcClient {
     return { pending: this.pending.size, buffered: this.buffer.size, onWire: this.onWire.size, lateReplies: this.lateReplies, returned: this.returned };
   }
 
-  /** Installs the check that answers -32002 for a service without consumers (see AvailabilityGate); undefined removes it. */
+  /** Installs the check that fails calls to a service without consumers (see AvailabilityGate); undefined removes it. */
   checkAvailability(check: ((method: string) => AvailabilityVerdict) | undefined): void {
     this.availability = check;
   }
@@ -198,8 +198,11 @@ export class RpcClient {
   }
 
   /**
-   * Calls a method and returns its result; a JSON-RPC error answer is thrown
-   * as the matching JsonRpcError subclass.
+   * Calls a method and returns its result. Two families of errors: a JSON-RPC
+   * error answer (the service's) is thrown as the matching JsonRpcError
+   * subclass; a failure on this side (deadline, lost reply path, a bound, no
+   * route...) as a LocalError (`RPC_*` code, `retryable`), whose wire
+   * equivalent `toWireError` gives. docs/errors.md has both tables.
    *
    * @example await client.call('add', [4, 5]) // 9
    */
@@ -212,7 +215,8 @@ export class RpcClient {
   /**
    * Sends a request message as given (its id untouched) and resolves with the
    * response, errors included: local failures (deadline, no route, lost
-   * connection) become error responses carrying the request's id. For
+   * connection) become error responses carrying the request's id, through
+   * `toJsonRpcError` (so `toWireError` decides their code and data). For
    * gateways that relay other people's requests. Never rejects.
    */
   async request(message: RequestMessage, opts: Omit<CallOptions, 'id'> = {}): Promise<ResponseMessage> {
@@ -229,8 +233,9 @@ export class RpcClient {
   }
 
   /**
-   * Publishes a notification: resolves once RabbitMQ has confirmed it. Nobody
-   * answers; a method nobody subscribes to is dropped silently.
+   * Publishes a notification: resolves once RabbitMQ has confirmed it, else
+   * rejects with a LocalError (RpcNotConfirmedError, RpcBufferFullError...).
+   * Nobody answers; a method nobody subscribes to is dropped silently.
    */
   async notify(method: string, params?: Params, opts: NotifyOptions = {}): Promise<void> {
     this.assertOpen();
@@ -240,15 +245,19 @@ export class RpcClient {
     const messageId = `${this.o.clientId}.${(++this.seq).toString(36)}`;
     const timeoutMs = opts.timeoutMs ?? this.o.defaultTimeoutMs;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new ServiceUnavailableError(undefined, { reason: 'not_confirmed_in_time' })), timeoutMs);
+      const timer = setTimeout(() => reject(new RpcNotConfirmedError('not_confirmed_in_time')), timeoutMs);
       const settle = (err?: unknown): void => {
         clearTimeout(timer);
-        if (err) reject(new ServiceUnavailableError(undefined, { reason: 'not_confirmed' }, { cause: err }));
+        if (err) reject(new RpcNotConfirmedError('not_confirmed', { cause: err }));
         else resolve();
+      };
+      const fail = (err: LocalError): void => {
+        clearTimeout(timer);
+        reject(err);
       };
       const publish = (): void => {
         const ch = this.channel;
-        if (!ch) return this.holdOrFail(publish, settle);
+        if (!ch) return this.holdOrFail(publish, fail);
         try {
           const headers = this.headers.forEvent(traceparent);
           ch.publish(this.n.eventExchange, method, body, { contentType: 'application/json', messageId, persistent: opts.persistent ?? this.o.persistent, headers }, (err) => settle(err ?? undefined));
@@ -284,7 +293,7 @@ export class RpcClient {
     this.closing ??= (async () => {
       const until = Date.now() + this.o.closeTimeoutMs;
       while (this.pending.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-      this.pending.rejectAll(new ShuttingDownError());
+      this.pending.rejectAll(new RpcShuttingDownError());
       this.buffer.flush();
       this.connection.off('lost', this.onConnectionLost);
       this.unregister?.();
@@ -305,7 +314,7 @@ export class RpcClient {
     assertMethodName(message.method);
     const now = Date.now();
     const deadline = Math.min(now + (opts.timeoutMs ?? this.o.defaultTimeoutMs), opts.deadline ?? Number.POSITIVE_INFINITY);
-    if (deadline <= now) throw new DeadlineExceededError(undefined, { reason: 'no_time_left' });
+    if (deadline <= now) throw new RpcTimeoutError(true);
     const request: OutboundRequest = {
       callId: `${this.o.clientId}.${(++this.seq).toString(36)}`,
       method: message.method,
@@ -341,7 +350,7 @@ export class RpcClient {
     const wasOnWire = this.onWire.delete(callId);
     if (this.progressListeners.size > 0) this.progressListeners.delete(callId);
     if (outcome !== 'aborted') return;
-    // The worker running it (any language) hears this on NS.cancel and stops; the caller already has -32003.
+    // The worker running it (any language) hears this on NS.cancel and stops; the caller already has RpcAbortedError.
     // Published, not confirmed: nothing waits for it (the caller has its answer), so no confirms wait per abort.
     const ch = this.channel;
     if (wasOnWire && ch) {
@@ -361,18 +370,23 @@ export class RpcClient {
    */
   cancelOnWire(callId: string, reason?: string, deadline?: number): Promise<void> {
     const ch = this.channel;
-    if (!ch) return Promise.reject(new ConnectionLostError(undefined, { reason: 'not_connected' }));
-    publishCancel(ch, this.n, { callId, ...(deadline === undefined ? {} : { deadline }), ...(reason === undefined ? {} : { reason }) });
-    return ch.waitForConfirms();
+    if (!ch) return Promise.reject(new RpcConnectionLostError('not_connected'));
+    try {
+      publishCancel(ch, this.n, { callId, ...(deadline === undefined ? {} : { deadline }), ...(reason === undefined ? {} : { reason }) });
+    } catch (err) {
+      return Promise.reject(new RpcNotConfirmedError('publish_failed', { cause: err }));
+    }
+    // A nack or a channel closed before the confirm: RabbitMQ may not have the cancel (sending it again is harmless).
+    return ch.waitForConfirms().catch((err: unknown) => Promise.reject(new RpcNotConfirmedError('not_confirmed', { cause: err })));
   }
 
   private publishRequest(request: OutboundRequest): void {
     const { callId } = request;
     if (!this.pending.has(callId)) return; // timed out or aborted while held
     const ch = this.channel;
-    if (!ch) return this.holdOrFail(() => this.publishRequest(request), (err) => this.pending.reject(callId, toJsonRpcError(err)));
+    if (!ch) return this.holdOrFail(() => this.publishRequest(request), (err) => this.pending.reject(callId, err));
     const remaining = request.deadline - Date.now();
-    if (remaining <= 0) return void this.pending.reject(callId, new DeadlineExceededError());
+    if (remaining <= 0) return void this.pending.reject(callId, new RpcTimeoutError());
     const props: WirePublishOptions = {
       mandatory: true,
       contentType: 'application/json',
@@ -393,39 +407,35 @@ export class RpcClient {
         // refused it (it never ran); a publish lost with its channel may or may not have arrived.
         queueMicrotask(() => {
           const failure = this.channel === ch
-            ? new ServiceUnavailableError(undefined, { reason: 'not_confirmed' }, { cause: err })
-            : new ConnectionLostError(undefined, { reason: 'unconfirmed_at_disconnect' }, { cause: err });
+            ? new RpcNotConfirmedError('not_confirmed', { cause: err })
+            : new RpcConnectionLostError('unconfirmed_at_disconnect', { cause: err });
           this.pending.reject(callId, failure);
         });
       });
     } catch (err) {
-      this.pending.reject(callId, new ServiceUnavailableError(undefined, { reason: 'publish_failed' }, { cause: err }));
+      this.pending.reject(callId, new RpcNotConfirmedError('publish_failed', { cause: err }));
     }
   }
 
-  private holdOrFail(publish: () => void, fail: (err: unknown) => void): void {
-    if (this.closing) return fail(new ShuttingDownError());
-    try {
-      this.buffer.hold(publish);
-    } catch (err) {
-      fail(err);
-    }
+  private holdOrFail(publish: () => void, fail: (err: LocalError) => void): void {
+    if (this.closing) return fail(new RpcShuttingDownError());
+    if (!this.buffer.hold(publish)) fail(new RpcBufferFullError(this.o.maxBuffered));
   }
 
   private encode(message: RequestMessage | NotificationMessage): Buffer {
     const body = Buffer.from(encodeMessage(message));
-    if (body.length > this.o.maxMessageBytes) throw new InvalidRequestError('Request too large', { reason: 'too_large', limit: this.o.maxMessageBytes });
+    if (body.length > this.o.maxMessageBytes) throw new RpcTooLargeError(this.o.maxMessageBytes);
     return body;
   }
 
   private assertOpen(): void {
-    if (this.closing) throw new ShuttingDownError();
+    if (this.closing) throw new RpcShuttingDownError();
   }
 
   private async setup(model: WireModel): Promise<void> {
     if (this.o.replyMode === 'named' && this.onWire.size > 0 && !(await replyQueueExists(model, this.replyQueue))) {
       // The reply queue expired while we were away: answers to what was on the wire are gone.
-      this.failOnWire(new ConnectionLostError(undefined, { reason: 'reply_queue_lost' }));
+      this.failOnWire(new RpcReplyQueueLostError());
     }
     const ch = await model.createConfirmChannel();
     ch.on('error', (err: Error) => this.log.warn({ err }, 'client channel error'));
@@ -433,12 +443,12 @@ export class RpcClient {
       const callId = msg.properties.correlationId as string | undefined;
       this.returned++;
       // No queue is bound for this method: nobody serves it. Answer now instead of at the deadline.
-      if (callId) this.pending.reject(callId, new MethodNotFoundError());
+      if (callId) this.pending.reject(callId, new RpcNoRouteError(msg.fields.routingKey));
     });
     ch.on('close', () => {
       if (this.channel !== ch) return;
       this.channel = undefined;
-      if (this.o.replyMode === 'direct') this.failOnWire(new ConnectionLostError(undefined, { reason: 'reply_channel_closed' }));
+      if (this.o.replyMode === 'direct') this.failOnWire(new RpcConnectionLostError('reply_channel_closed'));
       // A channel closed under a live connection (not a connection loss) is rebuilt at once.
       const current = this.connection.model;
       if (current && !this.closing) this.setup(current).catch((err: unknown) => this.log.error({ err }, 'client channel rebuild failed'));
@@ -448,7 +458,7 @@ export class RpcClient {
       await ch.assertQueue(this.replyQueue, { durable: false, exclusive: false, autoDelete: false, arguments: { 'x-expires': this.o.replyQueueExpiresMs } });
     }
     await consumeReplies(ch, this.replyQueue, (callId, response) => {
-      const settled = callId !== undefined && (response instanceof JsonRpcError ? this.pending.reject(callId, response) : this.pending.resolve(callId, response));
+      const settled = callId !== undefined && (response instanceof RpcUnreadableReplyError ? this.pending.reject(callId, response) : this.pending.resolve(callId, response));
       if (!settled) this.lateReplies++;
     }, { ack: this.o.replyMode === 'named', progress: this.onProgress });
     this.channel = ch;
@@ -469,10 +479,10 @@ export class RpcClient {
   private readonly onConnectionLost = (): void => {
     this.channel = undefined;
     // Direct reply-to replies die with the connection; named-queue replies wait for us.
-    if (this.o.replyMode === 'direct') this.failOnWire(new ConnectionLostError(undefined, { reason: 'connection_lost' }));
+    if (this.o.replyMode === 'direct') this.failOnWire(new RpcConnectionLostError('connection_lost'));
   };
 
-  private failOnWire(error: JsonRpcError): void {
+  private failOnWire(error: LocalError): void {
     for (const callId of [...this.onWire]) this.pending.reject(callId, error);
     this.onWire.clear();
   }

@@ -1,5 +1,3 @@
-import { OverloadedError } from '@warren/jsonrpc';
-
 /**
  * Publishes held while the connection is down, bounded so an outage cannot
  * grow memory without limit. Each entry decides at flush time whether it is
@@ -14,10 +12,11 @@ export class OfflineBuffer {
     return this.held.length;
   }
 
-  /** Holds a publish; throws Overloaded when full. */
-  hold(publish: () => void): void {
-    if (this.held.length >= this.limit) throw new OverloadedError(undefined, { reason: 'offline_buffer_full', limit: this.limit });
+  /** Holds a publish; false when full (the caller fails it with RpcBufferFullError). */
+  hold(publish: () => void): boolean {
+    if (this.held.length >= this.limit) return false;
     this.held.push(publish);
+    return true;
   }
 
   /** Runs every held publish in order, once. */

@@ -1,5 +1,5 @@
 import type { WireChannel, WireMessage } from '../transport/contract';
-import { InternalError, decode, type Decoded, type JsonRpcError, type ResponseMessage } from '@warren/jsonrpc';
+import { RpcUnreadableReplyError, decode, type Decoded, type ResponseMessage } from '@warren/jsonrpc';
 import { closeChannel } from '../transport/close';
 import { decodeProgress, progressHeader, type Progress } from '../wire/progress';
 
@@ -12,7 +12,7 @@ export type ReplyMode = 'named' | 'direct';
  * Starts consuming replies on `channel`, handing each (correlation id,
  * response) pair to `deliver`. A reply that cannot be read as a single
  * JSON-RPC response (over the decoder's size or depth limit, not JSON, a
- * batch) is passed as an InternalError, so the call it answers fails now
+ * batch) is passed as an RpcUnreadableReplyError, so the call it answers fails now
  * instead of waiting for its deadline.
  *
  * With `ack` (named reply queues), a reply is acked only once it has been
@@ -27,7 +27,7 @@ export type ReplyMode = 'named' | 'direct';
 export async function consumeReplies(
   channel: WireChannel,
   queue: string,
-  deliver: (correlationId: string | undefined, response: ResponseMessage | JsonRpcError) => void,
+  deliver: (correlationId: string | undefined, response: ResponseMessage | RpcUnreadableReplyError) => void,
   options: { readonly ack: boolean; readonly progress?: (correlationId: string, progress: Progress) => void },
 ): Promise<string> {
   let unacked: WireMessage | undefined;
@@ -64,11 +64,11 @@ export async function consumeReplies(
   return consumerTag;
 }
 
-/** The error for a reply that arrived but cannot be read; `data.detail` says why (`too_large`, `too_deep`, ...). */
-function unreadableReply(decoded: Decoded): JsonRpcError {
+/** The error for a reply that arrived but cannot be read; `detail` says why (`too_large`, `too_deep`, ...). */
+function unreadableReply(decoded: Decoded): RpcUnreadableReplyError {
   const data = decoded.kind === 'rejected' ? decoded.response.error.data : undefined;
   const detail = typeof data === 'object' && data !== null && !Array.isArray(data) && typeof data['reason'] === 'string' ? data['reason'] : decoded.kind === 'rejected' ? 'invalid_json' : 'not_a_response';
-  return new InternalError(undefined, { reason: 'unreadable_reply', detail });
+  return new RpcUnreadableReplyError(detail);
 }
 
 /** True when a named reply queue still exists; it may have expired during a long disconnect. */

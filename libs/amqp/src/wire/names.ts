@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '@warren/jsonrpc';
+import { RpcInvalidMethodError } from '@warren/jsonrpc';
 
 /**
  * Every AMQP resource name Warren uses, built in this one place from a
@@ -66,12 +66,13 @@ const maxRoutingKeyBytes = 255;
 
 /**
  * A method name usable as a routing key. Longer names, or ones with control
- * characters, cannot be served by anyone, so they fail locally and at once.
+ * characters, cannot be served by anyone, so they fail locally and at once
+ * (RpcInvalidMethodError; -32600 `invalid_method_name` on the wire).
  */
 export function assertMethodName(method: string): void {
   // eslint-disable-next-line no-control-regex
   if (method.length === 0 || Buffer.byteLength(method) > maxRoutingKeyBytes || /[\u0000-\u001f\u007f]/.test(method)) {
-    throw new InvalidRequestError(undefined, { reason: 'invalid_method_name' });
+    throw new RpcInvalidMethodError();
   }
 }
 

@@ -1,4 +1,4 @@
-import { ErrorCode, MethodNotFoundError, type JsonValue } from '@warren/jsonrpc';
+import { RpcConnectionLostError, RpcNoRouteError, RpcTimeoutError, type JsonValue } from '@warren/jsonrpc';
 import { connectClient } from '@warren/amqp';
 import { World, useWorld, gate, rejection, settleTicks, until } from './world';
 
@@ -14,7 +14,7 @@ describe('batches and notifications', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(results[0]).toEqual({ status: 'fulfilled', value: 2 });
     expect(results[1]).toEqual({ status: 'fulfilled', value: undefined });
-    expect(results[2]).toMatchObject({ reason: expect.any(MethodNotFoundError) });
+    expect(results[2]).toMatchObject({ reason: expect.any(RpcNoRouteError) });
     expect(results[3]).toEqual({ status: 'fulfilled', value: 5 });
     await settleTicks();
     expect(heard).toEqual([['x']]);
@@ -53,9 +53,9 @@ describe('batches and notifications', () => {
     expect([...counts.values()]).toEqual([30, 30, 30]);
   });
 
-  it('answers a method nobody serves with -32601 at once (the request comes back unroutable)', async () => {
+  it('fails a method nobody serves with RPC_NO_ROUTE (-32601) at once (the request comes back unroutable)', async () => {
     const client = await w.client();
-    await expect(until(client.call('no.such', [], { timeoutMs: 60_000 }))).rejects.toBeInstanceOf(MethodNotFoundError);
+    await expect(until(client.call('no.such', [], { timeoutMs: 60_000 }))).rejects.toMatchObject({ constructor: RpcNoRouteError, code: 'RPC_NO_ROUTE', method: 'no.such' });
     expect(client.stats().returned).toBe(1);
   });
 });
@@ -66,7 +66,7 @@ describe('late replies', () => {
     const client = await w.client();
     const call = rejection(client.call('late.ignore', [], { timeoutMs: 500 }));
     await jest.advanceTimersByTimeAsync(600);
-    expect(await call).toMatchObject({ code: ErrorCode.DeadlineExceeded });
+    expect(await call).toBeInstanceOf(RpcTimeoutError);
     await settleTicks();
     expect(client.stats()).toMatchObject({ pending: 0, lateReplies: 1 });
   });
@@ -95,14 +95,14 @@ describe('reply queue modes', () => {
     await until(client.close());
   });
 
-  it('direct: fails pending calls at once with -32007 when the connection goes, then works again', async () => {
+  it('direct: fails pending calls at once with RPC_CONNECTION_LOST (-32007) when the connection goes, then works again', async () => {
     await w.service({ name: 'steady', methods: { 'steady.slow': { handler: () => new Promise((r) => setTimeout(() => r('ok'), 300)) } } });
     const connection = w.bus.connect();
     const client = await connectClient({ connection, replyMode: 'direct', defaultTimeoutMs: 60_000 });
     const call = rejection(client.call('steady.slow'));
     await settleTicks();
     await connection.simulateLoss();
-    expect(await call).toMatchObject({ code: ErrorCode.ConnectionLost });
+    expect(await call).toBeInstanceOf(RpcConnectionLostError);
     await expect(until(client.call('steady.slow'))).resolves.toBe('ok');
     await until(client.close());
   });

@@ -1,4 +1,4 @@
-import { CancelledError, ErrorCode } from '@warren/jsonrpc';
+import { ErrorCode, RpcAbortedError } from '@warren/jsonrpc';
 import type { HandlerContext } from '@warren/amqp';
 import { World, useWorld, gate, rejection, settleTicks, until } from './world';
 
@@ -20,7 +20,7 @@ function waitsForAbort(reasons: unknown[], started?: () => void) {
 }
 
 describe('cancellation', () => {
-  it('settles an aborted call with -32003 at once, and the wire cancel stops the handler where it runs', async () => {
+  it('settles an aborted call with RPC_ABORTED (-32003) at once, and the wire cancel stops the handler where it runs', async () => {
     const reasons: unknown[] = [];
     const started = gate();
     await w.service({ name: 'job', methods: { 'job.run': waitsForAbort(reasons, () => started.open()) } });
@@ -32,7 +32,7 @@ describe('cancellation', () => {
     const call = rejection(client.call('job.run', [], { signal: ac.signal, timeoutMs: 60_000 }));
     await until(started.promise);
     ac.abort();
-    expect(await call).toBeInstanceOf(CancelledError);
+    expect(await call).toMatchObject({ constructor: RpcAbortedError, code: 'RPC_ABORTED', retryable: false });
     expect(client.stats().pending).toBe(0);
     expect(cancelled).toEqual([callId]);
     await settleTicks();
@@ -44,7 +44,7 @@ describe('cancellation', () => {
     const client = await w.client();
     const ac = new AbortController();
     ac.abort();
-    await expect(client.call('job.run', [], { signal: ac.signal })).rejects.toBeInstanceOf(CancelledError);
+    await expect(client.call('job.run', [], { signal: ac.signal })).rejects.toBeInstanceOf(RpcAbortedError);
     expect(client.stats().onWire).toBe(0);
   });
 

@@ -1,11 +1,11 @@
-import { DeadlineExceededError } from '@warren/jsonrpc';
+import { DeadlineExceededError, ErrorCode, RpcTimeoutError, wireErrorOf } from '@warren/jsonrpc';
 import { World, useWorld, gate, rejection, settleTicks, until } from './world';
 
 let w: World;
 useWorld((made) => (w = made));
 
 describe('deadlines, caller side', () => {
-  it('fails a call nobody serves at its deadline with -32001, and the request expires in the queue unrun', async () => {
+  it('fails a call nobody serves at its deadline with RPC_TIMEOUT (-32001), and the request expires in the queue unrun', async () => {
     let runs = 0;
     const s = await w.service({ name: 'offline', methods: { 'offline.run': { handler: () => ++runs } } });
     await until(s.close()); // the queue stays bound; nobody consumes it
@@ -14,7 +14,7 @@ describe('deadlines, caller side', () => {
     await jest.advanceTimersByTimeAsync(299);
     expect(client.stats().pending).toBe(1);
     await jest.advanceTimersByTimeAsync(2);
-    expect(await call).toBeInstanceOf(DeadlineExceededError);
+    expect(await call).toMatchObject({ constructor: RpcTimeoutError, code: 'RPC_TIMEOUT', noTimeLeft: false });
     await jest.advanceTimersByTimeAsync(10);
     expect(w.bus.queue('warren.svc.offline')?.messageCount).toBe(0);
     const again = await w.service({ name: 'offline', methods: { 'offline.run': { handler: () => ++runs }, 'offline.ping': { handler: () => 'pong' } } });
@@ -25,7 +25,9 @@ describe('deadlines, caller side', () => {
 
   it('refuses a call whose inherited deadline has passed, without publishing it', async () => {
     const client = await w.client();
-    await expect(client.call('x', [], { deadline: Date.now() - 1 })).rejects.toMatchObject({ code: -32001, data: { reason: 'no_time_left' } });
+    const err = await rejection(client.call('x', [], { deadline: Date.now() - 1 }));
+    expect(err).toMatchObject({ constructor: RpcTimeoutError, noTimeLeft: true });
+    expect(wireErrorOf(err)?.toErrorObject()).toMatchObject({ code: -32001, data: { reason: 'no_time_left' } });
     expect(client.stats().onWire).toBe(0);
   });
 });
@@ -51,7 +53,8 @@ describe('deadlines, worker side', () => {
     });
     const client = await w.client();
     const err = await until(rejection(client.call('slow.sleep', [], { timeoutMs: 300 })));
-    expect(err).toBeInstanceOf(DeadlineExceededError);
+    // The caller's own timer (RpcTimeoutError) and the worker's answer (DeadlineExceededError) fall due together: either is -32001.
+    expect(wireErrorOf(err)?.code).toBe(ErrorCode.DeadlineExceeded);
     await settleTicks();
     expect(aborted).toBeInstanceOf(DeadlineExceededError);
   });
@@ -66,7 +69,7 @@ describe('deadlines, worker side', () => {
     // Queued behind the blocker past its deadline; RabbitMQ's per-message expiry is on the queue head, the worker checks too.
     const late = rejection(client.call('busy.count', [], { timeoutMs: 100 }));
     await jest.advanceTimersByTimeAsync(150);
-    expect(await late).toBeInstanceOf(DeadlineExceededError);
+    expect(wireErrorOf(await late)?.code).toBe(ErrorCode.DeadlineExceeded);
     started.open();
     await expect(until(blocker)).resolves.toBe('done');
     await expect(until(client.call('busy.count'))).resolves.toBe(1);

@@ -1,4 +1,4 @@
-import { ErrorCode } from '@warren/jsonrpc';
+import { ErrorCode, RpcNoConsumersError, wireErrorOf } from '@warren/jsonrpc';
 import { DeadLetterQueues, RetryableError, ServiceRegistry, guardAvailability, type Progress } from '@warren/amqp';
 import { World, useWorld, rejection, until } from './world';
 
@@ -6,7 +6,7 @@ let w: World;
 useWorld((made) => (w = made));
 
 describe('discovery, availability, progress and dead letters over MemoryBroker', () => {
-  it('discovers instances, and the availability gate answers -32002 at once for a service with no consumer', async () => {
+  it('discovers instances, and the availability gate fails a call at once with RPC_NO_CONSUMERS (-32002) for a service with no consumer', async () => {
     const s = await w.service({ name: 'calc', methods: { 'calc.add': { handler: (p) => (p as number[]).reduce((a, b) => a + b, 0) } } });
     const connection = w.bus.connect();
     const registry = await ServiceRegistry.start(connection);
@@ -17,7 +17,8 @@ describe('discovery, availability, progress and dead letters over MemoryBroker',
     await expect(until(client.call('calc.add', [1, 2]))).resolves.toBe(3);
     await until(s.close());
     const err = await until(rejection(client.call('calc.add', [1, 2], { timeoutMs: 60_000 })));
-    expect(err).toMatchObject({ code: ErrorCode.ServiceUnavailable, data: { service: 'calc' } });
+    expect(err).toMatchObject({ constructor: RpcNoConsumersError, service: 'calc', method: 'calc.add', queued: 0 });
+    expect(wireErrorOf(err)).toMatchObject({ code: ErrorCode.ServiceUnavailable, data: { reason: 'no_consumers', service: 'calc' } });
     guard.close();
     await until(registry.close());
     await until(connection.close());

@@ -1,4 +1,4 @@
-import { ErrorCode, ShuttingDownError } from '@warren/jsonrpc';
+import { ErrorCode, RpcShuttingDownError, wireErrorOf } from '@warren/jsonrpc';
 import { World, useWorld, gate, rejection, settleTicks, until } from './world';
 
 let w: World;
@@ -47,7 +47,7 @@ describe('service shutdown', () => {
 });
 
 describe('client shutdown', () => {
-  it('waits (bounded) for pending calls, then fails the rest with -32005 and deletes its reply queue', async () => {
+  it('waits (bounded) for pending calls, then fails the rest with RPC_SHUTTING_DOWN (-32008) and deletes its reply queue', async () => {
     const slow = gate();
     await w.service({ name: 'svc', methods: { 'svc.quick': { handler: () => 'quick' }, 'svc.never': { handler: () => slow.promise.then(() => 'too late') } } });
     const client = await w.client({ closeTimeoutMs: 500 });
@@ -57,10 +57,10 @@ describe('client shutdown', () => {
     await expect(until(quick)).resolves.toBe('quick');
     await until(closing);
     const err = await never;
-    expect(err).toBeInstanceOf(ShuttingDownError);
-    expect(err).toMatchObject({ code: ErrorCode.ShuttingDown });
+    expect(err).toMatchObject({ constructor: RpcShuttingDownError, code: 'RPC_SHUTTING_DOWN', retryable: true });
+    expect(wireErrorOf(err)?.code).toBe(ErrorCode.ShuttingDown);
     expect(w.bus.queue(client.replyQueue)).toBeUndefined();
-    await expect(client.call('svc.quick')).rejects.toBeInstanceOf(ShuttingDownError);
+    await expect(client.call('svc.quick')).rejects.toBeInstanceOf(RpcShuttingDownError);
     slow.open();
   });
 });

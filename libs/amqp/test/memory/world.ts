@@ -1,4 +1,4 @@
-import { MemoryBroker, connectClient, startService, type ClientOptions, type RpcClient, type ServiceOptions, type WarrenService } from '@warren/amqp';
+import { MemoryBroker, connectClient, startService, type ClientOptions, type MemoryConnection, type RpcClient, type ServiceOptions, type WarrenService } from '@warren/amqp';
 
 /**
  * Services and clients over one MemoryBroker, with jest's fake clock: time
@@ -20,9 +20,9 @@ export class World {
     return s;
   }
 
-  async client(options: ClientOptions = {}): Promise<RpcClient> {
-    const connection = this.bus.connect();
-    const c = await connectClient({ connection, defaultTimeoutMs: 5000, ...options });
+  /** A client on a connection of its own, or on `connection` (one a test cuts with `simulateLoss`). */
+  async client(options: ClientOptions & { readonly connection?: MemoryConnection } = {}): Promise<RpcClient> {
+    const c = await connectClient({ defaultTimeoutMs: 5000, ...options, connection: options.connection ?? this.bus.connect() });
     this.closers.push(() => c.close());
     return c;
   }

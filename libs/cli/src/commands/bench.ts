@@ -1,4 +1,4 @@
-import { JsonRpcError, type Params } from '@warren/jsonrpc';
+import { wireErrorOf, type Params } from '@warren/jsonrpc';
 import { ExitCode, UsageError, type ExitCodeValue } from '../errors';
 import { progressBar, table } from '../format';
 import { parseParams } from '../params';
@@ -67,7 +67,7 @@ export async function benchCommand(s: Session, flags: BenchFlags): Promise<ExitC
         await client.call(flags.method, params, flags.timeout === undefined ? {} : { timeoutMs: flags.timeout });
         latencies.push(performance.now() - t0);
       } catch (err) {
-        const code = err instanceof JsonRpcError ? String(err.code) : 'local';
+        const code = String(wireErrorOf(err)?.code ?? 'local');
         errorCodes[code] = (errorCodes[code] ?? 0) + 1;
       }
       finished++;

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { JsonRpcError, InvalidRequestError, errorResponse, ErrorCode, type Id, type JsonValue, type Params, type ResponseMessage } from '@warren/jsonrpc';
+import { InvalidRequestError, errorResponse, ErrorCode, wireErrorOf, type Id, type JsonValue, type Params, type ResponseMessage } from '@warren/jsonrpc';
 import { ExitCode, UsageError, showError, type ExitCodeValue } from '../errors';
 import { prettyJson, table } from '../format';
 import { guardCalls, lookUpServices } from '../availability';
@@ -16,13 +16,13 @@ export interface CallFlags {
   readonly progress?: boolean;
 }
 
-/** Prints an error: to stdout as a JSON-RPC error object with --json, else `error <code>: <message>` on stderr. */
+/** Prints an error: to stdout as a JSON-RPC error object with --json, else `error <code>: <message>` (and a local code) on stderr. */
 export function reportError(s: Session, err: unknown, id: Id = null): ExitCodeValue {
   const shown = showError(err);
   if (s.settings.json) {
     s.out(JSON.stringify({ jsonrpc: '2.0', error: { code: shown.code, message: shown.message, ...(shown.data === undefined ? {} : { data: shown.data }) }, id }));
   } else {
-    s.err(`${s.c.red(`error ${shown.code}`)}: ${shown.message}`);
+    s.err(`${s.c.red(`error ${shown.code}`)}: ${shown.message}${shown.local === undefined ? '' : s.c.dim(` (${shown.local})`)}`);
     const failures = shown.code === ErrorCode.InvalidParams ? schemaFailures(shown.data) : undefined;
     if (failures) for (const line of failures) s.err(`  ${line}`);
     else if (shown.data !== undefined) s.err(prettyJson(shown.data, s.c));
@@ -65,7 +65,7 @@ export async function callCommand(s: Session, method: string, words: readonly st
     return ExitCode.ok;
   } catch (err) {
     progress?.done();
-    if (!(err instanceof JsonRpcError)) throw err;
+    if (wireErrorOf(err) === undefined) throw err;
     return reportError(s, err, id);
   }
 }
@@ -77,7 +77,7 @@ export async function notifyCommand(s: Session, method: string, words: readonly 
   try {
     await client.notify(method, params, flags.timeout === undefined ? {} : { timeoutMs: flags.timeout });
   } catch (err) {
-    if (!(err instanceof JsonRpcError)) throw err;
+    if (wireErrorOf(err) === undefined) throw err;
     return reportError(s, err);
   }
   if (s.settings.json) s.out(JSON.stringify({ sent: true, method }));
@@ -150,7 +150,7 @@ export async function batchCommand(s: Session, source: string, flags: Pick<CallF
         const result = await client.call(method, params, { ...timeout, ...(id === null ? {} : { id }) });
         return { index, method, response: { jsonrpc: '2.0', result, id } };
       } catch (err) {
-        const e = err instanceof JsonRpcError ? err : new InvalidRequestError(err instanceof Error ? err.message : String(err));
+        const e = wireErrorOf(err) ?? new InvalidRequestError(err instanceof Error ? err.message : String(err));
         return { index, method, response: { jsonrpc: '2.0', error: e.toErrorObject(), id: id ?? null } };
       }
     }),

@@ -1,5 +1,5 @@
 import type { DeadLetter, DeadLetterDetail } from '@warren/amqp';
-import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
+import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { ExitCode, type ExitCodeValue } from '../errors';
 import { duration, prettyJson, table } from '../format';
 import type { Session } from '../session';
@@ -11,8 +11,10 @@ async function dlq<R>(s: Session, method: string, params: Record<string, unknown
   try {
     return await client.call<R>(method, JSON.parse(JSON.stringify(params)) as Record<string, never>);
   } catch (err) {
-    if (!(err instanceof JsonRpcError)) throw err;
-    if (err.code === ErrorCode.MethodNotFound) s.err(s.c.dim('dead-letter commands are served by the broker: is one running in this namespace?'));
+    const wire = wireErrorOf(err);
+    if (!wire) throw err;
+    // Locally RpcNoRouteError (nothing bound for dlq.*), through a gateway its -32601: the same hint.
+    if (wire.code === ErrorCode.MethodNotFound) s.err(s.c.dim('dead-letter commands are served by the broker: is one running in this namespace?'));
     return reportError(s, err);
   }
 }

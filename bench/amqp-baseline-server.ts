@@ -11,7 +11,8 @@ import { connect, type ConsumeMessage } from 'amqplib';
 import { amqpUrl } from '@warren/testkit';
 
 const AMQP_URL = amqpUrl();
-const PREFETCH = 64;
+/** The bench's `--prefetch` (rpc-bench.ts), the same for every target's service. */
+const PREFETCH = Number(process.env['BENCH_PREFETCH'] ?? 64);
 
 interface Request {
   jsonrpc: '2.0';

@@ -41,9 +41,11 @@ export interface BenchArgs {
   concurrency: number[];
   targets: string[];
   rounds: number;
+  /** Every target's service consumes with this prefetch (AMQP basic.qos). */
+  prefetch: number;
 }
 
-const USAGE = 'usage: rpc-bench [--calls N] [--warmup N] [--rounds N] [--concurrency 1,64] [--targets ' + Object.keys(targets).join(',') + ']';
+const USAGE = 'usage: rpc-bench [--calls N] [--warmup N] [--rounds N] [--prefetch N] [--concurrency 1,64] [--targets ' + Object.keys(targets).join(',') + ']';
 
 function positiveInt(flag: string, v: string): number {
   const n = Number(v);
@@ -52,7 +54,7 @@ function positiveInt(flag: string, v: string): number {
 }
 
 export function parseArgs(argv: readonly string[]): BenchArgs {
-  const args: BenchArgs = { calls: undefined, warmup: undefined, concurrency: [1, 64], targets: Object.keys(targets), rounds: 9 };
+  const args: BenchArgs = { calls: undefined, warmup: undefined, concurrency: [1, 64], targets: Object.keys(targets), rounds: 9, prefetch: 64 };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const eq = arg.indexOf('=');
@@ -69,6 +71,7 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
       case '--concurrency': args.concurrency = list().map((c) => positiveInt(flag, c)); break;
       case '--targets': args.targets = list(); break;
       case '--rounds': args.rounds = positiveInt(flag, value()); break;
+      case '--prefetch': args.prefetch = positiveInt(flag, value()); break;
       case '--help': case '-h': console.log(USAGE); process.exit(0); break;
       default: throw new Error(`unknown argument "${arg}"\n${USAGE}`);
     }
@@ -94,12 +97,14 @@ async function main(): Promise<void> {
   const warmupFor = (c: number): number => args.warmup ?? defaultWarmup(callsFor(c));
   console.error(`# broker ${redact(AMQP_URL)}, ${cpus().length} CPUs, node ${process.version}`);
 
+  // The services read it in their own processes (bench/amqp-baseline-server.ts, bench/warren-server.ts).
+  process.env['BENCH_PREFETCH'] = String(args.prefetch);
   buildChildren(baseTree === undefined || !args.targets.some((t) => t.endsWith('@base')) ? [] : [baseTree]);
   const chosen = args.targets.flatMap((name) => {
     const factory = targets[name];
     return factory ? [factory()] : [];
   });
-  console.error(`# ${chosen.map((t) => t.name).join(', ')}: c=${args.concurrency.join(',')}, ${args.rounds} round(s)`);
+  console.error(`# ${chosen.map((t) => t.name).join(', ')}: c=${args.concurrency.join(',')}, ${args.rounds} round(s), prefetch ${args.prefetch}`);
   const rows = await benchRounds(chosen, {
     concurrencies: args.concurrency,
     callsFor,

@@ -22,7 +22,8 @@ async function main(): Promise<void> {
     urls: AMQP_URL,
     namespace,
     name: 'bench',
-    prefetch: 64,
+    // The bench's `--prefetch` (rpc-bench.ts), the same for every target's service.
+    prefetch: Number(process.env['BENCH_PREFETCH'] ?? 64),
     durable: false,
     ...(tracker ? { tracker } : {}),
     methods: { add: { params: { type: 'array', items: { type: 'number' }, minItems: 2, maxItems: 2 }, handler: (p) => (p as number[])[0]! + (p as number[])[1]! } },

@@ -1,15 +1,22 @@
 /**
- * Collects what is pushed within one tick (everything that runs before
- * Node's next `process.nextTick` turn, the same window ioredis'
- * auto-pipelining uses) and sends it as one command: a worker that takes 20
- * requests from one socket read claims them with one script call instead of
- * 20. `max` bounds a batch (and with it how long one script holds Redis).
+ * When a batch goes out: at the end of the current tick (`process.nextTick`,
+ * the window ioredis' auto-pipelining uses), or at the end of the current
+ * turn of the event loop (`setImmediate`), after every tick of it, so what
+ * other code writes meanwhile (a reply on the AMQP socket) goes out first.
+ */
+export type BatchWindow = 'tick' | 'turn';
+
+/**
+ * Collects what is pushed within one window and sends it as one command: a
+ * worker that takes 20 requests from one socket read claims them with one
+ * script call instead of 20. `max` bounds a batch (and with it how long one
+ * script holds Redis).
  */
 export class Batcher<I, R> {
   private queue: { readonly item: I; readonly resolve: (r: R) => void; readonly reject: (e: unknown) => void }[] = [];
   private scheduled = false;
 
-  constructor(private readonly send: (items: readonly I[]) => Promise<readonly R[]>, private readonly max: number) {
+  constructor(private readonly send: (items: readonly I[]) => Promise<readonly R[]>, private readonly max: number, private readonly window: BatchWindow = 'tick') {
     if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`batch size must be a positive integer, got ${max}`);
   }
 
@@ -19,7 +26,8 @@ export class Batcher<I, R> {
       if (this.queue.length >= this.max) this.flush();
       else if (!this.scheduled) {
         this.scheduled = true;
-        process.nextTick(this.onTick);
+        if (this.window === 'tick') process.nextTick(this.onTick);
+        else setImmediate(this.onTick);
       }
     });
   }

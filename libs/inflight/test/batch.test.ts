@@ -33,3 +33,16 @@ it('fails pushes a short reply has no item for', async () => {
 it('refuses a batch size below one', () => {
   expect(() => new Batcher(async () => [], 0)).toThrow(RangeError);
 });
+
+it("with the 'turn' window, sends after the ticks of the loop's turn, so what they write goes first", async () => {
+  const order: string[] = [];
+  const batch = new Batcher<number, number>(async (items) => {
+    order.push(`batch ${items.join(',')}`);
+    return items;
+  }, 8, 'turn');
+  const pushed = batch.push(1);
+  process.nextTick(() => order.push('tick'));
+  void batch.push(2);
+  await pushed;
+  expect(order).toEqual(['tick', 'batch 1,2']);
+});

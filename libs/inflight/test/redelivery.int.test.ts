@@ -1,8 +1,11 @@
 // A request redelivered after it finished (the worker's connection cut after
-// the outcome was stored, before the reply and the ack went out): the handler
-// does not run again, and the caller gets the stored result.
+// the outcome was stored, before the ack went out): the handler does not run
+// again, and the redelivery is answered from the store. The reply of the first
+// run goes out before the store's write (same turn of the event loop), so the
+// caller usually has its answer from that run, and the stored one is dropped
+// as late; had the cut taken that reply, the stored one would answer.
 import { startService, type Abortable, type CallTracker, type Executed, type RpcClient, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/amqp';
-import { FaultProxy, amqpUrl, redisUrl } from '@warren/testkit';
+import { FaultProxy, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
 import { InflightView, createRedisTracker, type RedisCallTracker } from '../src';
 import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
 import { TestBed, startCall } from './support';
@@ -26,7 +29,7 @@ class CutAfterFinish implements CallTracker {
   async run(call: RunningCall, controller: Abortable, execute: (run: RunInfo) => Promise<Executed>): Promise<TrackedOutcome> {
     const outcome = await this.inner.run(call, controller, execute);
     if (!outcome.stored || !this.armed) return outcome;
-    // The cut comes once the outcome is stored, before the runtime acks (and, when the reply is slower than the store, before it replies).
+    // The cut comes once the outcome is stored, before the runtime acks.
     const stored = outcome.stored.then(() => {
       if (this.armed) {
         this.armed = false;
@@ -62,6 +65,8 @@ it('answers the redelivery from the store without running the handler again', as
   const { callId, answer } = startCall<WorkResult>(client, 'work', { ms: 10, value: 5 });
   await expect(answer).resolves.toEqual({ value: 10, by: service.instanceId, attempt: 1 });
 
+  // The redelivery comes once the worker has reconnected.
+  await waitFor(() => service.stats().answeredFromStore >= 1, { timeoutMs: 10_000, message: 'the redelivery answered from the store' });
   const k = testKeys(tp.prefix, callId);
   expect(await tp.redis.get(k.starts)).toBe('1');
   expect(await tp.redis.get(k.effects)).toBe('1');

@@ -89,4 +89,25 @@ describe('recordAnnounced (the broker records what it hears)', () => {
     recording.close();
     expect(registry.off).toHaveBeenCalledWith('change', expect.any(Function));
   });
+
+  it('forgets a method set no instance announces any more (written again if it comes back), and keeps the one still announced', async () => {
+    const registry = fakeRegistry();
+    const w = writer();
+    const calc = { service: 'calc', methods: [{ name: 'add' }] };
+    const old = { service: 'calc', methods: [{ name: 'add' }, { name: 'sub' }] };
+    registry.set([calc, old]);
+    const recording = recordAnnounced(registry, w, log);
+    await flush();
+    expect(w.record).toHaveBeenCalledTimes(2);
+    registry.set([calc]);
+    registry.fire();
+    await flush();
+    expect(w.record).toHaveBeenCalledTimes(2); // calc is still known and not due
+    registry.set([calc, old]);
+    registry.fire();
+    await flush();
+    expect(w.record).toHaveBeenCalledTimes(3);
+    expect(w.record).toHaveBeenLastCalledWith('calc', [{ name: 'add', jobStyle: false }, { name: 'sub', jobStyle: false }]);
+    recording.close();
+  });
 });

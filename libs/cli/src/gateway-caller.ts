@@ -1,5 +1,5 @@
 import type { CallOptions } from '@warren/amqp';
-import { ErrorCode, JsonRpcError, type ErrorObject, type JsonValue, type Params } from '@warren/jsonrpc';
+import { ErrorCode, JsonRpcError, encode, notificationMessage, requestMessage, type ErrorObject, type JsonValue, type NotificationMessage, type Params, type RequestMessage } from '@warren/jsonrpc';
 import type { CancelOutcome, CallStatus, InflightCall } from '@warren/inflight';
 import { UnreachableError, UsageError } from './errors';
 
@@ -45,7 +45,7 @@ export class GatewayCaller implements Caller {
   /** `onProgress` is not called: POST /rpc answers once, with no progress before it. */
   async call<R = JsonValue>(method: string, params?: Params, options: Pick<CallOptions, 'timeoutMs' | 'id' | 'onProgress'> = {}): Promise<R> {
     const id = options.id ?? this.seq++;
-    const body = await this.post({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }), id }, options.timeoutMs);
+    const body = await this.post(requestMessage(method, params, id), options.timeoutMs);
     const response = body as { result?: unknown; error?: ErrorObject } | undefined;
     if (response?.error !== undefined) throw JsonRpcError.fromErrorObject(response.error);
     if (response === undefined || !('result' in response)) throw new JsonRpcError(ErrorCode.InternalError, 'the gateway answered no JSON-RPC response');
@@ -53,7 +53,7 @@ export class GatewayCaller implements Caller {
   }
 
   async notify(method: string, params?: Params, options: { readonly timeoutMs?: number } = {}): Promise<void> {
-    const body = (await this.post({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }) }, options.timeoutMs)) as { error?: ErrorObject } | undefined;
+    const body = (await this.post(notificationMessage(method, params), options.timeoutMs)) as { error?: ErrorObject } | undefined;
     if (body?.error !== undefined) throw JsonRpcError.fromErrorObject(body.error);
   }
 
@@ -71,7 +71,7 @@ export class GatewayCaller implements Caller {
   }
 
   /** POSTs one message; the parsed answer, or undefined for 204 (a notification). Gateway refusals come back as JSON-RPC errors. */
-  private async post(message: Record<string, unknown>, timeoutMs: number | undefined): Promise<unknown> {
+  private async post(message: RequestMessage | NotificationMessage, timeoutMs: number | undefined): Promise<unknown> {
     const headers: Record<string, string> = { 'content-type': 'application/json', ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) };
     if (timeoutMs !== undefined) headers['x-timeout-ms'] = String(timeoutMs);
     // fetch resolves only when the gateway answers, and it answers a call when the call ends: so the
@@ -80,7 +80,7 @@ export class GatewayCaller implements Caller {
     const budgetMs = (timeoutMs ?? gatewayMaxTimeoutMs) + this.connectTimeoutMs;
     let response: Response;
     try {
-      response = await fetch(new URL('/rpc', this.base), { method: 'POST', headers, body: JSON.stringify(message), signal: AbortSignal.timeout(budgetMs) });
+      response = await fetch(new URL('/rpc', this.base), { method: 'POST', headers, body: encode(message), signal: AbortSignal.timeout(budgetMs) });
     } catch (err) {
       throw new UnreachableError(`the gateway at ${this.base}`, err);
     }

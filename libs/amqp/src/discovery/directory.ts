@@ -105,16 +105,20 @@ export interface AnnouncedServices {
  * announced. Returns the owner's close.
  */
 export function recordAnnounced(registry: AnnouncedServices, writer: DirectoryWriter, log: DirectoryRecorderLog, refreshMs = directoryRefreshMs): { close(): void } {
-  const recorders = new Map<string, DirectoryRecorder>();
+  // One recorder per method set announced now: a set no instance announces any more is forgotten (written
+  // again if it comes back), so what announcers send cannot grow this map past what the registry holds.
+  let recorders = new Map<string, DirectoryRecorder>();
   const onChange = (): void => {
+    const current = new Map<string, DirectoryRecorder>();
     for (const instance of registry.list()) {
       const methods = instance.methods.map((m) => ({ name: m.name, jobStyle: m.jobStyle === true }));
       if (methods.length === 0) continue;
       const key = `${instance.service}\n${JSON.stringify(methods)}`;
-      let recorder = recorders.get(key);
-      if (!recorder) recorders.set(key, (recorder = new DirectoryRecorder(writer, instance.service, methods, log, refreshMs)));
+      const recorder = current.get(key) ?? recorders.get(key) ?? new DirectoryRecorder(writer, instance.service, methods, log, refreshMs);
+      current.set(key, recorder);
       recorder.announced();
     }
+    recorders = current;
   };
   onChange();
   registry.on('change', onChange);

@@ -6,6 +6,7 @@ import { redactUrl, silentLogger, type Logger } from '@warren/logger';
 import { backoffDelay, defaultBackoff, type BackoffOptions, type ResolvedBackoff } from './backoff';
 import { closeModel, destroySocket } from './close';
 import type { ConnectionState, OnOpen, WireConnection } from './contract';
+import { Setups } from './setups';
 
 export type { ConnectionState, OnOpen } from './contract';
 
@@ -53,7 +54,7 @@ interface ConnectionEvents {
 export class AmqpConnection extends EventEmitter<ConnectionEvents> implements WireConnection {
   private current: ChannelModel | undefined;
   private status: ConnectionState = { type: 'idle' };
-  private readonly setups: OnOpen[] = [];
+  private readonly setups = new Setups();
   private readonly urls: readonly string[];
   private readonly backoff: ResolvedBackoff;
   private readonly log: Logger;
@@ -89,12 +90,7 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> implements Wi
 
   /** Registers a setup and, if the connection is already open, runs it now. Returns an unregister function. */
   async onOpen(setup: OnOpen): Promise<() => void> {
-    this.setups.push(setup);
-    if (this.current) await setup(this.current);
-    return () => {
-      const i = this.setups.indexOf(setup);
-      if (i >= 0) this.setups.splice(i, 1);
-    };
+    return this.setups.add(setup, this.current);
   }
 
   /** Connects for the first time, retrying with backoff within `startTimeoutMs`. */
@@ -174,7 +170,7 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> implements Wi
         // pending when the socket goes): the attempt fails as soon as the connection closes.
         const lost = closed(model);
         try {
-          for (const setup of [...this.setups]) await Promise.race([setup(model), lost.promise]);
+          await this.setups.runOn(model, lost.promise);
         } finally {
           lost.release();
         }

@@ -3,6 +3,7 @@ import type { ConnectionState, OnOpen, WireConnection, WireModel } from '../cont
 import { MemoryChannel } from './channel';
 import { MemoryIllegalOperationError } from './errors';
 import type { BrokerState } from './state';
+import { Setups } from '../setups';
 
 /** One "TCP connection" to a MemoryBroker: a channel factory. Its exclusive queues go when it closes. */
 export class MemoryModel extends EventEmitter implements WireModel {
@@ -74,7 +75,7 @@ export interface MemoryConnectionOptions {
 export class MemoryConnection extends EventEmitter<ConnectionEvents> implements WireConnection {
   private current: MemoryModel | undefined;
   private status: ConnectionState = { type: 'idle' };
-  private readonly setups: OnOpen[] = [];
+  private readonly setups = new Setups();
   private closing: Promise<void> | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   reconnects = 0;
@@ -104,12 +105,7 @@ export class MemoryConnection extends EventEmitter<ConnectionEvents> implements 
   }
 
   async onOpen(setup: OnOpen): Promise<() => void> {
-    this.setups.push(setup);
-    if (this.current) await setup(this.current);
-    return () => {
-      const i = this.setups.indexOf(setup);
-      if (i >= 0) this.setups.splice(i, 1);
-    };
+    return this.setups.add(setup, this.current);
   }
 
   close(): Promise<void> {
@@ -153,7 +149,7 @@ export class MemoryConnection extends EventEmitter<ConnectionEvents> implements 
     const model = new MemoryModel(this.broker, this.nextId());
     this.current = model;
     this.watch(model);
-    for (const setup of [...this.setups]) await setup(model);
+    await this.setups.runOn(model);
     if (this.current !== model) return;
     this.reconnects++;
     this.setState({ type: 'open', url: 'memory://' });

@@ -138,7 +138,6 @@ function App() {
           <img src="/console/assets/favicon.svg" alt="" width="22" height="22" />
           <span>Warren</span>
         </div>
-
         <nav aria-label="Views">
           <ul>
             {views.map((v) => (

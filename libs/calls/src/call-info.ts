@@ -39,4 +39,9 @@ export type RunningCall = CallInfo & {
   readonly worker: string;
   readonly attempt: number;
   readonly startedAt: number;
+  /**
+   * RabbitMQ delivers the request for the first time and it is no retry, so no run of the call can have
+   * started anywhere: a tracker may start the handler while its claim is on the way (docs/reliability.md).
+   */
+  readonly firstDelivery?: boolean;
 };

@@ -15,6 +15,7 @@ export type BatchWindow = 'tick' | 'turn';
 export class Batcher<I, R> {
   private queue: { readonly item: I; readonly resolve: (r: R) => void; readonly reject: (e: unknown) => void }[] = [];
   private scheduled = false;
+  private sentWaiters: (() => void)[] = [];
 
   constructor(private readonly send: (items: readonly I[]) => Promise<readonly R[]>, private readonly max: number, private readonly window: BatchWindow = 'tick') {
     if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`batch size must be a positive integer, got ${max}`);
@@ -30,6 +31,12 @@ export class Batcher<I, R> {
         else setImmediate(this.onTick);
       }
     });
+  }
+
+  /** Resolves once what is queued now has been handed to `send` (written); undefined when nothing waits. */
+  sent(): Promise<void> | undefined {
+    if (this.queue.length === 0) return undefined;
+    return new Promise<void>((resolve) => this.sentWaiters.push(resolve));
   }
 
   private readonly onTick = (): void => {
@@ -58,6 +65,11 @@ export class Batcher<I, R> {
           for (const c of chunk) c.reject(err);
         },
       );
+    }
+    if (this.sentWaiters.length > 0) {
+      const waiters = this.sentWaiters;
+      this.sentWaiters = [];
+      for (const w of waiters) w();
     }
   }
 }

@@ -40,6 +40,8 @@ export interface Keys {
   workerField(service: string, instanceId: string): string;
   /** Where cancel requests for the calls one worker instance owns are published. Channels have no TTL; nothing is stored. */
   cancelChannel(instanceId: string): string;
+  /** Where every cancel mark (a call cancelled before any worker claimed it) is published, to every worker. */
+  readonly cancelMarks: string;
   /** The method directory's entry of one method (directory.ts). TTL: {@link directoryTtlMs}, refreshed by its service. */
   method(name: string): string;
 }
@@ -63,6 +65,7 @@ export function keys(prefix: string): Keys {
     // '/' cannot occur in a service name or an instance id (both are AMQP resource names).
     workerField: (service, instanceId) => `${service}/${instanceId}`,
     cancelChannel: (instanceId) => `${prefix}:cancel:${instanceId}`,
+    cancelMarks: `${prefix}:cancel-marks`,
     method: (name) => `${prefix}:method:${name}`,
   };
 }

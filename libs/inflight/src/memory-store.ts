@@ -29,7 +29,9 @@ export class MemoryInflightStore {
   private readonly workers = new Map<string, Entry<string>>();
   /** Calls waiting in a delay queue between attempts, with their deadlines (the `retrying` sorted set). */
   private readonly waiting = new Map<string, number>();
-  private readonly cancelListeners = new Map<string, Set<(callId: string) => void>>();
+  private readonly cancelListeners = new Map<string, Set<(callId: string, markTtlMs?: number) => void>>();
+  /** Every subscribed worker, told of each cancel mark (the `cancel-marks` channel). */
+  private readonly markListeners = new Set<(callId: string, markTtlMs?: number) => void>();
   private lastSweep = 0;
 
   /** A handle for one tracker or view: closing it drops its subscription, not the data. */
@@ -47,7 +49,15 @@ export class MemoryInflightStore {
     }
     const state = at(f, 'state');
     if (at(f, 'result') !== '' || state === 'D' || state === 'F' || state === 'E') return parseClaimReply(['stored', at(f, 'result'), at(f, 'code'), stateName[state] ?? state, at(f, 'meta')]);
+    // Cancelled before it was claimed, and its handler started already: the run is recorded, marked cancelled.
+    const runsCancelled = (): ClaimReply => {
+      put(fresh, 'attempt', String((Number(at(f, 'attempt')) || 0) + 1));
+      put(fresh, 'cancel', '1');
+      this.set(this.records, callId, join(fresh), a.runningTtlMs, now);
+      return parseClaimReply(['cancelled']);
+    };
     if (state === 'C') {
+      if (a.running === true && !a.takeover) return runsCancelled();
       put(f, 'meta', a.meta);
       this.set(this.records, callId, join(f), a.finishedTtlMs, now);
       return parseClaimReply(['cancelled']);
@@ -60,6 +70,7 @@ export class MemoryInflightStore {
     put(f, 'token', '');
     put(f, 'finishedAt', String(now));
     if (at(f, 'cancel') === '1') {
+      if (a.running === true && !a.takeover) return runsCancelled();
       put(f, 'state', 'C');
       this.set(this.records, callId, join(f), a.finishedTtlMs, now);
       return parseClaimReply(['cancelled']);
@@ -174,6 +185,7 @@ export class MemoryInflightStore {
     const v = this.get(this.records, callId);
     if (v === undefined || entry === undefined) {
       this.set(this.records, callId, join(fields({ state: 'C', cancel: '1', finishedAt: String(now) })), markTtlMs, now);
+      this.publishMark(callId, markTtlMs);
       return { outcome: 'marked', worker: undefined };
     }
     const f = v.split(recordSeparator);
@@ -186,7 +198,10 @@ export class MemoryInflightStore {
         put(f, 'finishedAt', String(now));
       }
       entry.value = join(f);
-      if (state !== 'R') return { outcome: 'marked', worker };
+      if (state !== 'R') {
+        this.publishMark(callId, Math.max(1, entry.expiresAt - now));
+        return { outcome: 'marked', worker };
+      }
       const listeners = [...(this.cancelListeners.get(at(f, 'worker')) ?? [])];
       // Delivered after the reply, as a pub/sub message arrives after the script's answer.
       if (listeners.length > 0) queueMicrotask(() => { for (const l of listeners) l(callId); });
@@ -254,14 +269,22 @@ export class MemoryInflightStore {
     return 1;
   }
 
-  /** @internal */ subscribe(instanceId: string, listener: (callId: string) => void): () => void {
+  /** @internal */ subscribe(instanceId: string, listener: (callId: string, markTtlMs?: number) => void): () => void {
     let set = this.cancelListeners.get(instanceId);
     if (!set) this.cancelListeners.set(instanceId, (set = new Set()));
     set.add(listener);
+    this.markListeners.add(listener);
     return () => {
       set.delete(listener);
+      this.markListeners.delete(listener);
       if (set.size === 0) this.cancelListeners.delete(instanceId);
     };
+  }
+
+  /** Tells every worker of a cancel mark, after the script's answer (as a pub/sub message arrives). */
+  private publishMark(callId: string, ttlMs: number): void {
+    const listeners = [...this.markListeners];
+    if (listeners.length > 0) queueMicrotask(() => { for (const l of listeners) l(callId, ttlMs); });
   }
 
   /** Changes a running call's record if `token` holds its claim (KEEPTTL); undefined when it does not. */
@@ -347,6 +370,11 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
     return Promise.resolve(this.memory.claim(callId, args));
   }
 
+  /** A claim is applied when made. */
+  claimsWritten(): undefined {
+    return undefined;
+  }
+
   finish(callId: string, args: FinishArgs): Promise<number> {
     return Promise.resolve(this.memory.finish(callId, args));
   }
@@ -405,9 +433,13 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
     return Promise.resolve(this.memory.effectForget(callId, name, mark));
   }
 
-  subscribeCancels(instanceId: string, onCancel: (callId: string) => void): void {
+  subscribeCancels(instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void): void {
     if (this.unsubscribe) throw new Error('subscribeCancels: already subscribed');
     this.unsubscribe = this.memory.subscribe(instanceId, onCancel);
+  }
+
+  get listening(): boolean {
+    return this.unsubscribe !== undefined && !this.closed;
   }
 
   /** Memory is never lost: nothing to report. */

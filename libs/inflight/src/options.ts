@@ -58,6 +58,13 @@ export interface TrackerOptions extends StoreOptions {
   readonly requireTracking?: boolean;
   /** How long `start()` waits for Redis before the worker starts in degraded mode. @default 2000 */
   readonly connectTimeoutMs?: number;
+  /**
+   * Which deliveries wait for their claim's reply before the handler starts. `'redeliveries'`: a first
+   * delivery (no run of it can exist anywhere) starts once its claim is written to Redis, and the reply
+   * to the claim is awaited alongside; redeliveries and retries, which may meet another run or a stored
+   * outcome, wait. `'always'`: every call waits (one Redis round trip more per call). @default 'redeliveries'
+   */
+  readonly awaitClaim?: 'redeliveries' | 'always';
 }
 
 export interface ViewOptions extends StoreOptions {
@@ -83,6 +90,7 @@ export const trackerDefaults = {
   waitPollMs: 100,
   requireTracking: false,
   connectTimeoutMs: 2000,
+  awaitClaim: 'redeliveries',
 } as const;
 
 export const viewDefaults = {
@@ -112,9 +120,11 @@ export function resolveTrackerOptions(options: TrackerOptions = {}): ResolvedTra
     waitPollMs: options.waitPollMs ?? trackerDefaults.waitPollMs,
     requireTracking: options.requireTracking ?? trackerDefaults.requireTracking,
     connectTimeoutMs: options.connectTimeoutMs ?? trackerDefaults.connectTimeoutMs,
+    awaitClaim: options.awaitClaim ?? trackerDefaults.awaitClaim,
     logger: options.logger ?? silentLogger(),
   };
   assertKeyPrefix(resolved.keyPrefix);
+  if (resolved.awaitClaim !== 'redeliveries' && resolved.awaitClaim !== 'always') throw new RangeError(`TrackerOptions.awaitClaim must be 'redeliveries' or 'always', got ${String(resolved.awaitClaim)}`);
   positive('TrackerOptions', resolved, ['commandTimeoutMs', 'leaseMs', 'heartbeatMs', 'maxAttempts', 'resultTtlMs', 'graceMs', 'waitPollMs', 'connectTimeoutMs']);
   if (resolved.heartbeatMs * 3 > resolved.leaseMs) {
     throw new RangeError(`TrackerOptions.heartbeatMs must be at most leaseMs / 3 (so a lease is renewed before it runs out), got ${resolved.heartbeatMs} with leaseMs ${resolved.leaseMs}`);

@@ -43,7 +43,8 @@ local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'fai
 /**
  * claim(call1..callN; worker, leaseMs, maxAttempts, workerLostCode,
  *   then per call: owner (worker, token, attempt, cancel, meta: fields 4 to 8, joined), runningTtlMs, finishedTtlMs,
- *   takeover ('1': this claim runs alone, in the worker's suspect lane),
+ *   mode ('1': a takeover, this claim runs alone in the worker's suspect lane; 'r': the handler runs
+ *   already, a first delivery started once its claim was written; '0': neither),
  *   retry ('' or "deadline wait1 wait2 ...": the method's retry policy, the wait after each failed attempt))
  * → 0: every call claimed fresh (the common case, kept small)
  *   | one reply per call: 0 (claimed fresh) | {'run', attempt, previousOwner}
@@ -56,7 +57,7 @@ local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'fai
  *
  * Attempts count the runs that started on a worker that then died (or gave the
  * call back). A call whose owner's lease ran out is a suspect: it may be what
- * killed that worker. Only a claim made in isolation (`takeover` '1') takes it
+ * killed that worker. Only a claim made in isolation (mode '1') takes it
  * over, at attempt + 1; any other claim gets `expired` and changes nothing, so
  * the calls that merely waited beside a suspect are never charged for its crash.
  * A call given back (queued again by a graceful shutdown) is no suspect: any
@@ -68,6 +69,10 @@ local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'fai
  * and the worker publishes the request to the delay queue for that wait. When
  * it comes back, it is taken over alone like any suspect. No wait that would
  * end past the deadline: then it is taken over at once, as without a policy.
+ *
+ * A claim whose handler runs already (mode 'r') that finds a cancel mark
+ * answers `cancelled` too, but writes its running record with the mark kept:
+ * the worker aborts the handler, and its finish stores what the run came to.
  */
 const claim = `${now}
 ${fields}
@@ -84,14 +89,21 @@ local function retryWait(spec, failed)
   if wait and now + wait < deadline then return wait end
   return nil
 end
-local function existing(key, fresh, runningTtl, finishedTtl, takeover, retry)
+local function existing(key, fresh, runningTtl, finishedTtl, mode, retry)
   local f = decode(redis.call('GET', key))
   local state = f[1]
   if f[11] ~= '' or state == 'D' or state == 'F' or state == 'E' then
     return {'stored', f[11], f[9], names[state] or state, f[8]}
   end
   local mine = decode(fresh)
+  -- Cancelled before it was claimed, and its handler started already: the run is recorded, marked cancelled.
+  local function runsCancelled()
+    mine[6], mine[7] = (tonumber(f[6]) or 0) + 1, '1'
+    redis.call('SET', key, encode(mine), 'PX', runningTtl)
+    return {'cancelled'}
+  end
   if state == 'C' then
+    if mode == 'r' then return runsCancelled() end
     f[8] = mine[8]
     redis.call('SET', key, encode(f), 'PX', finishedTtl)
     return {'cancelled'}
@@ -104,6 +116,7 @@ local function existing(key, fresh, runningTtl, finishedTtl, takeover, retry)
   local lost = state == 'W' and f[5] == 'lost'
   f[3], f[5], f[10] = '', '', now
   if f[7] == '1' then
+    if mode == 'r' then return runsCancelled() end
     f[1] = 'C'
     redis.call('SET', key, encode(f), 'PX', finishedTtl)
     return {'cancelled'}
@@ -128,7 +141,7 @@ local function existing(key, fresh, runningTtl, finishedTtl, takeover, retry)
       return {'retry', next, wait, now + wait, f[4]}
     end
   end
-  if takeover ~= '1' then return {'expired', f[4], next - 1} end
+  if mode ~= '1' then return {'expired', f[4], next - 1} end
   mine[6] = next
   redis.call('SET', key, encode(mine), 'PX', runningTtl)
   return {'run', next, f[4]}
@@ -252,9 +265,11 @@ if f[7] == '1' then return 1 end
 return 0`;
 
 /**
- * cancel(call; markTtlMs, channelPrefix, callId)
+ * cancel(call; markTtlMs, channelPrefix, callId, marksChannel)
  * → {'marked', lastWorker} not started: whoever takes it answers Cancelled | {'signalled', worker, receivers}
  *   | {'cancelled', worker} already cancelled | {'finished', state} too late.
+ * A mark is also published on `marksChannel` as "<ttlMs> <callId>": every worker keeps it that long, so
+ * a first delivery of the call, which starts while its claim is on the way, is held back to wait for it.
  */
 const cancel = `${now}
 ${fields}
@@ -264,6 +279,7 @@ if not v then
   local f = decode('C')
   f[7], f[10] = '1', now
   redis.call('SET', key, encode(f), 'PX', ARGV[1])
+  redis.call('PUBLISH', ARGV[4], ARGV[1] .. ' ' .. ARGV[3])
   return {'marked', ''}
 end
 local f = decode(v)
@@ -271,6 +287,7 @@ local state = f[1]
 if state == 'Q' or state == 'W' then
   f[1], f[7], f[10] = 'C', '1', now
   redis.call('SET', key, encode(f), 'KEEPTTL')
+  redis.call('PUBLISH', ARGV[4], redis.call('PTTL', key) .. ' ' .. ARGV[3])
   return {'marked', f[4]}
 end
 if state == 'R' then

@@ -25,6 +25,11 @@ export interface ClaimArgs {
   /** This claim runs alone (the worker's suspect lane), so it may take over a call whose owner's lease ran out. */
   readonly takeover: boolean;
   /**
+   * The handler runs already (a first delivery, started once this claim was written): a cancel mark found
+   * is kept on the call's running record, and the claim answers `cancelled` so the tracker aborts it.
+   */
+  readonly running?: boolean;
+  /**
    * The call's retry policy, as waits: with it, a call whose owner's lease ran out is sent to wait
    * `delaysMs[n - 1]` after its attempt n was lost (unless that passes `deadline`), not taken over at once.
    */
@@ -53,7 +58,8 @@ interface ClaimItem {
   readonly owner: string;
   readonly runningTtlMs: number;
   readonly finishedTtlMs: number;
-  readonly takeover: boolean;
+  /** '1' a takeover (alone in the lane), 'r' the handler runs already ({@link ClaimArgs.running}), '0' neither. */
+  readonly mode: string;
   /** '' or "deadline wait1 wait2 ..." (the claim script's form of {@link ClaimArgs.retry}). */
   readonly retry: string;
 }
@@ -77,6 +83,11 @@ export type CancelReply =
 /** The operations a worker's tracker needs; {@link RedisStore} implements them, tests fake them. */
 export interface TrackerStore {
   claim(callId: string, args: ClaimArgs): Promise<ClaimReply>;
+  /**
+   * Resolves once the claims asked for so far are written to Redis' connection (a batch goes out at the
+   * end of the tick); undefined when they are already (or the store applies them at once).
+   */
+  claimsWritten(): Promise<void> | undefined;
   finish(callId: string, args: FinishArgs): Promise<number>;
   release(callId: string, token: string): Promise<number>;
   renew(callId: string, token: string, leaseMs: number): Promise<number>;
@@ -94,8 +105,13 @@ export interface TrackerStore {
   effectComplete(callId: string, name: string, json: string, ttlMs: number): Promise<number>;
   /** Drops the start mark `mark` of an effect whose `fn` threw. */
   effectForget(callId: string, name: string, mark: string): Promise<number>;
-  /** Calls `onCancel(callId)` for each cancel published for this instance; survives reconnects. */
-  subscribeCancels(instanceId: string, onCancel: (callId: string) => void): void;
+  /**
+   * Calls `onCancel(callId)` for each cancel published for this instance, and `onCancel(callId, ttlMs)`
+   * for each cancel mark (a call cancelled before any worker claimed it, kept `ttlMs`); survives reconnects.
+   */
+  subscribeCancels(instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void): void;
+  /** The cancel subscription is live now: a cancel mark made from now on reaches this worker. */
+  readonly listening: boolean;
   /** Told when the connection becomes usable (true) or is lost (false). */
   onConnection(listener: (up: boolean) => void): void;
   /** Resolves true once Redis is usable, false after `timeoutMs`. */
@@ -194,6 +210,8 @@ export class RedisStore implements TrackerStore, ViewStore {
   readonly client: RedisClient;
   private readonly owned: boolean;
   private subscriber: RedisClient | undefined;
+  /** The subscriber listens on both cancel channels (see {@link listening}). */
+  private subscribed = false;
   private closing: Promise<void> | undefined;
   /**
    * The claim batch and the settings its calls share (one tracker: always the same). A claim with
@@ -245,7 +263,11 @@ export class RedisStore implements TrackerStore, ViewStore {
   }
 
   claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
-    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs, takeover: args.takeover, retry: args.retry ? `${Math.floor(args.retry.deadline)} ${args.retry.delaysMs.join(' ')}` : '' }).then(parseClaimReply);
+    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs, mode: args.takeover ? '1' : args.running === true ? 'r' : '0', retry: args.retry ? `${Math.floor(args.retry.deadline)} ${args.retry.delaysMs.join(' ')}` : '' }).then(parseClaimReply);
+  }
+
+  claimsWritten(): Promise<void> | undefined {
+    return this.claimBatch?.batch.sent();
   }
 
   /** The batch for claims with these settings. */
@@ -257,7 +279,7 @@ export class RedisStore implements TrackerStore, ViewStore {
       const out = this.batchArgs(items.length);
       for (const i of items) out.push(i.key);
       out.push(settings.worker, settings.leaseMs, settings.maxAttempts, settings.workerLostCode);
-      for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs, i.takeover ? '1' : '0', i.retry);
+      for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs, i.mode, i.retry);
       // 0: all claimed fresh, each at the attempt it asked for; otherwise one reply per call, 0 for fresh ones.
       return this.run(this.cluster ? 'inflightClaimOne' : 'inflightClaim', ...out).then((reply) => {
         if (reply === 0) return items.map((i) => i.attempt);
@@ -313,7 +335,7 @@ export class RedisStore implements TrackerStore, ViewStore {
   }
 
   async cancel(callId: string, markTtlMs: number): Promise<CancelReply> {
-    const raw = await this.run('inflightCancel', this.k.call(callId), markTtlMs, this.k.cancelChannel(''), callId);
+    const raw = await this.run('inflightCancel', this.k.call(callId), markTtlMs, this.k.cancelChannel(''), callId, this.k.cancelMarks);
     const [outcome, a, b] = Array.isArray(raw) ? (raw as unknown[]) : [];
     const worker = typeof a === 'string' && a !== '' ? a : undefined;
     switch (outcome) {
@@ -381,9 +403,10 @@ export class RedisStore implements TrackerStore, ViewStore {
     return (await this.client.get(key)) ?? undefined;
   }
 
-  subscribeCancels(instanceId: string, onCancel: (callId: string) => void): void {
+  subscribeCancels(instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void): void {
     if (this.subscriber) throw new Error('subscribeCancels: already subscribed');
     const channel = this.k.cancelChannel(instanceId);
+    const marks = this.k.cancelMarks;
     // ioredis' own re-subscribe after a reconnect leaves its promise unhandled: a connection lost again
     // at that moment (Redis flapping) rejects it and takes the process down. So single nodes subscribe
     // on every 'ready' here, where a failure is caught; a cluster's subscriber catches its own.
@@ -392,10 +415,22 @@ export class RedisStore implements TrackerStore, ViewStore {
     sub.on('error', (err: unknown) => this.log.debug({ err }, 'redis subscriber connection error'));
     sub.on('message', (from: string, message: string) => {
       if (from === channel) onCancel(message);
+      else if (from === marks) {
+        const space = message.indexOf(' ');
+        const ttlMs = Number(message.slice(0, space));
+        if (space > 0 && Number.isSafeInteger(ttlMs) && ttlMs > 0) onCancel(message.slice(space + 1), ttlMs);
+      }
     });
-    const subscribe = (): void => void sub.subscribe(channel).catch((err: unknown) => this.log.debug({ err }, 'cancel channel subscribe failed'));
+    const subscribe = (): void =>
+      void sub.subscribe(channel, marks).then(() => (this.subscribed = sub.status === 'ready'), (err: unknown) => this.log.debug({ err }, 'cancel channel subscribe failed'));
+    // Marks published while it was away are missed: first deliveries wait for their claims until it is back.
+    sub.on('close', () => (this.subscribed = false));
     sub.on('ready', subscribe);
     if (sub.status === 'ready') subscribe();
+  }
+
+  get listening(): boolean {
+    return this.subscribed;
   }
 
   onConnection(listener: (up: boolean) => void): void {

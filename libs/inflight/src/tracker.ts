@@ -199,7 +199,54 @@ export class RedisCallTracker implements CallTracker, RunOwner {
    * outcome is stored; `stored` tells the runtime when it may settle the delivery.
    */
   run(call: RunningCall, controller: Abortable, execute: (run: RunInfo) => Promise<Executed>): Promise<TrackedOutcome> {
+    if (call.firstDelivery === true && this.o.awaitClaim === 'redeliveries' && this.status.tracking && this.store.listening && !this.earlyCancels.has(call.callId)) {
+      const entered = this.lane.enter(controller);
+      if (entered === true) return this.runWhileClaiming(call, controller, execute);
+      return entered.then((ok) => (ok ? this.firstClaim(call, controller) : this.notStarted(call))).then((d) => this.carryOut(call, d, execute));
+    }
     return this.begin(call, controller).then((d) => this.carryOut(call, d, execute));
+  }
+
+  /**
+   * A first delivery (no run of it can exist anywhere, and no cancel mark was heard for it): the claim is
+   * written, and the handler starts without waiting for its reply. The claim goes out at the end of this
+   * tick (the batch) and the handler right after it, so a handler that kills the worker leaves its claim in
+   * Redis and its redelivery is a suspect like any other. The reply to the claim can only say `run`, or,
+   * when a cancel mark was made that this worker has not heard of, `cancelled`: then the handler is
+   * aborted, and its finish stores what the run came to.
+   */
+  private runWhileClaiming(call: RunningCall, controller: Abortable, execute: (run: RunInfo) => Promise<Executed>): Promise<TrackedOutcome> {
+    const token = this.nextToken(call);
+    const claim: Claim = { call, token, controller, renewedAt: Date.now(), finished: false, lost: false, free: this.leaveLane };
+    this.claims.set(call.callId, claim);
+    const d = new RunDecision(call.attempt, claim, this);
+    void this.claim(call, token, false, true).then((reply) => this.confirmed(claim, reply));
+    const written = this.store.claimsWritten();
+    return (written ? written.then(() => execute(d)) : execute(d)).then((executed) => this.ended(call, d, executed), (err: unknown) => {
+      d.release();
+      throw err;
+    });
+  }
+
+  /** What the reply to a running call's claim says (see {@link runWhileClaiming}). */
+  private confirmed(claim: Claim, reply: ClaimReply | undefined): void {
+    if (reply === undefined) {
+      // Redis failed (the tracker is degraded now): the run goes on untracked, as one started while it was away.
+      this.status.count('untracked');
+      return;
+    }
+    switch (reply.kind) {
+      case 'run':
+        this.status.count('tracked');
+        return;
+      case 'cancelled':
+        this.abort(claim);
+        return;
+      default:
+        // Only a call id another publisher used already: the first outcome stored stays the record's.
+        this.status.count('tracked');
+        this.log.warn({ callId: claim.call.callId, method: claim.call.method, reply: JSON.stringify(reply) }, 'a first delivery found a record under its call id (reused by a publisher); it runs anyway');
+    }
   }
 
   private carryOut(call: RunningCall, d: Decision, execute: (run: RunInfo) => Promise<Executed>): TrackedOutcome | Promise<TrackedOutcome> {
@@ -265,7 +312,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
 
   /** The first claim of a delivery, made with its place in the lane taken. */
   private firstClaim(call: RunningCall, controller: Abortable): Promise<Decision> {
-    const token = `${call.worker}.${(++this.seq).toString(36)}`;
+    const token = this.nextToken(call);
     return this.claim(call, token, false).then((reply) => this.afterClaim(call, controller, token, reply, this.leaveLane, false));
   }
 
@@ -358,7 +405,11 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     return { action: 'run', attempt: call.attempt, release: () => void this.observers.delete(call) };
   }
 
-  private claim(call: RunningCall, token: string, takeover: boolean): Promise<ClaimReply | undefined> {
+  private nextToken(call: RunningCall): string {
+    return `${call.worker}.${(++this.seq).toString(36)}`;
+  }
+
+  private claim(call: RunningCall, token: string, takeover: boolean, running = false): Promise<ClaimReply | undefined> {
     const now = Date.now();
     const args = {
       token,
@@ -373,6 +424,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
       finishedTtlMs: resultTtlMs(call.deadline, now, this.o.resultTtlMs),
       workerLostCode: ErrorCode.WorkerLost,
       takeover,
+      running,
       ...(call.retryDelaysMs === undefined ? {} : { retry: { deadline: call.deadline, delaysMs: call.retryDelaysMs } }),
     };
     return attempt(() => this.store.claim(call.callId, args)).catch((err: unknown) => {
@@ -471,11 +523,12 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     return { action: 'run', attempt: call.attempt, release: free };
   }
 
-  private onCancel(callId: string): void {
+  private onCancel(callId: string, markTtlMs?: number): void {
     const claim = this.claims.get(callId);
     if (claim) this.abort(claim);
-    // The cancel can overtake the claim's own reply on the other connection: remember it briefly (bounded).
-    else if (this.earlyCancels.size < maxEarlyCancels) this.earlyCancels.set(callId, Date.now() + this.o.leaseMs);
+    // The cancel can overtake the claim's own reply on the other connection: remember it briefly (bounded). A
+    // mark is remembered as long as it lives, so a first delivery of its call waits for the claim (run).
+    else if (this.earlyCancels.size < maxEarlyCancels) this.earlyCancels.set(callId, Date.now() + (markTtlMs ?? this.o.leaseMs));
   }
 
   private abort(claim: Claim): void {

@@ -46,3 +46,19 @@ it("with the 'turn' window, sends after the ticks of the loop's turn, so what th
   await pushed;
   expect(order).toEqual(['tick', 'batch 1,2']);
 });
+
+it('says when what is queued has been handed to send, and nothing when nothing waits', async () => {
+  const order: string[] = [];
+  const batch = new Batcher<number, number>(async (items) => {
+    order.push(`send ${items.join(',')}`);
+    return items;
+  }, 8);
+  expect(batch.sent()).toBeUndefined();
+  const pushed = batch.push(1);
+  const sent = batch.sent();
+  expect(sent).toBeDefined();
+  void sent?.then(() => order.push('sent'));
+  await pushed;
+  expect(order).toEqual(['send 1', 'sent']);
+  expect(batch.sent()).toBeUndefined();
+});

@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => td.run());
 
 type Op =
-  | { readonly op: 'claim'; readonly call: number; readonly worker: number; readonly takeover: boolean; readonly maxAttempts: number }
+  | { readonly op: 'claim'; readonly call: number; readonly worker: number; readonly takeover: boolean; readonly running: boolean; readonly maxAttempts: number }
   | { readonly op: 'finish'; readonly call: number; readonly state: 'done' | 'failed' | 'cancelled' | 'expired'; readonly unclaimed: boolean }
   | { readonly op: 'release' | 'renew' | 'retrying' | 'progress'; readonly call: number; readonly worker: number }
   | { readonly op: 'cancel' | 'markQueued' | 'status'; readonly call: number }
@@ -34,7 +34,7 @@ type Op =
 const call = fc.integer({ min: 0, max: 2 });
 const worker = fc.integer({ min: 0, max: 2 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ op: fc.constant('claim' as const), call, worker, takeover: fc.boolean(), maxAttempts: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ op: fc.constant('claim' as const), call, worker, takeover: fc.boolean(), running: fc.boolean(), maxAttempts: fc.integer({ min: 1, max: 3 }) }),
   fc.record({ op: fc.constant('finish' as const), call, state: fc.constantFrom('done' as const, 'failed' as const, 'cancelled' as const, 'expired' as const), unclaimed: fc.boolean() }),
   fc.record({ op: fc.constantFrom('release' as const, 'renew' as const, 'retrying' as const, 'progress' as const), call, worker }),
   fc.record({ op: fc.constantFrom('cancel' as const, 'markQueued' as const, 'status' as const), call }),
@@ -53,7 +53,7 @@ async function apply(store: TrackerStore & ViewStore, ids: readonly string[], o:
     case 'claim': {
       const reply: ClaimReply = await store.claim(id, {
         token: token(o.worker, o.call), worker: `w${o.worker}`, meta, attempt: 1, leaseMs: 60_000, runningTtlMs: 60_000, maxAttempts: o.maxAttempts,
-        finishedTtlMs: 60_000, workerLostCode: ErrorCode.WorkerLost, takeover: o.takeover,
+        finishedTtlMs: 60_000, workerLostCode: ErrorCode.WorkerLost, takeover: o.takeover, running: o.running,
       });
       return reply.kind === 'busy' ? { kind: 'busy', owner: reply.owner } : reply;
     }

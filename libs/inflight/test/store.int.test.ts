@@ -211,6 +211,38 @@ it('cancel: marks a call not seen yet, signals the owner of a running one, and i
   expect(await store.cancel(done, 60_000)).toEqual({ outcome: 'finished', state: 'done' });
 });
 
+it('publishes every cancel mark to all workers with its TTL; a claim whose handler runs already keeps the mark on its running record', async () => {
+  const sub = new Redis(redisUrl());
+  td.add(() => sub.disconnect());
+  await sub.subscribe(k.cancelMarks);
+  const heard: string[] = [];
+  sub.on('message', (channel: string, message: string) => void (channel === k.cancelMarks && heard.push(message)));
+
+  // Never seen: marked with the TTL asked for.
+  const unseen = uniqueName('c');
+  expect(await store.cancel(unseen, 60_000)).toEqual({ outcome: 'marked', worker: undefined });
+  // Queued (a caller marked it): marked with what its record has left.
+  const queued = uniqueName('c');
+  expect(await store.markQueued(queued, encodeMeta({ service: 'svc', method: 'work', deadline, rid: '8' }), 40_000)).toBe(true);
+  expect(await store.cancel(queued, 60_000)).toEqual({ outcome: 'marked', worker: undefined });
+  await waitFor(() => heard.length === 2, { message: 'both marks published' });
+  expect(heard[0]).toBe(`60000 ${unseen}`);
+  const [ttl, id] = (heard[1] as string).split(' ');
+  expect(id).toBe(queued);
+  expect(Number(ttl)).toBeGreaterThan(35_000);
+  expect(Number(ttl)).toBeLessThanOrEqual(40_000);
+
+  for (const callId of [unseen, queued]) {
+    const owner = args({ takeover: false, running: true });
+    expect(await store.claim(callId, owner)).toEqual({ kind: 'cancelled' });
+    // Running, with the cancel asked for: its owner's finish stores what the run came to.
+    expect(toCallStatus(callId, await store.record(callId), Date.now())).toMatchObject({ state: 'running', worker: 'w1', attempt: 1, cancelRequested: true });
+    expect(await store.renew(callId, owner.token, 5000)).toBe(1);
+    expect(await store.finish(callId, { state: 'done', result: result(3), ttlMs: 30_000, code: '' })).toBe(1);
+    expect(toCallStatus(callId, await store.record(callId), Date.now())).toMatchObject({ state: 'done', cancelRequested: true, response: { result: 3 } });
+  }
+});
+
 it('a call whose owner died after a cancel is answered Cancelled on takeover, not run again', async () => {
   const callId = uniqueName('c');
   await store.claim(callId, args({ leaseMs: 30 }));

@@ -18,7 +18,12 @@ class FakeStore implements TrackerStore {
   renewReply = 0;
   beats: HeartbeatEntry[] = [];
   down = false;
-  onCancel: ((callId: string) => void) | undefined;
+  listening = true;
+  /** Set: claims wait for it to answer them (in order). */
+  holdClaims = false;
+  held: (() => void)[] = [];
+  events: string[] = [];
+  onCancel: ((callId: string, markTtlMs?: number) => void) | undefined;
   connection: ((up: boolean) => void) | undefined;
 
   private fail(): void {
@@ -28,9 +33,15 @@ class FakeStore implements TrackerStore {
   async claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
     this.fail();
     this.claims.push({ callId, args });
+    this.events.push(`claim ${callId}`);
+    if (this.holdClaims) await new Promise<void>((resolve) => this.held.push(resolve));
     const next = this.claimReplies.shift() ?? { kind: 'run', attempt: args.attempt, previousOwner: undefined };
     if (next instanceof Error) throw next;
     return next;
+  }
+  /** Written as asked for: the claim is recorded when made. */
+  claimsWritten(): undefined {
+    return undefined;
   }
   async finish(callId: string, args: FinishArgs): Promise<number> {
     this.fail();
@@ -86,7 +97,7 @@ class FakeStore implements TrackerStore {
     this.fail();
     return this.effects.get(`${callId}/${name}`) === mark && this.effects.delete(`${callId}/${name}`) ? 1 : 0;
   }
-  subscribeCancels(_instanceId: string, onCancel: (callId: string) => void): void {
+  subscribeCancels(_instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void): void {
     this.onCancel = onCancel;
   }
   onConnection(listener: (up: boolean) => void): void {
@@ -460,5 +471,98 @@ describe('run, the one hook', () => {
     const b = call();
     await expect(tracker.run(b, new AbortController(), () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(store.releases).toEqual([a.callId, b.callId]);
+  });
+});
+
+describe('a first delivery starts while its claim is on the way', () => {
+  const answer = (c: RunningCall): Executed => ({ kind: 'answer', text: encodeResponse(ok(Number(c.id))), response: ok(Number(c.id)) });
+  const first = (over: Partial<RunningCall> = {}): RunningCall => call({ firstDelivery: true, ...over });
+  const executing = (c: RunningCall) => async (): Promise<Executed> => {
+    store.events.push(`execute ${c.callId}`);
+    return answer(c);
+  };
+
+  it('writes the claim, then runs the handler without waiting for the claim\'s reply; the ack still waits for the outcome', async () => {
+    store.holdClaims = true;
+    const c = first();
+    const out = await tracker.run(c, new AbortController(), executing(c));
+    expect(store.events).toEqual([`claim ${c.callId}`, `execute ${c.callId}`]);
+    expect(store.claims[0]?.args).toMatchObject({ running: true, takeover: false, attempt: 1 });
+    expect(out).toMatchObject({ reply: encodeResponse(ok(Number(c.id))), settle: { action: 'ack' }, source: 'run' });
+    expect(store.finishes[0]?.args).toMatchObject({ state: 'done' });
+    await out.stored;
+    expect(tracker.health().tracked).toBe(0); // not confirmed yet
+    store.held.shift()?.();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(tracker.health().tracked).toBe(1);
+  });
+
+  it('a redelivery, a retry, or a tracker set to awaitClaim "always" waits for the claim\'s reply', async () => {
+    store.holdClaims = true;
+    const redelivered = call({ attempt: 2 });
+    const run = tracker.run(redelivered, new AbortController(), executing(redelivered));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(store.events).toEqual([`claim ${redelivered.callId}`]);
+    store.held.shift()?.();
+    await run;
+    expect(store.events).toEqual([`claim ${redelivered.callId}`, `execute ${redelivered.callId}`]);
+    expect(store.claims[0]?.args.running).toBe(false);
+
+    await tracker.stop();
+    store = new FakeStore();
+    store.holdClaims = true;
+    tracker = new RedisCallTracker({ leaseMs: 3000, heartbeatMs: 1000, awaitClaim: 'always', logger: logger() }, store);
+    await tracker.start({ service: 'svc', instanceId: 'me', running: () => running });
+    const c = first();
+    const waiting = tracker.run(c, new AbortController(), executing(c));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(store.events).toEqual([`claim ${c.callId}`]);
+    store.held.shift()?.();
+    await waiting;
+    expect(store.events).toEqual([`claim ${c.callId}`, `execute ${c.callId}`]);
+  });
+
+  it('aborts the handler when the claim finds a cancel mark this worker had not heard of', async () => {
+    store.holdClaims = true;
+    store.claimReplies.push({ kind: 'cancelled' });
+    const c = first();
+    const controller = new AbortController();
+    let release: (() => void) | undefined;
+    const out = tracker.run(c, controller, async () => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return controller.signal.aborted ? { kind: 'answer', text: 'cancelled', response: { jsonrpc: '2.0', error: new CancelledError().toErrorObject(), id: c.id } } : answer(c);
+    });
+    await jest.advanceTimersByTimeAsync(0);
+    expect(release).toBeDefined();
+    store.held.shift()?.();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(controller.signal.aborted).toBe(true);
+    expect(tracker.health().cancelled).toBe(1);
+    release?.();
+    await (await out).stored;
+    expect(store.finishes[0]?.args).toMatchObject({ state: 'cancelled' });
+  });
+
+  it('waits for the claim of a call whose cancel mark it heard, and answers Cancelled without running it', async () => {
+    const c = first();
+    store.onCancel?.(c.callId, 60_000);
+    store.claimReplies.push({ kind: 'cancelled' });
+    const execute = jest.fn<Promise<Executed>, []>();
+    const out = await tracker.run(c, new AbortController(), execute);
+    expect(out.reply).toBe(encodeResponse({ jsonrpc: '2.0', error: new CancelledError().toErrorObject(), id: c.id }));
+    expect(execute).not.toHaveBeenCalled();
+    expect(store.claims[0]?.args.running).toBe(false);
+  });
+
+  it('waits for its claims while the cancel subscription is down (a mark made meanwhile would be missed)', async () => {
+    store.listening = false;
+    store.holdClaims = true;
+    const c = first();
+    const run = tracker.run(c, new AbortController(), executing(c));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(store.events).toEqual([`claim ${c.callId}`]);
+    store.held.shift()?.();
+    await run;
+    expect(store.events).toEqual([`claim ${c.callId}`, `execute ${c.callId}`]);
   });
 });

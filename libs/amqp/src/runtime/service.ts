@@ -288,7 +288,7 @@ export class WarrenService {
     if (!tracker || !single) return this.untracked(single, decoded, info, abort);
     const maxAttempts = this.policies.get(single.method)?.attempts;
     const retryDelaysMs = this.schedules.get(single.method);
-    const call: RunningCall = { callId: info.callId, id: single.id, method: single.method, service: this.o.name, worker: this.o.instanceId, attempt: info.attempt, deadline: info.deadline, startedAt, ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(retryDelaysMs === undefined ? {} : { retryDelaysMs }) };
+    const call: RunningCall = { callId: info.callId, id: single.id, method: single.method, service: this.o.name, worker: this.o.instanceId, attempt: info.attempt, firstDelivery: info.firstDelivery, deadline: info.deadline, startedAt, ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(retryDelaysMs === undefined ? {} : { retryDelaysMs }) };
     let executed = false;
     const execute = (run: RunInfo): Promise<Executed> => {
       executed = true;

@@ -11,6 +11,11 @@ export interface DeliveryInfo {
   readonly traceparent: string | undefined;
   /** 1 on first delivery. Quorum queues count exactly; classic ones only say "redelivered". */
   readonly attempt: number;
+  /**
+   * RabbitMQ delivers this message for the first time (`redelivered` false, no delivery count) and it is no
+   * retry: no run of this call can have started anywhere before.
+   */
+  readonly firstDelivery: boolean;
   /** The caller asked for progress messages on its reply queue. */
   readonly wantsProgress: boolean;
 }
@@ -33,6 +38,7 @@ export function readDelivery(msg: WireMessage, defaultTimeoutMs: number, now = D
     // Quorum queues count deliveries; on a classic queue the header is whatever the publisher put there, so a count
     // that is not a whole number >= 0 is ignored rather than turned into attempt 0, -4 or 2.5.
     wantsProgress: numberHeader(headers, progressHeader) === 1,
+    firstDelivery: base === 0 && !msg.fields.redelivered && (deliveryCount === undefined || deliveryCount === 0),
     attempt: base + (deliveryCount !== undefined && Number.isSafeInteger(deliveryCount) && deliveryCount >= 0 ? deliveryCount + 1 : msg.fields.redelivered ? 2 : 1),
   };
 }

@@ -458,6 +458,8 @@ describe('reading a delivery', () => {
           expect(typeof info.callId === 'string' && info.callId.length > 0).toBe(true);
           expect(info.replyTo === undefined || (typeof info.replyTo === 'string' && info.replyTo.length > 0)).toBe(true);
           expect(info.traceparent === undefined || typeof info.traceparent === 'string').toBe(true);
+          // Only a first delivery may start its handler before its claim is answered: never a redelivery.
+          if (info.firstDelivery) expect([redelivered, info.attempt]).toEqual([false, 1]);
         },
       ),
       { numRuns: runs.deliveryHeaders },

@@ -3,7 +3,7 @@
 // that crashes every worker it reaches would be) is dead-lettered by RabbitMQ
 // after the limit, into the service's dead-letter queue, instead of going round
 // for ever; without the limit it keeps coming back.
-import { AmqpConnection, RpcClient, WarrenService } from '@warren/amqp';
+import { AmqpConnection, DeadLetterQueues, RpcClient, WarrenService } from '@warren/amqp';
 import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import { TestNamespace, queueDepth } from '../../../test/support/amqp';
@@ -60,6 +60,13 @@ it('dead-letters a request after deliveryLimit redeliveries, and no further deli
   expect(await queueDepth(ns.names.serviceQueue('limited'))).toBe(0);
   // Nobody answers a dead-lettered request: the caller hears its deadline, not silence.
   await expect(call).resolves.toBe(ErrorCode.DeadlineExceeded);
+  // RabbitMQ dead-lettered it itself: dlq.list reads its reason, count and time from x-death (a timestamp field).
+  const browser = new AmqpConnection({ urls: amqpUrl() });
+  await browser.start();
+  td.add(() => browser.close());
+  const [letter] = await new DeadLetterQueues(browser, { namespace: ns.namespace }).list([ns.service('limited')]);
+  expect(letter).toMatchObject({ method: 'limited.crash', reason: 'delivery_limit' });
+  expect(Math.abs((letter?.deadLetteredAt ?? 0) - Date.now())).toBeLessThan(60_000);
 }, 30_000);
 
 it('without a limit the same request keeps coming back', async () => {

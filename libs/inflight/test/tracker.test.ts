@@ -481,6 +481,17 @@ describe('a first delivery starts while its claim is on the way', () => {
     store.events.push(`execute ${c.callId}`);
     return answer(c);
   };
+  /** Runs `c` with its claim held back: the handler must not start until the claim is answered. */
+  async function expectWaitsForClaim(c: RunningCall): Promise<void> {
+    store.holdClaims = true;
+    const run = tracker.run(c, new AbortController(), executing(c));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(store.events).toEqual([`claim ${c.callId}`]);
+    store.held.shift()?.();
+    await run;
+    expect(store.events).toEqual([`claim ${c.callId}`, `execute ${c.callId}`]);
+    expect(store.claims[0]?.args.running).toBe(false);
+  }
 
   it('writes the claim, then runs the handler without waiting for the claim\'s reply; the ack still waits for the outcome', async () => {
     store.holdClaims = true;
@@ -498,28 +509,12 @@ describe('a first delivery starts while its claim is on the way', () => {
   });
 
   it('a redelivery, a retry, or a tracker set to awaitClaim "always" waits for the claim\'s reply', async () => {
-    store.holdClaims = true;
-    const redelivered = call({ attempt: 2 });
-    const run = tracker.run(redelivered, new AbortController(), executing(redelivered));
-    await jest.advanceTimersByTimeAsync(0);
-    expect(store.events).toEqual([`claim ${redelivered.callId}`]);
-    store.held.shift()?.();
-    await run;
-    expect(store.events).toEqual([`claim ${redelivered.callId}`, `execute ${redelivered.callId}`]);
-    expect(store.claims[0]?.args.running).toBe(false);
-
+    await expectWaitsForClaim(call({ attempt: 2 }));
     await tracker.stop();
     store = new FakeStore();
-    store.holdClaims = true;
     tracker = new RedisCallTracker({ leaseMs: 3000, heartbeatMs: 1000, awaitClaim: 'always', logger: logger() }, store);
     await tracker.start({ service: 'svc', instanceId: 'me', running: () => running });
-    const c = first();
-    const waiting = tracker.run(c, new AbortController(), executing(c));
-    await jest.advanceTimersByTimeAsync(0);
-    expect(store.events).toEqual([`claim ${c.callId}`]);
-    store.held.shift()?.();
-    await waiting;
-    expect(store.events).toEqual([`claim ${c.callId}`, `execute ${c.callId}`]);
+    await expectWaitsForClaim(first());
   });
 
   it('aborts the handler when the claim finds a cancel mark this worker had not heard of', async () => {
@@ -556,13 +551,6 @@ describe('a first delivery starts while its claim is on the way', () => {
 
   it('waits for its claims while the cancel subscription is down (a mark made meanwhile would be missed)', async () => {
     store.listening = false;
-    store.holdClaims = true;
-    const c = first();
-    const run = tracker.run(c, new AbortController(), executing(c));
-    await jest.advanceTimersByTimeAsync(0);
-    expect(store.events).toEqual([`claim ${c.callId}`]);
-    store.held.shift()?.();
-    await run;
-    expect(store.events).toEqual([`claim ${c.callId}`, `execute ${c.callId}`]);
+    await expectWaitsForClaim(first());
   });
 });

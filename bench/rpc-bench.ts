@@ -24,6 +24,8 @@ export const targets: Record<string, () => BenchTarget> = {
   warren: () => warrenTarget({ tracking: false }),
   'warren-direct': () => warrenTarget({ tracking: false, replyMode: 'direct' }),
   'warren+tracking': () => warrenTarget({ tracking: true }),
+  // Every call waits for its claim's reply (awaitClaim: 'always'): what first deliveries gain by not waiting.
+  'warren+tracking-await': () => warrenTarget({ tracking: true, awaitClaim: 'always' }),
   // Before/after in one run: BENCH_BASE_TREE=/path/to/a/checkout of the commit to compare with.
   ...(baseTree === undefined ? {} : {
     'warren@base': () => warrenTarget({ tracking: false, base: baseTree }),

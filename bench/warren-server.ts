@@ -1,7 +1,7 @@
 /**
  * Warren "add" service for the benchmark (child process).
  *
- *   node --import tsx bench/warren-server.ts <namespace> [tracking]
+ *   node --import tsx bench/warren-server.ts <namespace> [tracking|tracking-await]
  *
  * Same stdout protocol as amqp-baseline-server.ts: `ready`, and `cpu <us>` per `cpu` line on stdin.
  * With `tracking`, calls are tracked in Redis through @warren/inflight.
@@ -15,8 +15,8 @@ const AMQP_URL = amqpUrl();
 
 async function main(): Promise<void> {
   const [namespace, mode] = process.argv.slice(2);
-  if (!namespace) throw new Error('usage: warren-server.ts <namespace> [tracking]');
-  const tracking = mode === 'tracking' ? await benchTracker(namespace) : undefined;
+  if (!namespace) throw new Error('usage: warren-server.ts <namespace> [tracking|tracking-await]');
+  const tracking = mode === 'tracking' || mode === 'tracking-await' ? await benchTracker(namespace, mode === 'tracking-await') : undefined;
   const tracker: CallTracker | undefined = tracking?.tracker;
   const service = await startService({
     urls: AMQP_URL,

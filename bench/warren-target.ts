@@ -10,13 +10,14 @@ import type { BenchSession, BenchTarget } from './harness';
  * tree's, under this tree's bench programs (children.ts), so a before/after comparison is made inside
  * one run (`BENCH_BASE_TREE`, see rpc-bench.ts).
  */
-export function warrenTarget(opts: { tracking: boolean; replyMode?: ReplyMode; base?: string }): BenchTarget {
-  const name = `warren${opts.replyMode === 'direct' ? '-direct' : ''}${opts.tracking ? '+tracking' : ''}${opts.base === undefined ? '' : '@base'}`;
+export function warrenTarget(opts: { tracking: boolean; awaitClaim?: 'always'; replyMode?: ReplyMode; base?: string }): BenchTarget {
+  const tracking = opts.tracking ? (opts.awaitClaim === 'always' ? '+tracking-await' : '+tracking') : '';
+  const name = `warren${opts.replyMode === 'direct' ? '-direct' : ''}${tracking}${opts.base === undefined ? '' : '@base'}`;
   return {
     name,
     async start(): Promise<BenchSession> {
       const namespace = uniqueName('bench-warren').replace(/[^A-Za-z0-9_.-]/g, '');
-      const server = await spawnServer('warren-server', opts.tracking ? [namespace, 'tracking'] : [namespace], 20_000, opts.base);
+      const server = await spawnServer('warren-server', opts.tracking ? [namespace, opts.awaitClaim === 'always' ? 'tracking-await' : 'tracking'] : [namespace], 20_000, opts.base);
       let driver: LoadDriver;
       try {
         driver = await spawnCaller({ kind: 'warren', namespace, replyMode: opts.replyMode ?? 'named', timeoutMs: 10_000 }, 20_000, opts.base);

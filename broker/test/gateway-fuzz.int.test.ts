@@ -221,9 +221,10 @@ describe('POST /rpc headers', () => {
       { numRuns: runs.headers },
     );
     // Every branch must keep being reached. Rates measured on 20,000 samples of these generators: malformed 39.5 %,
-    // answered 20.5 %, unsupported 20.5 %, bad timeout 6.8 %, doubtful content type 12.7 %; thresholds sit 4+ standard
-    // deviations under them.
-    expect(seen.malformed).toBeGreaterThan(runs.headers * 0.25);
+    // answered 20.5 %, unsupported 20.5 %, bad timeout 6.8 %, doubtful content type 12.7 %. Within 300 runs fast-check
+    // favours small values (short strings, fewer bad bytes) more than over 20,000: a CI run saw malformed at exactly
+    // 25 %, so that threshold sits at 10 %.
+    expect(seen.malformed).toBeGreaterThan(runs.headers * 0.1);
     expect(seen.answered).toBeGreaterThan(runs.headers * 0.1);
     expect(seen.unsupported).toBeGreaterThan(runs.headers * 0.1);
     expect(seen.badTimeout).toBeGreaterThan(runs.headers * 0.01);

@@ -22,11 +22,14 @@ beforeAll(async () => {
   f = await startFixture(ns, td, {}, { count: { handler: () => ++reached } });
 });
 afterAll(() => td.run());
+// Each test's gateways close after it: every one listens to the broker's registry.
+const perTest = new Teardown();
+afterEach(() => perTest.run());
 
 /** A second gateway on the broker's client, with other options. */
 async function gateway(options: GatewayOptions): Promise<{ g: Gateway; port: number; url: string }> {
   const g = await buildGateway({ client: f.broker.client, connection: f.broker.connection, registry: f.broker.registry }, { port: 0, defaultMetrics: false, ...options });
-  td.add(() => g.close());
+  perTest.add(() => g.close());
   const url = await g.listen();
   return { g, port: Number(new URL(url).port), url };
 }

@@ -41,8 +41,21 @@ export function capOutput(res: ServerResponse, maxBytes: number, onOverflow: (qu
  * writers await after `write()` returned false, so they go at the reader's
  * pace instead of queueing.
  */
-export async function drained(res: ServerResponse): Promise<void> {
-  if (!res.writableNeedDrain || res.destroyed) return;
+export function drained(res: ServerResponse): Promise<void> {
+  if (!res.writableNeedDrain || res.destroyed) return Promise.resolve();
+  // One wait per response, however many writers wait on it (concurrent tool results on one stream):
+  // one set of listeners instead of three per writer.
+  let waiting = drains.get(res);
+  if (!waiting) {
+    waiting = drainOrClose(res).finally(() => drains.delete(res));
+    drains.set(res, waiting);
+  }
+  return waiting;
+}
+
+const drains = new WeakMap<ServerResponse, Promise<void>>();
+
+async function drainOrClose(res: ServerResponse): Promise<void> {
   const ac = new AbortController();
   try {
     await Promise.race([once(res, 'drain', { signal: ac.signal }), once(res, 'close', { signal: ac.signal })]);

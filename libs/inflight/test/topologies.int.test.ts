@@ -93,7 +93,9 @@ withServers('keeps calls flowing through a Sentinel failover and tracks on the p
   await load;
   expect(failures).toEqual([]);
 
-  // The new master has what was recorded before the failover (replicated) and what came after.
+  // The new master has what was recorded before the failover (replicated) and what came after. The view's own
+  // connection may still be finding the new master (the tracker's found it first): asked until it answers.
+  await waitFor(async () => (await view.status(before.callId).catch(() => undefined)) !== undefined, { timeoutMs: 20_000, message: 'the view on the new master' });
   expect(await view.status(before.callId)).toMatchObject({ state: 'done', response: { result: { value: 10 } } });
   const after = startCall<WorkResult>(client, 'load', { ms: 2, value: 8 });
   await after.answer;

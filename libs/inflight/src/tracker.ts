@@ -97,10 +97,12 @@ const maxEarlyCancels = 10_000;
 
 /**
  * The Redis implementation of Warren's {@link CallTracker} port: claims each
- * request atomically before its handler runs, keeps the claim alive with a
- * lease while it runs, stores the outcome before the reply is sent, answers
- * redeliveries from the store, waits for a live owner instead of running a
- * call twice, takes over from a dead one, and aborts handlers on cancel.
+ * request atomically before its handler runs (a redelivery waits for the
+ * claim's answer; a first delivery only for its write), keeps the claim alive
+ * with a lease while it runs, stores the outcome while the reply goes out and
+ * before the ack, answers redeliveries from the store, waits for a live owner
+ * instead of running a call twice, takes over from a dead one, and aborts
+ * handlers on cancel.
  *
  * One tracker per service instance (`start` binds it). When Redis fails,
  * calls keep running untracked (see `requireTracking`) and tracking resumes

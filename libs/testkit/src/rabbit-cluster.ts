@@ -47,7 +47,7 @@ interface NodeRun {
  * with its own node name, AMQP and distribution ports, config file (the
  * machine's own config pins its listener to 5672), plugins file, and data and
  * log directories under one temporary directory. They share the machine's
- * Erlang cookie. Nodes 2..n join node 1 with `rabbitmqctl stop_app /
+ * Erlang cookie. Nodes 2..n join node 1, one at a time, with `rabbitmqctl stop_app /
  * join_cluster / start_app`. The machine's own node (`rabbit@localhost`) is
  * never touched. `stop()` (and process exit) kills every node and removes the
  * directory. Needs root, the `rabbitmq` user and Debian's rabbitmq-server.
@@ -88,11 +88,9 @@ export class RabbitCluster {
       await Promise.all(cluster.runs.map((run) => cluster.boot(run)));
       const [first, ...rest] = cluster.nodes;
       if (!first) throw new Error('RabbitCluster.start: size must be at least 1');
-      await Promise.all(rest.map(async (node) => {
-        await cluster.ctl(node, 'stop_app');
-        await cluster.ctl(node, 'join_cluster', first.name);
-        await cluster.startApp(node);
-      }));
+      // One at a time: two nodes joining at once can abort each other's schema copy (mnesia
+      // `schema_prepare` aborted, seen in CI).
+      for (const node of rest) await cluster.join(node, first);
       await waitFor(async () => (await cluster.runningNodes(first)).length === size, { timeoutMs: 60_000, intervalMs: 500, message: `${size} running nodes in the cluster` });
       return cluster;
     } catch (err) {
@@ -110,6 +108,26 @@ export class RabbitCluster {
     const all = this.nodes;
     const i = first ? all.findIndex((n) => n.name === first.name) : 0;
     return [...all.slice(i), ...all.slice(0, i)].map((n) => n.url);
+  }
+
+  /**
+   * `stop_app / join_cluster / start_app`; a join that fails is retried (twice) after a `reset` of the
+   * joining node, which is one of ours and holds nothing yet.
+   */
+  private async join(node: RabbitNode, first: RabbitNode): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.ctl(node, 'stop_app');
+        await this.ctl(node, 'join_cluster', first.name);
+        await this.startApp(node);
+        return;
+      } catch (err) {
+        if (attempt >= 3) throw err;
+        await this.ctl(node, 'stop_app').catch(() => undefined);
+        await this.ctl(node, 'reset').catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+      }
+    }
   }
 
   /** Runs `rabbitmqctl -n <node> ...args` as the rabbitmq user; resolves with stdout, rejects with stderr. */

@@ -15,7 +15,8 @@ export type BatchWindow = 'tick' | 'turn';
 export class Batcher<I, R> {
   private queue: { readonly item: I; readonly resolve: (r: R) => void; readonly reject: (e: unknown) => void }[] = [];
   private scheduled = false;
-  private sentWaiters: (() => void)[] = [];
+  /** What {@link sent} handed out for the items queued now: one promise however many ask. */
+  private sentSignal: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
 
   constructor(private readonly send: (items: readonly I[]) => Promise<readonly R[]>, private readonly max: number, private readonly window: BatchWindow = 'tick') {
     if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`batch size must be a positive integer, got ${max}`);
@@ -36,7 +37,12 @@ export class Batcher<I, R> {
   /** Resolves once what is queued now has been handed to `send` (written); undefined when nothing waits. */
   sent(): Promise<void> | undefined {
     if (this.queue.length === 0) return undefined;
-    return new Promise<void>((resolve) => this.sentWaiters.push(resolve));
+    if (!this.sentSignal) {
+      let resolve: () => void = () => undefined;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.sentSignal = { promise, resolve };
+    }
+    return this.sentSignal.promise;
   }
 
   private readonly onTick = (): void => {
@@ -66,10 +72,8 @@ export class Batcher<I, R> {
         },
       );
     }
-    if (this.sentWaiters.length > 0) {
-      const waiters = this.sentWaiters;
-      this.sentWaiters = [];
-      for (const w of waiters) w();
-    }
+    const signal = this.sentSignal;
+    this.sentSignal = undefined;
+    signal?.resolve();
   }
 }

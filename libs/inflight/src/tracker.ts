@@ -204,7 +204,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     if (call.firstDelivery === true && this.o.awaitClaim === 'redeliveries' && this.status.tracking && this.store.listening && !this.earlyCancels.has(call.callId)) {
       const entered = this.lane.enter(controller);
       if (entered === true) return this.runWhileClaiming(call, controller, execute);
-      return entered.then((ok) => (ok ? this.firstClaim(call, controller) : this.notStarted(call))).then((d) => this.carryOut(call, d, execute));
+      return this.claimOnceEntered(call, controller, entered).then((d) => this.carryOut(call, d, execute));
     }
     return this.begin(call, controller).then((d) => this.carryOut(call, d, execute));
   }
@@ -219,8 +219,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
    */
   private runWhileClaiming(call: RunningCall, controller: Abortable, execute: (run: RunInfo) => Promise<Executed>): Promise<TrackedOutcome> {
     const token = this.nextToken(call);
-    const claim: Claim = { call, token, controller, renewedAt: Date.now(), finished: false, lost: false, free: this.leaveLane };
-    this.claims.set(call.callId, claim);
+    const claim = this.register(call, token, controller, this.leaveLane);
     const d = new RunDecision(call.attempt, claim, this);
     void this.claim(call, token, false, true).then((reply) => this.confirmed(claim, reply));
     const written = this.store.claimsWritten();
@@ -289,8 +288,11 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   /** @internal The decision half of {@link run} (tests drive it directly). */
   begin(call: RunningCall, controller: Abortable): Promise<Decision> {
     if (!this.status.tracking) return this.untracked(call, controller);
-    // The hot path: no suspect here, so the lane is a counter and the claim goes out at once.
-    const entered = this.lane.enter(controller);
+    return this.claimOnceEntered(call, controller, this.lane.enter(controller));
+  }
+
+  /** The first claim, once the call has its place in the lane (at once on the hot path: no suspect here, the lane is a counter). */
+  private claimOnceEntered(call: RunningCall, controller: Abortable, entered: true | Promise<boolean>): Promise<Decision> {
     if (entered === true) return this.firstClaim(call, controller);
     return entered.then((ok) => (ok ? this.firstClaim(call, controller) : this.notStarted(call)));
   }
@@ -447,6 +449,8 @@ export class RedisCallTracker implements CallTracker, RunOwner {
       }
       case 'cancelled':
         this.status.count('answeredFromStore');
+        // Answered here: a cancel mark remembered for it has served.
+        this.earlyCancels.delete(call.callId);
         return { action: 'answer', text: encodeResponse(failureResponse(call.id, new CancelledError().toErrorObject())) };
       case 'dead':
         this.status.count('deadLettered');
@@ -464,8 +468,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   }
 
   private claimed(call: RunningCall, controller: Abortable, token: string, attempt: number, previousOwner: string | undefined, free: () => void): Decision {
-    const claim: Claim = { call, token, controller, renewedAt: Date.now(), finished: false, lost: false, free };
-    this.claims.set(call.callId, claim);
+    const claim = this.register(call, token, controller, free);
     this.status.count('tracked');
     if (previousOwner !== undefined) {
       this.status.count('takeovers');
@@ -473,6 +476,13 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     }
     if (this.earlyCancels.delete(call.callId)) this.abort(claim);
     return new RunDecision(attempt, claim, this);
+  }
+
+  /** A claim this instance runs from now on, found by its call id (cancels, renewals, finish). */
+  private register(call: RunningCall, token: string, controller: Abortable, free: () => void): Claim {
+    const claim: Claim = { call, token, controller, renewedAt: Date.now(), finished: false, lost: false, free };
+    this.claims.set(call.callId, claim);
+    return claim;
   }
 
   /** @internal A run's release (RunDecision): not for callers. */

@@ -547,6 +547,9 @@ describe('a first delivery starts while its claim is on the way', () => {
     expect(out.reply).toBe(encodeResponse({ jsonrpc: '2.0', error: new CancelledError().toErrorObject(), id: c.id }));
     expect(execute).not.toHaveBeenCalled();
     expect(store.claims[0]?.args.running).toBe(false);
+    // The mark has served: it is not kept for its TTL (a later delivery of that id claims while running again).
+    await tracker.run(c, new AbortController(), async () => answer(c));
+    expect(store.claims[1]?.args.running).toBe(true);
   });
 
   it('waits for its claims while the cancel subscription is down (a mark made meanwhile would be missed)', async () => {

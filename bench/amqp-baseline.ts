@@ -11,6 +11,7 @@ import type { BenchSession, BenchTarget } from './harness';
 import { spawnCaller, type LoadDriver } from './caller-process';
 import { processRssMb } from './proc-stats';
 import { childCommand, type ChildProgram } from './children';
+import { nodeArgs } from './profile';
 import { amqpUrl } from '@warren/testkit';
 
 export const AMQP_URL = amqpUrl();
@@ -48,6 +49,8 @@ export async function spawnServer(program: ChildProgram, args: readonly string[]
   createInterface({ input: child.stdout }).on('line', (line) => {
     if (line === 'ready') onReady();
     else if (line.startsWith('cpu ')) cpuWaiters.shift()?.(Number(line.slice(4)));
+    // What node itself prints for BENCH_NODE_ARGS (--trace-gc, --log-deopt, ...) goes to the bench's stderr.
+    else if (nodeArgs().length > 0) process.stderr.write(`[${program}] ${line}\n`);
   });
 
   const stop = async (): Promise<void> => {

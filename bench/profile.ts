@@ -6,12 +6,22 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Node flags that make a child process of `role` write its CPU profile, when BENCH_PROF is set. */
+/**
+ * `BENCH_NODE_ARGS`: extra `node` flags for every service process (split at spaces), e.g. `--perf-basic-prof`
+ * for `perf`, `--trace-gc`, `--log-deopt --logfile=/tmp/v8-%p.log`; services only, since a caller's
+ * stdout is its protocol with the bench.
+ */
+export function nodeArgs(): string[] {
+  return (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+}
+
+/** Node flags for a child process of `role`: `BENCH_NODE_ARGS` (services), and with BENCH_PROF set, those that write its CPU profile. */
 export function profileArgs(role: 'service' | 'caller'): string[] {
+  const extra = role === 'service' ? nodeArgs() : [];
   const dir = process.env['BENCH_PROF'];
-  if (!dir) return [];
+  if (!dir) return extra;
   // A directory per process: tsx's loader thread writes a profile of its own beside the main thread's.
-  return ['--cpu-prof', `--cpu-prof-dir=${join(dir, `${String(++spawned).padStart(3, '0')}.${role}`)}`, `--cpu-prof-interval=${PROFILE_INTERVAL_US}`];
+  return [...extra, '--cpu-prof', `--cpu-prof-dir=${join(dir, `${String(++spawned).padStart(3, '0')}.${role}`)}`, `--cpu-prof-interval=${PROFILE_INTERVAL_US}`];
 }
 
 /** Sampling interval (µs, BENCH_PROF_INTERVAL_US): the default 1 ms sees too few samples of a call that takes tens of µs. */

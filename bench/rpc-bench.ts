@@ -83,7 +83,10 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
   return args;
 }
 
-const defaultCalls = (c: number): number => (c === 1 ? 2_000 : 10_000);
+// 10,000 at c=1 too (about 4 s a run here): a target idles while the others run, and a run of 2,000 measured
+// in good part its processes coming back (rounds of one run scattered from 1.13 to 1.47 of the baseline's p50,
+// against 1.06 to 1.26 with 10,000; docs/benchmarks.md, "2026-12-02 (third)").
+const defaultCalls = 10_000;
 // JIT warm-up matters a lot here (c=1 roughly doubles in throughput after a few thousand calls).
 const defaultWarmup = (calls: number): number => Math.min(5_000, Math.max(1_000, Math.floor(calls / 5)));
 // Later rounds only refill the pipeline and caches after the other targets ran.
@@ -95,8 +98,8 @@ function redact(url: string): string {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const callsFor = (c: number): number => args.calls ?? defaultCalls(c);
-  const warmupFor = (c: number): number => args.warmup ?? defaultWarmup(callsFor(c));
+  const callsFor = (): number => args.calls ?? defaultCalls;
+  const warmupFor = (): number => args.warmup ?? defaultWarmup(callsFor());
   console.error(`# broker ${redact(AMQP_URL)}, ${cpus().length} CPUs, node ${process.version}`);
 
   // The services read it in their own processes (bench/amqp-baseline-server.ts, bench/warren-server.ts).

@@ -194,6 +194,12 @@ export function openRedis(config: RedisConfig, commandTimeoutMs: number, autoPip
 export async function closeRedis(client: RedisClient, timeoutMs = 1000): Promise<void> {
   if (client.status === 'end') return;
   let timer: NodeJS.Timeout | undefined;
+  // Auto-pipelined commands leave at the end of the loop's turn they were asked in (ioredis defers them
+  // with setImmediate), or once the pipeline before them is answered; QUIT is never pipelined: sent at
+  // once, it would overtake them and they would fail with "Connection is closed".
+  const until = Date.now() + timeoutMs;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  while (client.autoPipelineQueueSize > 0 && client.status === 'ready' && Date.now() < until) await new Promise<void>((resolve) => setTimeout(resolve, 1));
   try {
     await Promise.race([client.quit().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
   } finally {

@@ -323,3 +323,19 @@ it('left no key without a TTL', async () => {
   expect(await tp.keys()).not.toHaveLength(0);
   expect(await tp.keysWithoutTtl()).toEqual([]);
 });
+
+it('sends what was asked of it before close(), then closes: an auto-pipelined write is not lost behind QUIT', async () => {
+  // A view's store pipelines automatically; QUIT bypasses the pipeline, so it used to overtake what the same tick queued.
+  const view = new RedisStore(redisUrl(), 1000, k, silentLogger());
+  expect(await view.ready(5000)).toBe(true);
+  const ids = [uniqueName('c'), uniqueName('c'), uniqueName('c')];
+  const mark = (id: string | undefined): Promise<boolean> => view.markQueued(id ?? '', encodeMeta({ service: 'svc', method: 'work', deadline, rid: '1' }), 30_000);
+  const marked = [mark(ids[0]), mark(ids[1])];
+  // Redis busy for 50 ms with the first pipeline: a write asked meanwhile waits for its answer before it leaves.
+  void view.client.eval("local t = redis.call('TIME') local u = t[1] * 1e6 + t[2] repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] - u > 50000 return 1", 0);
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  marked.push(mark(ids[2]));
+  await view.close();
+  expect(await Promise.all(marked)).toEqual([true, true, true]);
+  expect((await store.record(ids[2] ?? '')).state).toBe('queued');
+});

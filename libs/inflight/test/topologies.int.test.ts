@@ -56,6 +56,11 @@ withServers('tracks, lists, cancels and answers status on a three-node Redis Clu
   expect((err as JsonRpcError).code).toBe(ErrorCode.Cancelled);
   expect(Number(await tp.redis.get(testKeys(tp.prefix, slow.callId).aborts))).toBe(1);
   await waitFor(async () => (await view.status(slow.callId)).state === 'cancelled', { message: 'cancelled recorded' });
+
+  // Cancelled by id before any worker took it: the mark, published by the script on the node of the call's
+  // slot, reaches the worker's subscriber (on another node, maybe) over the cluster bus, and the call is
+  // answered -32003 without its handler starting (a mark not heard would let it start, then abort it).
+  await expectCancelledBeforeSent(view, 'work');
 }, 60_000);
 
 withServers('keeps calls flowing through a Sentinel failover and tracks on the promoted replica', async () => {
@@ -100,4 +105,25 @@ withServers('keeps calls flowing through a Sentinel failover and tracks on the p
   const after = startCall<WorkResult>(client, 'load', { ms: 2, value: 8 });
   await after.answer;
   await waitFor(async () => (await view.status(after.callId)).state === 'done', { message: 'a call after the failover recorded' });
+
+  // A call cancelled by id on the new master before it was sent is answered -32003 without its handler
+  // starting: the worker heard the mark (its subscription followed the master), or, had it not found the
+  // master yet, waited for the claim's answer, as first deliveries do while not listening.
+  await expectCancelledBeforeSent(view, 'load');
 }, 90_000);
+
+/**
+ * Cancels by id a call not sent yet (a mark), waits for the mark to spread, then sends it: the answer is
+ * -32003, its handler never started, and the record says cancelled.
+ */
+async function expectCancelledBeforeSent(view: InflightView, method: string): Promise<void> {
+  const callId = client.nextCallId();
+  expect(await view.cancel(callId)).toMatchObject({ outcome: 'marked' });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const call = startCall<WorkResult>(client, method, { ms: 2000, value: 3 });
+  expect(call.callId).toBe(callId);
+  const err = await call.answer.then(() => undefined, (e: unknown) => e);
+  expect((err as JsonRpcError).code).toBe(ErrorCode.Cancelled);
+  expect(Number(await tp.redis.get(testKeys(tp.prefix, callId).starts))).toBe(0);
+  await waitFor(async () => (await view.status(callId)).state === 'cancelled', { message: 'cancelled recorded' });
+}

@@ -46,11 +46,12 @@ export async function spawnServer(program: ChildProgram, args: readonly string[]
   let onReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (onReady = resolve));
 
+  // What node itself prints for BENCH_NODE_ARGS (--trace-gc, --log-deopt, ...) goes to the bench's stderr.
+  const echo = nodeArgs().length > 0;
   createInterface({ input: child.stdout }).on('line', (line) => {
     if (line === 'ready') onReady();
     else if (line.startsWith('cpu ')) cpuWaiters.shift()?.(Number(line.slice(4)));
-    // What node itself prints for BENCH_NODE_ARGS (--trace-gc, --log-deopt, ...) goes to the bench's stderr.
-    else if (nodeArgs().length > 0) process.stderr.write(`[${program}] ${line}\n`);
+    else if (echo) process.stderr.write(`[${program}] ${line}\n`);
   });
 
   const stop = async (): Promise<void> => {

@@ -7,6 +7,7 @@ import type { Keys } from './keys';
 import type { RedisConfig } from './options';
 import { Batcher } from './batch';
 import { scripts, type ScriptName } from './scripts';
+import { sleep } from './sleep';
 
 export type RedisClient = Redis | Cluster;
 
@@ -198,8 +199,7 @@ export async function closeRedis(client: RedisClient, timeoutMs = 1000): Promise
   // with setImmediate), or once the pipeline before them is answered; QUIT is never pipelined: sent at
   // once, it would overtake them and they would fail with "Connection is closed".
   const until = Date.now() + timeoutMs;
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  while (client.autoPipelineQueueSize > 0 && client.status === 'ready' && Date.now() < until) await new Promise<void>((resolve) => setTimeout(resolve, 1));
+  while (client.autoPipelineQueueSize > 0 && client.status === 'ready' && Date.now() < until) await sleep(1);
   try {
     await Promise.race([client.quit().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
   } finally {

@@ -327,6 +327,7 @@ it('left no key without a TTL', async () => {
 it('sends what was asked of it before close(), then closes: an auto-pipelined write is not lost behind QUIT', async () => {
   // A view's store pipelines automatically; QUIT bypasses the pipeline, so it used to overtake what the same tick queued.
   const view = new RedisStore(redisUrl(), 1000, k, silentLogger());
+  td.add(() => view.close());
   expect(await view.ready(5000)).toBe(true);
   const ids = [uniqueName('c'), uniqueName('c'), uniqueName('c')];
   const mark = (id: string | undefined): Promise<boolean> => view.markQueued(id ?? '', encodeMeta({ service: 'svc', method: 'work', deadline, rid: '1' }), 30_000);

@@ -331,6 +331,18 @@ export function parseWorkersReply(raw: unknown): { readonly now: number; readonl
   return { now, workers };
 }
 
+/** Parses the liveMarks script's reply ({callId, msLeft, ...}) into pairs; skips entries that do not parse. */
+export function parseLiveMarks(raw: unknown): [callId: string, msLeft: number][] {
+  const items = Array.isArray(raw) ? (raw as unknown[]) : [];
+  const marks: [string, number][] = [];
+  for (let i = 0; i + 1 < items.length; i += 2) {
+    const callId = items[i];
+    const msLeft = int(items[i + 1]);
+    if (typeof callId === 'string' && msLeft !== undefined) marks.push([callId, msLeft]);
+  }
+  return marks;
+}
+
 function parseHeartbeat(raw: unknown): HeartbeatEntry | undefined {
   if (typeof raw !== 'string') return undefined;
   try {

@@ -12,6 +12,8 @@
  *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
  *   warren:{warren:retrying}           sorted set: call id → deadline, of calls waiting in a delay queue
  *   warren:cancel:<instanceId>         pub/sub channel: cancel requests for that worker's calls
+ *   warren:cancel-marks                pub/sub channel: every cancel mark, to every worker
+ *   warren:{warren:cancel-marks}       sorted set: call id → when its cancel mark expires, read back by a worker that (re)subscribes
  *   warren:method:<method>             string: the method directory, which service serves it (JSON)
  *
  * Hash tags (`{...}`) put the keys one script touches in one Redis Cluster
@@ -42,6 +44,11 @@ export interface Keys {
   cancelChannel(instanceId: string): string;
   /** Where every cancel mark (a call cancelled before any worker claimed it) is published, to every worker. */
   readonly cancelMarks: string;
+  /**
+   * Every live cancel mark, call id → when it expires (Redis time, ms): what a worker that was not
+   * subscribed when a mark was published reads back. TTL: the longest mark's, refreshed by each mark.
+   */
+  readonly cancelMarkIndex: string;
   /** The method directory's entry of one method (directory.ts). TTL: {@link directoryTtlMs}, refreshed by its service. */
   method(name: string): string;
 }
@@ -66,6 +73,7 @@ export function keys(prefix: string): Keys {
     workerField: (service, instanceId) => `${service}/${instanceId}`,
     cancelChannel: (instanceId) => `${prefix}:cancel:${instanceId}`,
     cancelMarks: `${prefix}:cancel-marks`,
+    cancelMarkIndex: `${prefix}:{${prefix}:cancel-marks}`,
     method: (name) => `${prefix}:method:${name}`,
   };
 }

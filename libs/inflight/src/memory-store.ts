@@ -32,6 +32,8 @@ export class MemoryInflightStore {
   private readonly cancelListeners = new Map<string, Set<(callId: string, markTtlMs?: number) => void>>();
   /** Every subscribed worker, told of each cancel mark (the `cancel-marks` channel). */
   private readonly markListeners = new Set<(callId: string, markTtlMs?: number) => void>();
+  /** Every live cancel mark, with when it expires (the mark index), told to a worker that subscribes later. */
+  private readonly marks = new Map<string, Entry<true>>();
   private lastSweep = 0;
 
   /** A handle for one tracker or view: closing it drops its subscription, not the data. */
@@ -269,11 +271,15 @@ export class MemoryInflightStore {
     return 1;
   }
 
-  /** @internal */ subscribe(instanceId: string, listener: (callId: string, markTtlMs?: number) => void): () => void {
+  /** @internal */ subscribe(instanceId: string, listener: (callId: string, markTtlMs?: number) => void, maxMarks: number): () => void {
     let set = this.cancelListeners.get(instanceId);
     if (!set) this.cancelListeners.set(instanceId, (set = new Set()));
     set.add(listener);
     this.markListeners.add(listener);
+    // The marks made before it subscribed, longest-lived first, as the Redis store reads them back.
+    const now = this.write();
+    const live = [...this.marks].filter(([, e]) => e.expiresAt > now).sort((a, b) => b[1].expiresAt - a[1].expiresAt);
+    for (const [callId, e] of live.slice(0, maxMarks)) listener(callId, e.expiresAt - now);
     return () => {
       set.delete(listener);
       this.markListeners.delete(listener);
@@ -283,6 +289,7 @@ export class MemoryInflightStore {
 
   /** Tells every worker of a cancel mark, after the script's answer (as a pub/sub message arrives). */
   private publishMark(callId: string, ttlMs: number): void {
+    this.set(this.marks, callId, true, ttlMs, Date.now());
     const listeners = [...this.markListeners];
     if (listeners.length > 0) queueMicrotask(() => { for (const l of listeners) l(callId, ttlMs); });
   }
@@ -324,7 +331,7 @@ export class MemoryInflightStore {
     const now = Date.now();
     if (now - this.lastSweep >= 1000) {
       this.lastSweep = now;
-      for (const map of [this.records, this.progress, this.effects, this.workers] as Map<string, Entry<unknown>>[]) {
+      for (const map of [this.records, this.progress, this.effects, this.workers, this.marks] as Map<string, Entry<unknown>>[]) {
         for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
       }
     }
@@ -433,9 +440,9 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
     return Promise.resolve(this.memory.effectForget(callId, name, mark));
   }
 
-  subscribeCancels(instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void): void {
+  subscribeCancels(instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void, maxMarks: number): void {
     if (this.unsubscribe) throw new Error('subscribeCancels: already subscribed');
-    this.unsubscribe = this.memory.subscribe(instanceId, onCancel);
+    this.unsubscribe = this.memory.subscribe(instanceId, onCancel, maxMarks);
   }
 
   get listening(): boolean {

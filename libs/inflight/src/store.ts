@@ -1,7 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from '@warren/logger';
 import {
-  encodeOwner, parseClaimReply, parseRecord, queuedRecord, parseWorkersReply, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
+  encodeOwner, parseClaimReply, parseLiveMarks, parseRecord, queuedRecord, parseWorkersReply, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
 } from './decision';
 import type { Keys } from './keys';
 import type { RedisConfig } from './options';
@@ -109,9 +109,11 @@ export interface TrackerStore {
   /**
    * Calls `onCancel(callId)` for each cancel published for this instance, and `onCancel(callId, ttlMs)`
    * for each cancel mark (a call cancelled before any worker claimed it, kept `ttlMs`); survives reconnects.
+   * Each time the subscription is (re)made, the marks still alive are read back (at most `maxMarks`,
+   * longest-lived first), so a mark made before it or while it was away is told too.
    */
-  subscribeCancels(instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void): void;
-  /** The cancel subscription is live now: a cancel mark made from now on reaches this worker. */
+  subscribeCancels(instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void, maxMarks: number): void;
+  /** The cancel subscription is live and the live marks were read back: every live cancel mark has been told. */
   readonly listening: boolean;
   /** Told when the connection becomes usable (true) or is lost (false). */
   onConnection(listener: (up: boolean) => void): void;
@@ -341,11 +343,16 @@ export class RedisStore implements TrackerStore, ViewStore {
   }
 
   async cancel(callId: string, markTtlMs: number): Promise<CancelReply> {
+    // Indexed before it is published: a worker that subscribes at any moment either hears the mark or
+    // reads it back from the index (subscribeCancels), never neither.
+    await this.run('inflightMarkIndex', this.k.cancelMarkIndex, callId, markTtlMs);
     const raw = await this.run('inflightCancel', this.k.call(callId), markTtlMs, this.k.cancelChannel(''), callId, this.k.cancelMarks);
     const [outcome, a, b] = Array.isArray(raw) ? (raw as unknown[]) : [];
     const worker = typeof a === 'string' && a !== '' ? a : undefined;
     switch (outcome) {
       case 'marked':
+        // A queued call's mark lives as long as its record, which can outlive `markTtlMs`.
+        if (Number(b) > markTtlMs) await this.run('inflightMarkIndex', this.k.cancelMarkIndex, callId, Number(b));
         return { outcome, worker };
       case 'signalled':
         return { outcome, worker: worker ?? '', receivers: Number(b) || 0 };
@@ -409,7 +416,7 @@ export class RedisStore implements TrackerStore, ViewStore {
     return (await this.client.get(key)) ?? undefined;
   }
 
-  subscribeCancels(instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void): void {
+  subscribeCancels(instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void, maxMarks: number): void {
     if (this.subscriber) throw new Error('subscribeCancels: already subscribed');
     const channel = this.k.cancelChannel(instanceId);
     const marks = this.k.cancelMarks;
@@ -427,12 +434,34 @@ export class RedisStore implements TrackerStore, ViewStore {
         if (space > 0 && Number.isSafeInteger(ttlMs) && ttlMs > 0) onCancel(message.slice(space + 1), ttlMs);
       }
     });
-    const subscribe = (): void =>
-      void sub.subscribe(channel, marks).then(() => (this.subscribed = sub.status === 'ready'), (err: unknown) => this.log.debug({ err }, 'cancel channel subscribe failed'));
-    // Marks published while it was away are missed: first deliveries wait for their claims until it is back.
-    sub.on('close', () => (this.subscribed = false));
-    sub.on('ready', subscribe);
-    if (sub.status === 'ready') subscribe();
+    // Marks published while it was away are missed: first deliveries wait for their claims until it is
+    // subscribed again *and* has read back the marks still alive (made in the meantime, or before it ever
+    // subscribed). Read after the subscription is live, so a mark is heard, or read, or both.
+    let session = 0;
+    let readBackDue = false;
+    const subscribe = async (): Promise<void> => {
+      const current = session;
+      readBackDue = false;
+      try {
+        await sub.subscribe(channel, marks);
+        const live = await this.run('inflightLiveMarks', this.k.cancelMarkIndex, maxMarks);
+        for (const [callId, msLeft] of parseLiveMarks(live)) if (msLeft > 0) onCancel(callId, msLeft);
+        this.subscribed = current === session && sub.status === 'ready';
+      } catch (err) {
+        // Tried again on the next 'ready' of either connection.
+        readBackDue = current === session;
+        this.log.debug({ err }, 'cancel channel subscribe or mark read-back failed');
+      }
+    };
+    sub.on('close', () => {
+      session += 1;
+      this.subscribed = false;
+    });
+    sub.on('ready', () => void subscribe());
+    this.client.on('ready', () => {
+      if (readBackDue && sub.status === 'ready') void subscribe();
+    });
+    if (sub.status === 'ready') void subscribe();
   }
 
   get listening(): boolean {

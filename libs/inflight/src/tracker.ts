@@ -127,6 +127,11 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   private readonly claims = new Map<string, Claim>();
   /** Cancels that arrived before the claim they are for was registered here: callId → forget-after time. */
   private readonly earlyCancels = new Map<string, number>();
+  /**
+   * Until when a cancel mark that did not fit in `earlyCancels` lives (0: none was dropped). Until then no
+   * first delivery starts before its claim's reply, since it could be the one a dropped mark was for.
+   */
+  private marksOverflowUntil = 0;
   private instance: Instance | undefined;
   /** The service's suspect lane: every claim goes through it, and a suspect is taken over only alone in it. */
   private lane: Isolation = noIsolation;
@@ -171,7 +176,8 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     if (this.instance) throw new Error(`RedisCallTracker already started for ${this.instance.service}/${this.instance.instanceId}: use one tracker per service instance`);
     this.instance = { service: info.service, instanceId: info.instanceId, running: info.running, startedAt: Date.now() };
     if (info.isolation) this.lane = info.isolation;
-    this.store.subscribeCancels(info.instanceId, (callId) => this.onCancel(callId));
+    // One past the cap: a read-back that overflows it is noticed (marksOverflowUntil).
+    this.store.subscribeCancels(info.instanceId, (callId, markTtlMs) => this.onCancel(callId, markTtlMs), maxEarlyCancels + 1);
     if (await this.store.ready(this.o.connectTimeoutMs)) this.status.up();
     else this.status.down(new Error(`Redis not ready within ${this.o.connectTimeoutMs} ms`));
     await this.tick();
@@ -201,7 +207,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
    * outcome is stored; `stored` tells the runtime when it may settle the delivery.
    */
   run(call: RunningCall, controller: Abortable, execute: (run: RunInfo) => Promise<Executed>): Promise<TrackedOutcome> {
-    if (call.firstDelivery === true && this.o.awaitClaim === 'redeliveries' && this.status.tracking && this.store.listening && !this.earlyCancels.has(call.callId)) {
+    if (call.firstDelivery === true && this.o.awaitClaim === 'redeliveries' && this.status.tracking && this.store.listening && this.everyMarkKept() && !this.earlyCancels.has(call.callId)) {
       const entered = this.lane.enter(controller);
       if (entered === true) return this.runWhileClaiming(call, controller, execute);
       return this.claimOnceEntered(call, controller, entered).then((d) => this.carryOut(call, d, execute));
@@ -537,10 +543,23 @@ export class RedisCallTracker implements CallTracker, RunOwner {
 
   private onCancel(callId: string, markTtlMs?: number): void {
     const claim = this.claims.get(callId);
-    if (claim) this.abort(claim);
+    if (claim) {
+      this.abort(claim);
+      return;
+    }
     // The cancel can overtake the claim's own reply on the other connection: remember it briefly (bounded). A
     // mark is remembered as long as it lives, so a first delivery of its call waits for the claim (run).
-    else if (this.earlyCancels.size < maxEarlyCancels) this.earlyCancels.set(callId, Date.now() + (markTtlMs ?? this.o.leaseMs));
+    const until = Date.now() + (markTtlMs ?? this.o.leaseMs);
+    if (this.earlyCancels.size < maxEarlyCancels || this.earlyCancels.has(callId)) this.earlyCancels.set(callId, Math.max(until, this.earlyCancels.get(callId) ?? 0));
+    else if (markTtlMs !== undefined) this.marksOverflowUntil = Math.max(this.marksOverflowUntil, until);
+  }
+
+  /** No cancel mark was dropped for want of room, or every dropped one has expired. */
+  private everyMarkKept(): boolean {
+    if (this.marksOverflowUntil === 0) return true;
+    if (Date.now() < this.marksOverflowUntil) return false;
+    this.marksOverflowUntil = 0;
+    return true;
   }
 
   private abort(claim: Claim): void {

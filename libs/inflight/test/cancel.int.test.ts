@@ -1,15 +1,16 @@
 // Cancellation across workers: a running call's handler sees its AbortSignal
 // fire, a queued call never starts, and both callers get CancelledError
 // (-32003), whether an operator cancels by id or the caller aborts.
-import type { RpcClient, WarrenService } from '@warren/amqp';
+import { startService, type RpcClient, type WarrenService } from '@warren/amqp';
 import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
-import { waitFor } from '@warren/testkit';
-import { cancelOnAbort, type InflightView, type RedisCallTracker } from '../src';
-import { testKeys } from './fixtures/methods';
+import { FaultProxy, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
+import { cancelOnAbort, createRedisTracker, type InflightView, type RedisCallTracker } from '../src';
+import { keys } from '../src/keys';
+import { testKeys, workMethods } from './fixtures/methods';
 import { TestBed, startCall } from './support';
 
 const bed = new TestBed();
-const { tp } = bed;
+const { td, ns, tp } = bed;
 let client: RpcClient;
 let view: InflightView;
 let tracker: RedisCallTracker;
@@ -74,3 +75,41 @@ it("a caller's abort cancels the call where it runs, and the queued one before i
   expect(await count(r.effects)).toBe(0);
   expect((await view.status(running.callId)).state).toBe('cancelled');
 }, 30_000);
+
+/** Cancels by id a call not sent yet, sends it, and expects -32003 with its handler never started. */
+async function expectMarkedCallNeverStarts(method: string, sendAfterMark: () => Promise<void>): Promise<void> {
+  const callId = client.nextCallId();
+  expect(await view.cancel(callId)).toEqual({ outcome: 'marked' });
+  await sendAfterMark();
+  const call = startCall(client, method, { ms: 2000, value: 5 });
+  expect(call.callId).toBe(callId);
+  expect(await codeOf(call.answer)).toBe(ErrorCode.Cancelled);
+  expect(await count(testKeys(tp.prefix, callId).starts)).toBe(0);
+  expect((await view.status(callId)).state).toBe('cancelled');
+}
+
+it('a call cancelled by id before its worker started never starts: the worker reads the live marks back when it subscribes', async () => {
+  await expectMarkedCallNeverStarts('early', async () => {
+    await bed.trackedService('marked-early', { prefetch: 4, methods: workMethods(tp.redis, tp.prefix, undefined, 'early') });
+  });
+}, 30_000);
+
+it("a call cancelled by id while its worker's Redis was away never starts once the worker is back", async () => {
+  const proxy = await FaultProxy.forUrl(redisUrl());
+  td.add(() => proxy.close());
+  const away = createRedisTracker({ redis: proxy.url(redisUrl()), keyPrefix: tp.prefix, commandTimeoutMs: 300, leaseMs: 3000, heartbeatMs: 100 });
+  const s = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: ns.service('marked-away'), prefetch: 4, methods: workMethods(tp.redis, tp.prefix, undefined, 'away'), tracker: away });
+  td.add(() => s.close());
+  const ownChannel = keys(tp.prefix).cancelChannel(s.instanceId);
+  const subscribed = async (): Promise<boolean> => (await tp.redis.pubsub('NUMSUB', ownChannel))[1] === 1;
+  await waitFor(subscribed, { message: 'worker subscribed' });
+
+  proxy.refuse(true);
+  proxy.cutAll();
+  await waitFor(async () => away.state === 'degraded' && !(await subscribed()), { message: 'worker cut off from Redis' });
+  await expectMarkedCallNeverStarts('away', async () => {
+    proxy.refuse(false);
+    // Back, and subscribed again (the mark was published while it was not): the call is sent only now.
+    await waitFor(async () => away.state === 'tracking' && (await subscribed()), { timeoutMs: 15_000, message: 'worker back on Redis' });
+  });
+}, 40_000);

@@ -11,7 +11,8 @@ describe('keys', () => {
     expect(k.workerField('calc', 'i1')).toBe('calc/i1');
     expect(k.cancelChannel('i1')).toBe('acme:cancel:i1');
     expect(k.cancelMarks).toBe('acme:cancel-marks');
-    for (const key of [k.call('x'), k.workers, k.workersSeen, k.cancelChannel('i'), k.cancelMarks]) expect(key.startsWith('acme:')).toBe(true);
+    expect(k.cancelMarkIndex).toBe('acme:{acme:cancel-marks}');
+    for (const key of [k.call('x'), k.workers, k.workersSeen, k.cancelChannel('i'), k.cancelMarks, k.cancelMarkIndex]) expect(key.startsWith('acme:')).toBe(true);
   });
 
   it('hash-tags a call key with its call id, so it lands in the slot of that id on Redis Cluster', () => {

@@ -64,7 +64,7 @@ it('signals a running call\'s worker through its cancel subscription, which clos
   const memory = new MemoryInflightStore();
   const worker = memory.connect();
   const heard: string[] = [];
-  worker.subscribeCancels('w1', (id) => heard.push(id));
+  worker.subscribeCancels('w1', (id) => heard.push(id), 100);
   await worker.claim('c', args());
   const view = memoryInflightView(memory);
   expect(await view.cancel('c')).toEqual({ outcome: 'signalled', worker: 'w1' });
@@ -75,6 +75,22 @@ it('signals a running call\'s worker through its cancel subscription, which clos
   await worker.claim('d', args({ token: 't4' }));
   expect(await memory.connect().cancel('d', 1000)).toMatchObject({ outcome: 'signalled', receivers: 0 });
   await view.close();
+});
+
+it('tells a worker that subscribes the cancel marks still alive, longest-lived first, at most as many as it asks for', async () => {
+  const memory = new MemoryInflightStore();
+  const view = memory.connect();
+  expect(await view.cancel('short', 1000)).toMatchObject({ outcome: 'marked' });
+  expect(await view.cancel('long', 9000)).toMatchObject({ outcome: 'marked' });
+  expect(await view.cancel('mid', 5000)).toMatchObject({ outcome: 'marked' });
+  expect(await view.cancel('gone', 500)).toMatchObject({ outcome: 'marked' });
+  now += 600;
+  const heard: [string, number | undefined][] = [];
+  memory.connect().subscribeCancels('w1', (id, ttl) => heard.push([id, ttl]), 2);
+  expect(heard).toEqual([['long', 8400], ['mid', 4400]]);
+  const all: string[] = [];
+  memory.connect().subscribeCancels('w2', (id) => all.push(id), 10);
+  expect(all).toEqual(['long', 'mid', 'short']);
 });
 
 it('serves InflightView: a call marked queued, then running in a live worker\'s list, then done', async () => {

@@ -243,6 +243,53 @@ it('publishes every cancel mark to all workers with its TTL; a claim whose handl
   }
 });
 
+it('indexes every cancel mark until it expires, and a worker that subscribes later is told the live ones before it counts as listening', async () => {
+  const made = uniqueName('c');
+  expect(await store.cancel(made, 60_000)).toEqual({ outcome: 'marked', worker: undefined });
+  // A queued call whose record outlives the mark's TTL: indexed as long as its record.
+  const queued = uniqueName('c');
+  expect(await store.markQueued(queued, encodeMeta({ service: 'svc', method: 'work', deadline, rid: '9' }), 120_000)).toBe(true);
+  expect(await store.cancel(queued, 60_000)).toMatchObject({ outcome: 'marked' });
+  const short = uniqueName('c');
+  await store.cancel(short, 1000);
+  const scores = async (): Promise<Record<string, number>> => {
+    const flat = await tp.redis.zrange(k.cancelMarkIndex, '0', '-1', 'WITHSCORES');
+    return Object.fromEntries(flat.flatMap((v, i) => (i % 2 === 0 ? [[v, Number(flat[i + 1])]] : [])));
+  };
+  const now = Date.now();
+  const index = await scores();
+  expect(index[made]).toBeGreaterThan(now + 55_000);
+  expect(index[queued]).toBeGreaterThan(now + 110_000);
+  expect(await tp.redis.pttl(k.cancelMarkIndex)).toBeGreaterThan(110_000);
+  // A cancel that found the call running is indexed too (harmless: it only makes a first delivery wait).
+  const running = uniqueName('c');
+  await store.claim(running, args());
+  expect(await store.cancel(running, 60_000)).toMatchObject({ outcome: 'signalled' });
+
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const late = new RedisStore(redisUrl(), 1000, k, silentLogger());
+  td.add(() => late.close());
+  const heard = new Map<string, number | undefined>();
+  late.subscribeCancels(uniqueName('w'), (callId, ttl) => heard.set(callId, ttl), 100);
+  expect(late.listening).toBe(false);
+  await waitFor(() => late.listening, { message: 'subscribed and read back' });
+  expect(heard.get(made)).toBeGreaterThan(50_000);
+  expect(heard.get(queued)).toBeGreaterThan(100_000);
+  expect(heard.has(running)).toBe(true);
+  expect(heard.has(short)).toBe(false); // expired
+  // The next mark drops the expired entries from the index.
+  await store.cancel(uniqueName('c'), 60_000);
+  expect(Object.keys(await scores())).not.toContain(short);
+
+  // At most `maxMarks`, longest-lived first.
+  const few = new RedisStore(redisUrl(), 1000, k, silentLogger());
+  td.add(() => few.close());
+  const first: string[] = [];
+  few.subscribeCancels(uniqueName('w'), (callId) => first.push(callId), 1);
+  await waitFor(() => few.listening, { message: 'subscribed and read back' });
+  expect(first).toEqual([queued]);
+});
+
 it('a call whose owner died after a cancel is answered Cancelled on takeover, not run again', async () => {
   const callId = uniqueName('c');
   await store.claim(callId, args({ leaseMs: 30 }));

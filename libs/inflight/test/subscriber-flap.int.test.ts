@@ -87,7 +87,7 @@ it('keeps its cancel subscription through connections lost right after ready, wi
   expect(await store.ready(5000)).toBe(true);
   const instance = uniqueName('w');
   const cancelled: string[] = [];
-  store.subscribeCancels(instance, (callId) => cancelled.push(callId));
+  store.subscribeCancels(instance, (callId) => cancelled.push(callId), 100);
   const channel = k.cancelChannel(instance);
   await waitFor(async () => (await tp.redis.pubsub('NUMSUB', channel))[1] === 1, { message: 'first subscription' });
 

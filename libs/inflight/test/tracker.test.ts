@@ -24,6 +24,7 @@ class FakeStore implements TrackerStore {
   held: (() => void)[] = [];
   events: string[] = [];
   onCancel: ((callId: string, markTtlMs?: number) => void) | undefined;
+  maxMarks = 0;
   connection: ((up: boolean) => void) | undefined;
 
   private fail(): void {
@@ -97,8 +98,9 @@ class FakeStore implements TrackerStore {
     this.fail();
     return this.effects.get(`${callId}/${name}`) === mark && this.effects.delete(`${callId}/${name}`) ? 1 : 0;
   }
-  subscribeCancels(_instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void): void {
+  subscribeCancels(_instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void, maxMarks: number): void {
     this.onCancel = onCancel;
+    this.maxMarks = maxMarks;
   }
   onConnection(listener: (up: boolean) => void): void {
     this.connection = listener;
@@ -555,5 +557,44 @@ describe('a first delivery starts while its claim is on the way', () => {
   it('waits for its claims while the cancel subscription is down (a mark made meanwhile would be missed)', async () => {
     store.listening = false;
     await expectWaitsForClaim(first());
+  });
+
+  it('keeps a heard mark as long as the mark lives, well past a lease (the housekeeping tick keeps it)', async () => {
+    const c = first();
+    store.onCancel?.(c.callId, 60_000);
+    await jest.advanceTimersByTimeAsync(30_000); // ten leases, thirty ticks
+    await expectWaitsForClaim(c);
+    // Once it has expired it is forgotten by the tick.
+    const d = first();
+    store.onCancel?.(d.callId, 5_000);
+    await jest.advanceTimersByTimeAsync(6_000);
+    store.events.length = 0;
+    store.claims.length = 0;
+    store.holdClaims = true;
+    await tracker.run(d, new AbortController(), executing(d));
+    expect(store.events).toEqual([`claim ${d.callId}`, `execute ${d.callId}`]);
+    store.held.shift()?.();
+  });
+
+  it('waits for every claim while a mark it had no room for lives, then runs first deliveries at once again', async () => {
+    expect(store.maxMarks).toBe(10_001); // the subscription reads back one more than fit, to see an overflow
+    for (let i = 0; i < 10_000; i++) store.onCancel?.(`kept${i}`, 120_000);
+    store.onCancel?.('dropped', 30_000);
+    // Any first delivery may be the dropped mark's call: each one waits for its claim while that mark lives.
+    await expectWaitsForClaim(first());
+    await jest.advanceTimersByTimeAsync(31_000);
+    store.events.length = 0;
+    store.claims.length = 0;
+    store.holdClaims = true;
+    const c = first();
+    await tracker.run(c, new AbortController(), executing(c));
+    expect(store.events).toEqual([`claim ${c.callId}`, `execute ${c.callId}`]);
+    store.held.shift()?.();
+    // A cancel that is not a mark (the wire cancel overtaking a claim's reply) is dropped without that wait.
+    store.onCancel?.('overtaking');
+    store.events.length = 0;
+    const e = first();
+    await tracker.run(e, new AbortController(), executing(e));
+    expect(store.events).toEqual([`claim ${e.callId}`, `execute ${e.callId}`]);
   });
 });

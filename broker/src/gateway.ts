@@ -10,11 +10,13 @@ import { registerOpsRoutes } from './http/ops-routes';
 import { registerRpcRoute } from './http/rpc-route';
 import { registerSecurityHeaders } from './http/security-headers';
 import { serverTimeouts } from './http/timeouts';
+import type { InflightSource } from './inflight';
 import { LiveCatalogue } from './live-catalogue';
 import { createMcpServer } from './mcp/server';
 import { McpSessions } from './mcp/sessions';
 import { BrokerMetrics } from './metrics';
 import { methodFilter, resolveGatewayOptions, type GatewayOptions, type ResolvedGatewayOptions } from './options';
+import { sharedRead } from './shared-read';
 
 /** What the gateway needs from the rest of the broker: one client, its connection, the live registry. */
 export interface GatewayDeps {
@@ -137,11 +139,16 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
   });
 
   registerRpcRoute(app, { gate: calls, allow, decodeLimits, defaultTimeoutMs: o.defaultTimeoutMs, maxTimeoutMs: o.maxTimeoutMs });
+  // GET /inflight and the console's feed read the whole cluster's calls (a GET per call listed): however
+  // many clients poll, one read at a time reaches the store.
+  const source = o.inflight;
+  const status = source?.status?.bind(source);
+  const inflight: InflightSource | undefined = source && { list: sharedRead(() => source.list()), ...(status === undefined ? {} : { status }) };
   // A call to a service without consumers answers -32002 at once; /services shows each queue's depth.
   const availability = guardAvailability(deps.client, deps.connection, deps.registry);
-  registerOpsRoutes(app, { mode: o.mode, connection: deps.connection, catalogue, metrics, gate: calls, probes: o.probes, inflight: o.inflight, startedAt: Date.now(), queueDepth: (service) => availability.depths.read(service) });
+  registerOpsRoutes(app, { mode: o.mode, connection: deps.connection, catalogue, metrics, gate: calls, probes: o.probes, inflight, startedAt: Date.now(), queueDepth: (service) => availability.depths.read(service) });
   sessions.register(app);
-  await registerConsole(app, { gate: calls, catalogue, inflight: o.inflight, logger: o.logger }, o.console);
+  await registerConsole(app, { gate: calls, catalogue, inflight, logger: o.logger }, o.console);
   const openRequests = new OpenRequests(app.server);
   // Event streams never end by themselves: close them before the server waits for its connections.
   let draining = false;

@@ -369,6 +369,50 @@ describe('/inflight per token', () => {
   });
 });
 
+describe('/inflight under many clients', () => {
+  it('reads the cluster once for every request that arrives while a read runs, and again for the next one', async () => {
+    let reads = 0;
+    let fail = false;
+    let release: () => void = () => undefined;
+    const inflight = {
+      list: (): Promise<{ callId: string; method: string }[]> => {
+        reads++;
+        return new Promise((resolve, reject) => (release = () => (fail ? reject(new Error('store away')) : resolve([{ callId: `c${reads}`, method: 'work' }]))));
+      },
+    };
+    const { url } = await gateway({ inflight });
+    const get = async (): Promise<{ status: number; body: { calls: { callId: string }[] } }> => {
+      const res = await fetch(`${url}/inflight`);
+      return { status: res.status, body: (await res.json()) as { calls: { callId: string }[] } };
+    };
+    const many = Array.from({ length: 50 }, get);
+    await waitFor(() => reads === 1, { message: 'the first read started' });
+    // Let every request reach the route (they join the read in flight) before it ends.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    release();
+    const answers = await Promise.all(many);
+    expect(reads).toBe(1);
+    expect(answers.every((a) => a.status === 200 && a.body.calls[0]?.callId === 'c1')).toBe(true);
+    // Nothing is kept after the read: the next request reads again.
+    const next = get();
+    await waitFor(() => reads === 2, { message: 'a second read' });
+    release();
+    expect((await next).body.calls[0]?.callId).toBe('c2');
+    // A failed read answers 503 to its waiters and is not kept either.
+    fail = true;
+    const failed = [get(), get()];
+    await waitFor(() => reads === 3, { message: 'a third read' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    expect((await Promise.all(failed)).map((a) => a.status)).toEqual([503, 503]);
+    fail = false;
+    const again = get();
+    await waitFor(() => reads === 4, { message: 'read again after the failure' });
+    release();
+    expect((await again).status).toBe(200);
+  });
+});
+
 describe('token scopes and the auth warning', () => {
   it('a token narrowed to some methods calls only those, over /rpc and MCP; others keep the gateway\'s list', async () => {
     const { url } = await gateway({ tokens: [{ token: 'narrow', allowMethods: ['add', 'calc*'] }, 'wide'] });

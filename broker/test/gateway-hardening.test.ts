@@ -9,6 +9,7 @@ import { registerHostGuard, defaultAllowedHosts, isLoopbackAddress } from '../sr
 import { registerSecurityHeaders, pageContentSecurityPolicy } from '../src/http/security-headers';
 import { serverTimeouts } from '../src/http/timeouts';
 import { sharedProbe } from '../src/probe-cache';
+import { sharedRead } from '../src/shared-read';
 import { brokerOptionsFromEnv, resolveGatewayOptions, type ProbeResult } from '../src';
 
 describe('auth configuration (environment)', () => {
@@ -165,6 +166,28 @@ describe('sharedProbe', () => {
   it('turns a rejected check into not ok', async () => {
     const probe = sharedProbe({ name: 'p', check: () => Promise.reject(new Error('boom')) });
     expect(await probe.check()).toEqual({ ok: false, state: 'error' });
+  });
+});
+
+describe('sharedRead', () => {
+  it('shares one read among concurrent callers, keeps its value maxAgeMs, and never keeps a failure', async () => {
+    let t = 0;
+    let reads = 0;
+    let settle: (ok: boolean) => void = () => undefined;
+    const read = sharedRead(() => new Promise<number>((resolve, reject) => { const n = ++reads; settle = (ok) => (ok ? resolve(n) : reject(new Error(`read ${n} failed`))); }), 500, () => t);
+    const many = Array.from({ length: 20 }, read);
+    settle(true);
+    expect(await Promise.all(many)).toEqual(Array(20).fill(1));
+    t = 499;
+    expect(await read()).toBe(1);
+    t = 500;
+    const failing = [read(), read()];
+    settle(false);
+    for (const f of failing) await expect(f).rejects.toThrow('read 2 failed');
+    const next = read();
+    settle(true);
+    expect(await next).toBe(3);
+    expect(reads).toBe(3);
   });
 });
 

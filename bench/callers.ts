@@ -4,7 +4,8 @@
  * process, every target's client shared one event loop, heap and garbage collector with the others.
  */
 import { once } from 'node:events';
-import { connect, type ConsumeMessage } from 'amqplib';
+import { randomBytes } from 'node:crypto';
+import { connect, type ConfirmChannel, type ConsumeMessage, type Message } from 'amqplib';
 import { connectClient, type ReplyMode } from '@warren/amqp';
 import { amqpUrl } from '@warren/testkit';
 
@@ -17,6 +18,8 @@ export interface Caller {
 /** What the bench process tells a caller process to build, as JSON on its command line. */
 export type CallerSpec =
   | { readonly kind: 'amqp'; readonly reply: 'direct' | 'named'; readonly requestQueue: string; readonly replyQueue?: string | undefined; readonly timeoutMs: number }
+  /** Plain amqplib doing on the wire what a Warren client does (amqp-guarded.ts): a named reply queue is required. */
+  | { readonly kind: 'amqp-guarded'; readonly exchange: string; readonly replyQueue: string; readonly timeoutMs: number }
   | { readonly kind: 'warren'; readonly namespace: string; readonly replyMode: ReplyMode; readonly timeoutMs: number };
 
 const DIRECT_REPLY_TO = 'amq.rabbitmq.reply-to';
@@ -28,8 +31,15 @@ interface Pending {
   expected: number;
 }
 
-/** Plain amqplib request/reply: the limit Warren is measured against. */
-async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' }>): Promise<Caller> {
+/**
+ * Plain amqplib request/reply: the limit Warren is measured against. As `amqp-guarded`, the same
+ * client keeps what a Warren client keeps, in plain amqplib: publisher confirms, `mandatory` (a
+ * return fails the call), routing through a direct exchange by method, a per-message `expiration`,
+ * the three request headers, and a named reply queue whose replies are acked (once per turn of the
+ * event loop, as one `multiple` ack) so a reply in flight at a cut is delivered again.
+ */
+async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' | 'amqp-guarded' }>): Promise<Caller> {
+  const guarded = spec.kind === 'amqp-guarded';
   const conn = await connect(amqpUrl(), { noDelay: true });
   const pending = new Map<string, Pending>();
   const failAll = (err: Error): void => {
@@ -39,8 +49,22 @@ async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' }>): Promise<
     }
     pending.clear();
   };
+  let unacked: ConsumeMessage | undefined;
+  const ackReplies = (): void => {
+    const last = unacked;
+    unacked = undefined;
+    try {
+      if (last) ch.ack(last, true);
+    } catch {
+      // The channel closed meanwhile: its replies are requeued, and the calls fail with it.
+    }
+  };
   const onReply = (msg: ConsumeMessage | null): void => {
     if (msg === null) return failAll(new Error('reply consumer cancelled by broker'));
+    if (guarded) {
+      if (unacked === undefined) setImmediate(ackReplies);
+      unacked = msg;
+    }
     const cid: unknown = msg.properties.correlationId;
     const p = typeof cid === 'string' ? pending.get(cid) : undefined;
     if (!p || typeof cid !== 'string') return; // late reply after timeout, or foreign message
@@ -56,14 +80,40 @@ async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' }>): Promise<
     if (result === p.expected) p.resolve();
     else p.reject(new Error(`bad reply: ${text}`));
   };
-  const ch = await conn.createChannel();
+  const ch = guarded ? await conn.createConfirmChannel() : await conn.createChannel();
   conn.on('error', (err: Error) => console.error('[amqp-caller] connection error:', err.message));
   ch.on('error', (err: Error) => console.error('[amqp-caller] channel error:', err.message));
   ch.on('close', () => failAll(new Error('channel closed')));
-  const replyQueue = spec.reply === 'named' ? (spec.replyQueue ?? '') : DIRECT_REPLY_TO;
-  if (spec.reply === 'named') await ch.assertQueue(replyQueue, { exclusive: false, autoDelete: false, arguments: { 'x-expires': 60_000 } });
+  const named = guarded || spec.reply === 'named';
+  const replyQueue = guarded ? spec.replyQueue : spec.reply === 'named' ? (spec.replyQueue ?? '') : DIRECT_REPLY_TO;
+  if (named) await ch.assertQueue(replyQueue, { exclusive: false, autoDelete: false, arguments: { 'x-expires': 60_000 } });
   // Direct reply-to requires consuming (noAck) before publishing, on the same channel.
-  const { consumerTag } = await ch.consume(replyQueue, onReply, { noAck: true });
+  const { consumerTag } = await ch.consume(replyQueue, onReply, { noAck: !guarded });
+  ch.on('return', (msg: Message) => {
+    const cid: unknown = msg.properties.correlationId;
+    const p = typeof cid === 'string' ? pending.get(cid) : undefined;
+    if (!p || typeof cid !== 'string') return;
+    pending.delete(cid);
+    clearTimeout(p.timer);
+    p.reject(new Error('returned: no queue for the method'));
+  });
+  // Refilled for every publish, as Warren's client does: amqplib encodes the table before publish returns.
+  const traceId = randomBytes(16).toString('hex');
+  const headers: Record<string, number | string> = { 'x-warren-protocol': 1, 'x-warren-deadline': 0, traceparent: '' };
+  const publish = (body: Buffer, correlationId: string): boolean => {
+    if (!guarded) return ch.sendToQueue(spec.requestQueue, body, { correlationId, replyTo: replyQueue });
+    headers['x-warren-deadline'] = Date.now() + spec.timeoutMs;
+    // Same length as a real traceparent; where its ids come from is the client's own cost, not the wire's.
+    headers['traceparent'] = `00-${traceId}-${correlationId.padStart(16, '0')}-01`;
+    const options = { mandatory: true, contentType: 'application/json', correlationId, replyTo: replyQueue, expiration: String(spec.timeoutMs), persistent: false, headers };
+    return (ch as ConfirmChannel).publish(spec.exchange, 'add', body, options, (err: unknown) => {
+      const p = err ? pending.get(correlationId) : undefined;
+      if (!p) return;
+      pending.delete(correlationId);
+      clearTimeout(p.timer);
+      p.reject(new Error('not confirmed'));
+    });
+  };
 
   let seq = 0;
   let drained: Promise<unknown> | null = null;
@@ -78,7 +128,7 @@ async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' }>): Promise<
         reject(new Error(`timeout after ${spec.timeoutMs} ms`));
       }, spec.timeoutMs);
       pending.set(correlationId, { resolve, reject, timer, expected: id + 1 });
-      if (!ch.sendToQueue(spec.requestQueue, body, { correlationId, replyTo: replyQueue }) && !drained) {
+      if (!publish(body, correlationId) && !drained) {
         drained = once(ch, 'drain').finally(() => (drained = null));
       }
     });
@@ -86,7 +136,7 @@ async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' }>): Promise<
   const stop = async (): Promise<void> => {
     try {
       await ch.cancel(consumerTag);
-      if (spec.reply === 'named') await ch.deleteQueue(replyQueue);
+      if (named) await ch.deleteQueue(replyQueue);
       await ch.close();
       await conn.close();
     } finally {
@@ -113,7 +163,8 @@ async function warrenCaller(spec: Extract<CallerSpec, { kind: 'warren' }>): Prom
 /** Builds the client a spec names. */
 export function openCaller(spec: CallerSpec): Promise<Caller> {
   switch (spec.kind) {
-    case 'amqp': return amqpCaller(spec);
+    case 'amqp':
+    case 'amqp-guarded': return amqpCaller(spec);
     case 'warren': return warrenCaller(spec);
     default: {
       const never: never = spec;

@@ -10,6 +10,7 @@
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { AMQP_URL, amqpBaseline } from './amqp-baseline';
+import { amqpGuarded } from './amqp-guarded';
 import { buildChildren } from './children';
 import { benchRounds, formatTable, summarize, writeJson, type BenchTarget } from './harness';
 import { warrenTarget } from './warren-target';
@@ -21,6 +22,8 @@ const baseTree = process.env['BENCH_BASE_TREE'] || undefined;
 export const targets: Record<string, () => BenchTarget> = {
   'amqp-direct': () => amqpBaseline({ reply: 'direct' }),
   'amqp-named': () => amqpBaseline({ reply: 'named' }),
+  'amqp-guarded': () => amqpGuarded({ redis: false }),
+  'amqp-guarded+redis': () => amqpGuarded({ redis: true }),
   warren: () => warrenTarget({ tracking: false }),
   'warren-direct': () => warrenTarget({ tracking: false, replyMode: 'direct' }),
   'warren+tracking': () => warrenTarget({ tracking: true }),

@@ -43,6 +43,15 @@ interface FloorCommands {
   storeAll(numKeys: number, ...keysThenArgs: string[]): Promise<number>;
 }
 
+/**
+ * A write the floor could not make ends the process: its requests would otherwise stay unacked for good,
+ * and a floor measured without its writes would be no floor. The bench sees the service exit.
+ */
+function fail(what: string, err: unknown): never {
+  console.error(`[guarded-server] ${what}:`, err instanceof Error ? err.message : err);
+  process.exit(1);
+}
+
 /** The Redis side of the `redis` mode: one claim script and one outcome script per tick. */
 class RecordFloor {
   private claims: Array<{ key: string; run: () => void }> = [];
@@ -83,7 +92,7 @@ class RecordFloor {
     this.claims = [];
     const keys = batch.map((c) => c.key);
     // The command is written to the socket before it returns: the handlers start after the write.
-    this.commands.claimAll(keys.length, ...keys, runningRecord(Date.now()), recordTtlMs).catch((err: unknown) => console.error('[guarded-server] claim failed:', err));
+    this.commands.claimAll(keys.length, ...keys, runningRecord(Date.now()), recordTtlMs).catch((err: unknown) => fail('claim failed', err));
     for (const { run } of batch) run();
   }
 
@@ -94,7 +103,7 @@ class RecordFloor {
       () => {
         for (const { ack } of batch) ack();
       },
-      (err: unknown) => console.error('[guarded-server] outcome not stored:', err),
+      (err: unknown) => fail('outcome not stored', err),
     );
   }
 }
@@ -122,6 +131,14 @@ async function main(): Promise<void> {
     ch.publish('', replyTo, Buffer.from(text), { correlationId, contentType: 'application/json' });
     return text;
   };
+  // An outcome stored after the channel closed (shutdown) has nothing left to ack: RabbitMQ requeued it.
+  const ack = (msg: ConsumeMessage): void => {
+    try {
+      ch.ack(msg);
+    } catch {
+      // the channel is closed
+    }
+  };
   const onMessage = (msg: ConsumeMessage | null): void => {
     if (msg === null) return; // consumer cancelled by the broker
     if (!floor) {
@@ -132,8 +149,8 @@ async function main(): Promise<void> {
     const callId = String(msg.properties.correlationId);
     floor.claim(callId, () => {
       const text = reply(msg);
-      if (text === undefined) ch.ack(msg);
-      else floor.finish(callId, doneRecord(Date.now(), text), () => ch.ack(msg));
+      if (text === undefined) ack(msg);
+      else floor.finish(callId, doneRecord(Date.now(), text), () => ack(msg));
     });
   };
   const { consumerTag } = await ch.consume(queue, onMessage, { noAck: false });

@@ -49,6 +49,8 @@ async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' | 'amqp-guard
     }
     pending.clear();
   };
+  // Warren's reply-consumer.ts acks the same way (one `multiple` ack per turn); written again here on
+  // purpose: the guarded targets measure the wire work with none of Warren's code.
   let unacked: ConsumeMessage | undefined;
   const ackReplies = (): void => {
     const last = unacked;

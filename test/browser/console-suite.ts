@@ -191,6 +191,8 @@ export function consoleSuite(variant: string, start: (td: Teardown) => Promise<C
     expect(await page.locator('[data-timing]').textContent()).toMatch(/\d+(\.\d+)? (ms|s)/);
     // Params the schema refuses come back as the service's -32602, shown as the error.
     await page.getByLabel('Edit params as JSON').check();
+    // The editor starts from what the form held, already as it appears (what is typed next is kept).
+    expect(JSON.parse(await page.getByLabel('Params (JSON)').inputValue())).toEqual({ a: 4, b: 5 });
     await page.getByLabel('Params (JSON)').fill('{"a": "four", "b": 5}');
     await page.keyboard.press('Control+Enter');
     await page.getByText(`error ${ErrorCode.InvalidParams}`).waitFor();

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { rpc, type RpcAnswer } from '../api';
 import { duration, json } from '../format';
 import { useDiscover } from '../hooks';
@@ -49,12 +49,15 @@ function CallForm(props: { method: DiscoverMethod }) {
   const [sending, setSending] = useState(false);
   const [answer, setAnswer] = useState<(RpcAnswer & { params: unknown }) | undefined>();
 
-  // Switching to the JSON editor starts from what the form holds.
-  useEffect(() => {
-    if (!asJson || model.shape === 'json') return;
-    const p = paramsFrom(model, values);
-    if (p.ok && raw === '') setRaw(p.params === undefined ? '' : json(p.params));
-  }, [asJson]);
+  // Switching to the JSON editor starts from what the form holds. Done in the change itself, not in an
+  // effect: an effect runs after paint, and could overwrite what was typed into the editor by then.
+  const switchToJson = (checked: boolean): void => {
+    if (checked && model.shape !== 'json' && raw === '') {
+      const p = paramsFrom(model, values);
+      if (p.ok && p.params !== undefined) setRaw(json(p.params));
+    }
+    setAsJson(checked);
+  };
 
   const send = async (): Promise<void> => {
     const p = asJson ? paramsFrom({ shape: 'json', example: '' }, {}, raw) : paramsFrom(model, values);
@@ -92,7 +95,7 @@ function CallForm(props: { method: DiscoverMethod }) {
       {props.method.description ? <p class="desc">{props.method.description}</p> : null}
       {model.shape !== 'json' && model.shape !== 'none' ? (
         <label class="check">
-          <input type="checkbox" checked={asJson} onChange={(e) => setAsJson((e.target as HTMLInputElement).checked)} /> Edit params as JSON
+          <input type="checkbox" checked={asJson} onChange={(e) => switchToJson((e.target as HTMLInputElement).checked)} /> Edit params as JSON
         </label>
       ) : null}
       {asJson ? (

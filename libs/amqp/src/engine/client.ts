@@ -141,6 +141,7 @@ export class RpcClient {
   /** Progress listeners of pending calls, by call id; each leaves with its call (onSettled). */
   private readonly progressListeners = new Map<string, ProgressListener>();
   private availability: ((method: string) => AvailabilityVerdict) | undefined;
+  private explainReturn: ((method: string) => LocalError | undefined) | undefined;
 
   private constructor(private readonly connection: WireConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
     this.o = resolveClientOptions(options);
@@ -181,6 +182,15 @@ export class RpcClient {
   /** Installs the check that fails calls to a service without consumers (see AvailabilityGate); undefined removes it. */
   checkAvailability(check: ((method: string) => AvailabilityVerdict) | undefined): void {
     this.availability = check;
+  }
+
+  /**
+   * Installs what a request RabbitMQ returned (mandatory, 312 NO_ROUTE) fails with, when it knows better than
+   * RpcNoRouteError: RabbitMQ returns it alike when no queue is bound and when the bound classic queue's home
+   * node is down, so only a directory of services can tell the two apart (guardAvailability installs one).
+   */
+  explainReturns(explain: ((method: string) => LocalError | undefined) | undefined): void {
+    this.explainReturn = explain;
   }
 
   /** Registers a listener for calls the caller aborted (used to cancel them across workers). */
@@ -443,7 +453,7 @@ export class RpcClient {
       const callId = msg.properties.correlationId as string | undefined;
       this.returned++;
       // No queue is bound for this method: nobody serves it. Answer now instead of at the deadline.
-      if (callId) this.pending.reject(callId, new RpcNoRouteError(msg.fields.routingKey));
+      if (callId) this.pending.reject(callId, this.explainReturn?.(msg.fields.routingKey) ?? new RpcNoRouteError(msg.fields.routingKey));
     });
     ch.on('close', () => {
       if (this.channel !== ch) return;

@@ -63,6 +63,11 @@ export class WarrenService {
   private setups: Promise<void> = Promise.resolve();
   /** Retries a lost subscription with backoff until it is back (resubscribe.ts). */
   private readonly resubscriber: Resubscriber;
+  /**
+   * Announcements go on a channel of their own: a re-declare that fails (404) closes the consuming channel, and an
+   * instance that cannot consume must still say so (`consuming: false`) rather than fall silent and vanish.
+   */
+  private control: { readonly model: WireModel; readonly ch: WireChannel } | undefined;
   private state: ServiceState = 'starting';
   private closing: Promise<void> | undefined;
   private unregister: (() => void) | undefined;
@@ -176,6 +181,9 @@ export class WarrenService {
       await this.recorder?.settled();
       this.channel = undefined;
       if (ch) await closeChannel(ch);
+      const control = this.control?.ch;
+      this.control = undefined;
+      if (control) await closeChannel(control).catch(() => undefined);
       if (this.ownsConnection) await this.connection.close();
       this.state = 'closed';
       this.log.info('service closed');
@@ -201,6 +209,7 @@ export class WarrenService {
     if (this.state === 'draining' || this.state === 'closed') return;
     // Already consuming on this model (a retry scheduled before the connection's own setup ran).
     if (this.channel !== undefined && this.channelModel === model) return;
+    await this.openControl(model);
     const ch = await model.createChannel();
     ch.on('error', (err: Error) => this.log.warn({ err }, 'service channel error'));
     ch.on('close', () => {
@@ -224,6 +233,16 @@ export class WarrenService {
     this.resubscriber.consuming();
     this.recorder?.reconnected();
     this.announce();
+  }
+
+  private async openControl(model: WireModel): Promise<void> {
+    if (this.control?.model === model) return;
+    const ch = await model.createChannel();
+    ch.on('error', (err: Error) => this.log.debug({ err }, 'control channel error'));
+    ch.on('close', () => {
+      if (this.control?.ch === ch) this.control = undefined;
+    });
+    this.control = { model, ch };
   }
 
   private async declareAndConsume(ch: WireChannel): Promise<void> {
@@ -271,7 +290,7 @@ export class WarrenService {
 
   private publishControl(message: Announcement): void {
     try {
-      this.channel?.publish(this.n.controlExchange, '', Buffer.from(JSON.stringify(message)), { contentType: 'application/json', expiration: String(this.o.announceIntervalMs * 3) });
+      (this.control?.ch ?? this.channel)?.publish(this.n.controlExchange, '', Buffer.from(JSON.stringify(message)), { contentType: 'application/json', expiration: String(this.o.announceIntervalMs * 3) });
     } catch (err) {
       this.log.debug({ err }, 'announcement not published');
     }

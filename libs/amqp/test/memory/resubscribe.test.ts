@@ -3,7 +3,7 @@
 // home node is down answers 404) is retried with backoff until it consumes again or the service closes.
 // While not consuming, the instance says so (`consuming: false`); a request RabbitMQ returns for a
 // service the caller's directory knows is -32002, never -32601.
-import { AvailabilityGate, MemoryChannel, names, type WarrenService } from '@warren/amqp';
+import { AvailabilityGate, MemoryChannel, ServiceRegistry, names, type WarrenService } from '@warren/amqp';
 import { createLogger } from '@warren/logger';
 import { Writable } from 'node:stream';
 import { World, rejection, settleTicks, until, useWorld } from './world';
@@ -75,6 +75,21 @@ it('home node down: cancelled, says consuming: false, retries the failing re-dec
   const settled = declares.count;
   await jest.advanceTimersByTimeAsync(20_000);
   expect(declares.count).toBe(settled);
+});
+
+it('keeps announcing consuming: false for as long as it cannot consume, instead of falling silent and vanishing', async () => {
+  await calc();
+  const registry = await until(ServiceRegistry.start(w.bus.connect(), { announceNow: false }));
+  await jest.advanceTimersByTimeAsync(61_000);
+  expect(registry.list().map((i) => [i.service, i.consuming])).toEqual([['calc', true]]);
+  const down = w.bus.takeQueueDown(queue);
+  // Five announce intervals (60 s each): a silent instance would have been dropped after three.
+  await jest.advanceTimersByTimeAsync(300_000);
+  expect(registry.list().map((i) => [i.service, i.consuming])).toEqual([['calc', false]]);
+  down.up();
+  await jest.advanceTimersByTimeAsync(66_000);
+  expect(registry.list().map((i) => [i.service, i.consuming])).toEqual([['calc', true]]);
+  await until(registry.close());
 });
 
 it('stops retrying when the service closes while the node is down', async () => {

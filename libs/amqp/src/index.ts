@@ -90,6 +90,7 @@ export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSum
 export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './runtime/service-env';
 export { shutdownHandler, type ShutdownHandler, type ShutdownOptions } from './runtime/shutdown';
 export { runServiceMain, type MainProcess, type RunningService, type ServiceMainOptions } from './runtime/service-main';
+export { watchSupervisor, type SupervisorWatch } from './runtime/supervisor-watch';
 export { DirectoryRecorder, recordAnnounced, directoryRefreshMs, type AnnouncedServices, type DirectoryRecorderLog, type DirectoryEntry, type DirectoryMethod, type DirectoryReader, type DirectoryWriter } from './discovery/directory';
 export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, type AvailabilityOptions, type AvailabilityVerdict, type MethodDirectory, type QueueDepth } from './discovery/availability';
 export { MemoryBroker, type MemoryBrokerOptions } from './transport/memory/broker';

@@ -19,6 +19,17 @@ export interface ServiceEnv {
   readonly keyPrefix: string;
   /** `LOG_LEVEL`. @default 'info' */
   readonly logLevel: string;
+  /**
+   * `WARREN_OPS_PORT` (and `WARREN_OPS_HOST`, default 127.0.0.1): where the process answers
+   * `/healthz` and `/readyz` (ops-server.ts). Off when the port is unset.
+   */
+  readonly ops: OpsEnv | undefined;
+}
+
+/** The ops port's settings, as runServiceMain's `ops` option takes them. */
+export interface OpsEnv {
+  readonly port: number;
+  readonly host: string;
 }
 
 /**
@@ -37,7 +48,16 @@ export function readServiceEnv(env: Env, defaults: { readonly name: string; read
     redisUrl: env['REDIS_URL'] || undefined,
     keyPrefix: env['WARREN_KEY_PREFIX'] || namespace,
     logLevel: env['LOG_LEVEL'] || 'info',
+    ops: opsFromEnv(env),
   };
+}
+
+/** `WARREN_OPS_PORT` / `WARREN_OPS_HOST`, or undefined when no port is set (the ops server is opt-in). */
+export function opsFromEnv(env: Env): OpsEnv | undefined {
+  if (env['WARREN_OPS_PORT'] === undefined || env['WARREN_OPS_PORT'] === '') return undefined;
+  const port = positiveIntFromEnv(env, 'WARREN_OPS_PORT', 0);
+  if (port > 65535) throw new RangeError(`WARREN_OPS_PORT must be a TCP port (1-65535), got ${JSON.stringify(env['WARREN_OPS_PORT'])}`);
+  return { port, host: env['WARREN_OPS_HOST'] || '127.0.0.1' };
 }
 
 /** Reads a positive integer variable, or `fallback` when it is unset or empty. */

@@ -129,3 +129,13 @@ describe('Dockerfile', () => {
     for (const entry of ['.git', '**/node_modules', '**/dist', '**/.env']) expect(ignore).toContain(entry);
   });
 });
+
+describe('LICENSE', () => {
+  it('is the MIT licence package.json names, for the Warren contributors', () => {
+    const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { license: string };
+    expect(manifest.license).toBe('MIT');
+    const text = readFileSync(path.join(root, 'LICENSE'), 'utf8');
+    expect(text).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} Warren contributors\n/);
+    expect(text).toContain('THE SOFTWARE IS PROVIDED "AS IS"');
+  });
+});

@@ -37,4 +37,4 @@ async function start(log: Logger): Promise<RunningService> {
 }
 
 // runServiceMain owns SIGTERM/SIGINT and the graceful close; it resolves the exit code and only this line exits.
-void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start }).then((code) => process.exit(code));
+void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then((code) => process.exit(code));

@@ -2,6 +2,7 @@ import { createLogger, type Logger } from '@warren/logger';
 import { startOpsServer, type OpsServer } from './ops-server';
 import type { OpsEnv } from './service-env';
 import { shutdownHandler } from './shutdown';
+import { watchSupervisor } from './supervisor-watch';
 
 /** What a started service hands back to the main that runs it. */
 export interface RunningService {
@@ -34,6 +35,13 @@ export interface ServiceMainOptions {
   /** @default a pino logger named `name` at `logLevel` */
   readonly logger?: Logger;
   /**
+   * The read end of the pipe the supervisor that started this process holds (its stdin, under
+   * `npm start`): when it ends, the supervisor is gone (even SIGKILLed) and the service shuts down
+   * gracefully as on SIGTERM, so it is never left serving as an orphan (supervisor-watch.ts).
+   * @default undefined (not watched)
+   */
+  readonly supervisor?: NodeJS.ReadableStream;
+  /**
    * Where to answer `/healthz` and `/readyz` (readServiceEnv's `ops`, from `WARREN_OPS_PORT`).
    * Listening before `start` runs (alive, not ready), closed after the service. @default off
    */
@@ -42,7 +50,8 @@ export interface ServiceMainOptions {
 
 /**
  * The skeleton every service main shares: build the logger, start, close
- * gracefully on the first SIGTERM/SIGINT (a second one ends it at once).
+ * gracefully on the first SIGTERM/SIGINT (a second one ends it at once) or
+ * when its `supervisor` is gone.
  * Resolves the exit code (1 if starting failed, with one line on stderr;
  * then the shutdown's) and never exits: only the outermost main does, so
  * it can be run in a test or beside other work.
@@ -90,7 +99,14 @@ export async function runServiceMain(options: ServiceMainOptions): Promise<numbe
     ...(options.shutdownTimeoutMs === undefined ? {} : { timeoutMs: options.shutdownTimeoutMs }),
   });
   for (const signal of signals) proc.on(signal, stop);
+  // Gone during a drain already under way: that drain is bounded by shutdownTimeoutMs; cutting it short would help nothing.
+  const watch = options.supervisor === undefined ? undefined : watchSupervisor(options.supervisor, () => {
+    if (stop.stopping) return;
+    log.warn('supervisor gone (its pipe closed); shutting down');
+    stop('SIGHUP');
+  });
   const code = await stop.exitCode;
+  watch?.close();
   for (const signal of signals) proc.off(signal, stop);
   // A second signal or a timeout ends the shutdown early: the port must not keep the process alive.
   await ops?.close();

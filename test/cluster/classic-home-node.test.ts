@@ -116,6 +116,9 @@ describe.each([
     await takeDown();
     // The workers whose connections survived (on C and A) had their consumers cancelled, and say so.
     await waitFor(() => workers.slice(1).every((w) => !w.consuming), { timeoutMs: 10_000, message: 'surviving workers not consuming' });
+    // ...in their announcements too, which the registry (the broker's /services) shows.
+    const notConsuming = (): string[] => registry.list().filter((i) => !i.consuming).map((i) => i.instanceId).sort();
+    await waitFor(() => notConsuming().join() === 'w-a,w-c', { timeoutMs: 10_000, message: 'the registry shows w-a and w-c not consuming' });
     const down = await load(4000);
     // Still not consuming: their re-subscribes fail (404) while B is down, and keep being retried.
     expect(workers.slice(1).map((w) => w.consuming)).toEqual([false, false]);
@@ -125,6 +128,7 @@ describe.each([
     const back = Date.now();
     await waitFor(async () => (await consumers()) === 3 && workers.every((w) => w.consuming), { timeoutMs: 10_000, intervalMs: 100, message: `every live worker consuming within 10 s of ${B.name}'s return` });
     const resumedMs = Date.now() - back;
+    await waitFor(() => registry.list().length === 3 && notConsuming().length === 0, { timeoutMs: 10_000, message: 'the registry shows all 3 consuming again' });
     const answeredBefore = workers.map((w) => w.stats().answered);
     // The best of up to three windows: on this shared machine (2 cores, other work) one window can be starved.
     let after = await load(3000);

@@ -142,6 +142,14 @@ export class WarrenService {
     return this.o;
   }
 
+  /**
+   * Connected and consuming: what a readiness probe asks (false while starting, reconnecting, draining, closed, and
+   * from a consumer cancel until the re-subscribe succeeds, so the ops port's /readyz says so too).
+   */
+  get ready(): boolean {
+    return this.state === 'running' && this.connection.state.type === 'open' && this.channel !== undefined && this.consumerTags.length > 0 && this.consumingNow;
+  }
+
   stats(): Readonly<ServiceStats> {
     return { ...this.counters, running: this.running.size };
   }
@@ -539,7 +547,7 @@ export class WarrenService {
       const ch = this.channel;
       if (ch && facts.wantsProgress && facts.replyTo) {
         try {
-          ch.publish('', facts.replyTo, encodeProgress(p), { correlationId: facts.callId, contentType: 'application/json', headers: { [progressHeader]: 1 } });
+          ch.publish('', facts.replyTo, encodeProgress(p), { correlationId: facts.callId, contentType: 'application/json', headers: { [progressHeader]: 1 }, userId: this.o.userId });
         } catch (err) {
           this.log.debug({ err, callId: facts.callId }, 'progress not published');
         }
@@ -554,7 +562,7 @@ export class WarrenService {
     if (!ch || !info.replyTo) return;
     try {
       // The default exchange drops a reply to a vanished queue quietly; it never closes the channel.
-      ch.publish('', info.replyTo, Buffer.from(typeof response === 'string' ? response : encodeResponse(response)), { correlationId: info.callId, contentType: 'application/json' });
+      ch.publish('', info.replyTo, Buffer.from(typeof response === 'string' ? response : encodeResponse(response)), { correlationId: info.callId, contentType: 'application/json', userId: this.o.userId });
     } catch (err) {
       this.log.warn({ err, callId: info.callId }, 'reply publish failed');
     }

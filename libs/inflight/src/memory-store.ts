@@ -2,6 +2,7 @@ import {
   parseClaimReply, parseRecord, parseWorkersReply, queuedRecord, recordFields, recordSeparator, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
 } from './decision';
 import { minTtlMs } from './keys';
+import { claimMode, lateTakeoverCode, takeoverAlone } from './takeover';
 import type { CancelReply, ClaimArgs, FinishArgs, TrackerStore, ViewStore } from './store';
 
 /**
@@ -59,7 +60,7 @@ export class MemoryInflightStore {
       return parseClaimReply(['cancelled']);
     };
     if (state === 'C') {
-      if (a.running === true && !a.takeover) return runsCancelled();
+      if (claimMode(a) === 'r') return runsCancelled();
       put(f, 'meta', a.meta);
       this.set(this.records, callId, join(f), a.finishedTtlMs, now);
       return parseClaimReply(['cancelled']);
@@ -72,7 +73,7 @@ export class MemoryInflightStore {
     put(f, 'token', '');
     put(f, 'finishedAt', String(now));
     if (at(f, 'cancel') === '1') {
-      if (a.running === true && !a.takeover) return runsCancelled();
+      if (claimMode(a) === 'r') return runsCancelled();
       put(f, 'state', 'C');
       this.set(this.records, callId, join(f), a.finishedTtlMs, now);
       return parseClaimReply(['cancelled']);
@@ -90,6 +91,12 @@ export class MemoryInflightStore {
       this.set(this.records, callId, join(fresh), a.runningTtlMs, now);
       return parseClaimReply(['run', next, '']);
     }
+    if (claimMode(a) === 'l') {
+      put(f, 'state', 'E');
+      put(f, 'code', String(lateTakeoverCode));
+      this.set(this.records, callId, join(f), a.finishedTtlMs, now);
+      return parseClaimReply(['stored', '', at(f, 'code'), 'expired', at(f, 'meta')]);
+    }
     const wait = state === 'R' ? retryWait(a.retry, next - 1, now) : undefined;
     if (wait !== undefined) {
       put(f, 'state', 'W');
@@ -99,7 +106,7 @@ export class MemoryInflightStore {
       this.keep(callId, join(f));
       return parseClaimReply(['retry', next, wait, now + wait, at(f, 'worker')]);
     }
-    if (!a.takeover) return parseClaimReply(['expired', at(f, 'worker'), next - 1]);
+    if (claimMode(a) !== '1' && takeoverAlone(next, a.maxAttempts)) return parseClaimReply(['expired', at(f, 'worker'), next - 1]);
     put(fresh, 'attempt', String(next));
     this.set(this.records, callId, join(fresh), a.runningTtlMs, now);
     return parseClaimReply(['run', next, at(f, 'worker')]);

@@ -8,6 +8,7 @@ import type { RedisConfig } from './options';
 import { Batcher } from './batch';
 import { scripts, type ScriptName } from './scripts';
 import { sleep } from './sleep';
+import { claimMode, type ClaimMode } from './takeover';
 
 export type RedisClient = Redis | Cluster;
 
@@ -23,8 +24,13 @@ export interface ClaimArgs {
   readonly maxAttempts: number;
   readonly finishedTtlMs: number;
   readonly workerLostCode: number;
-  /** This claim runs alone (the worker's suspect lane), so it may take over a call whose owner's lease ran out. */
+  /**
+   * This claim runs alone (the worker's suspect lane), so it may take over any call whose owner's lease ran
+   * out; without it, only one in its first crash (takeover.ts).
+   */
   readonly takeover: boolean;
+  /** Too little time is left before the deadline for a takeover: a suspect is recorded expired (-32001) instead. */
+  readonly late?: boolean;
   /**
    * The handler runs already (a first delivery, started once this claim was written): a cancel mark found
    * is kept on the call's running record, and the claim answers `cancelled` so the tracker aborts it.
@@ -59,8 +65,8 @@ interface ClaimItem {
   readonly owner: string;
   readonly runningTtlMs: number;
   readonly finishedTtlMs: number;
-  /** '1' a takeover (alone in the lane), 'r' the handler runs already ({@link ClaimArgs.running}), '0' neither. */
-  readonly mode: string;
+  /** The claim script's mode ({@link claimMode}). */
+  readonly mode: ClaimMode;
   /** '' or "deadline wait1 wait2 ..." (the claim script's form of {@link ClaimArgs.retry}). */
   readonly retry: string;
 }
@@ -271,7 +277,7 @@ export class RedisStore implements TrackerStore, ViewStore {
   }
 
   claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
-    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs, mode: args.takeover ? '1' : args.running === true ? 'r' : '0', retry: args.retry ? `${Math.floor(args.retry.deadline)} ${args.retry.delaysMs.join(' ')}` : '' }).then(parseClaimReply);
+    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs, mode: claimMode(args), retry: args.retry ? `${Math.floor(args.retry.deadline)} ${args.retry.delaysMs.join(' ')}` : '' }).then(parseClaimReply);
   }
 
   claimsWritten(): Promise<void> | undefined {

@@ -2,7 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { rpc, type RpcAnswer } from '../api';
 import { duration, json } from '../format';
 import { useDiscover } from '../hooks';
-import type { Live } from '../main';
+import type { Live } from '../live';
 import { formFor, paramsFrom, type Field, type Schema } from '../schema';
 import type { DiscoverMethod } from '../types';
 import { Badge, Empty, Header, Notice } from './common';

@@ -1,5 +1,5 @@
 import { duration } from '../format';
-import type { Live } from '../main';
+import type { Live } from '../live';
 import type { ThroughputPoint } from '../types';
 import { Empty, Header } from './common';
 

@@ -196,3 +196,52 @@ test('at 800 px every view tab and In flight\'s Progress and Cancel are on scree
   await shot(page, 'inflight-800');
   await page.setViewportSize({ width: 1360, height: 860 });
 });
+
+test('the Console view maps a -32602 onto the fields, replaces the previous answer, and Ctrl+Enter keeps to min/max', async () => {
+  await login(page);
+  const sent: string[] = [];
+  const onRequest = (r: { url(): string; method(): string; postData(): string | null }): void => {
+    if (r.method() === 'POST' && r.url().endsWith('/rpc')) sent.push(r.postData() ?? '');
+  };
+  page.on('request', onRequest);
+  try {
+    await page.keyboard.press('c');
+    await page.getByRole('heading', { level: 1, name: 'Console' }).waitFor();
+    await page.getByLabel('Method').selectOption('add');
+    await page.getByLabel(/^a/).fill('4');
+    await page.getByLabel(/^b/).fill('5');
+    await page.getByRole('button', { name: /^Send/ }).click();
+    await page.locator('[data-answer]').getByText('9').waitFor();
+    // Params the schema refuses: the problems on the fields, the oneOf noise left out, the old answer gone.
+    await page.getByLabel('Edit params as JSON').check();
+    await page.getByLabel('Params (JSON)').fill('{"a": "four", "b": 5}');
+    await page.keyboard.press('Control+Enter');
+    const problems = page.locator('[data-params-problems]');
+    await problems.getByText('a must be number').waitFor();
+    expect(await problems.textContent()).not.toMatch(/oneOf|must be array/);
+    expect(await page.locator('[data-answer]').count()).toBe(0);
+    await shot(page, 'console-invalid-params');
+    // dlq.list's limit is 1..1000: Ctrl+Enter with 5000 is stopped by the form, as the Send button is.
+    await page.getByLabel('Method').selectOption('dlq.list');
+    await page.getByLabel(/^limit/).fill('5000');
+    await page.getByLabel(/^limit/).press('Control+Enter');
+    await page.getByLabel(/^limit/).fill('5');
+    await page.getByLabel(/^limit/).press('Control+Enter');
+    await page.locator('[data-answer]').getByText('"total"').waitFor();
+    const lists = sent.filter((b) => b.includes('"dlq.list"'));
+    expect(lists.map((b) => (JSON.parse(b) as { params?: { limit?: number } }).params?.limit)).toEqual([5]);
+  } finally {
+    page.off('request', onRequest);
+  }
+});
+
+test('method rows on Services show a disclosure marker that turns when opened', async () => {
+  await login(page);
+  await page.keyboard.press('s');
+  const summary = page.locator('[data-method="add"] summary').first();
+  await summary.waitFor();
+  const marker = (): Promise<string> => summary.evaluate((el) => getComputedStyle(el, '::before').content);
+  expect(await marker()).toBe('"▸"');
+  await summary.click();
+  expect(await marker()).toBe('"▾"');
+});

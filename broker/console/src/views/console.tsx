@@ -59,8 +59,8 @@ function CallForm(props: { method: DiscoverMethod }) {
     setAsJson(checked);
   };
 
-  // A -32602 is shown on the fields it is about, not as a raw dump (asJson: the editor has no fields, so it lists them).
-  const problems: ParamsProblems | undefined = answer && !answer.ok && answer.error.code === -32602 ? paramsProblems(asJson ? { shape: 'json', example: '' } : model, answer.error.data) : undefined;
+  // A -32602 is shown on the fields it is about, not as a raw dump (in the JSON editor, listed by field name).
+  const problems: ParamsProblems | undefined = answer && !answer.ok && answer.error.code === -32602 ? paramsProblems(model, answer.error.data) : undefined;
 
   const send = async (): Promise<void> => {
     const p = asJson ? paramsFrom({ shape: 'json', example: '' }, {}, raw) : paramsFrom(model, values);

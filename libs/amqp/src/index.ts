@@ -87,7 +87,7 @@ export { type Announcement, type AnnounceMessage, type WithdrawMessage, type Ann
 export { type AnnounceNowRequest, parseAnnounceNow } from './discovery/announce-now';
 export { announcementSchema, announceNowSchema, protocolSchemaFiles, protocolVersion, jsonSchemaDraft } from './wire/protocol-schemas';
 export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type RegistryOptions } from './discovery/registry';
-export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './runtime/service-env';
+export { asUser, readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './runtime/service-env';
 export { shutdownHandler, type ShutdownHandler, type ShutdownOptions } from './runtime/shutdown';
 export { runServiceMain, type MainProcess, type RunningService, type ServiceMainOptions } from './runtime/service-main';
 export { DirectoryRecorder, recordAnnounced, directoryRefreshMs, type AnnouncedServices, type DirectoryRecorderLog, type DirectoryEntry, type DirectoryMethod, type DirectoryReader, type DirectoryWriter } from './discovery/directory';

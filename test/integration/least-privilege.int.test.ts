@@ -9,6 +9,7 @@ import { connectClient, names, permissionsFor, replyUsersOf, setPermissionsArgs,
 import { progressOf, type Progress } from '@warren/calls';
 import { Teardown, amqpUrl, uniqueName, waitFor } from '@warren/testkit';
 import { calculatorService } from '../../services/calculator/src/service';
+import { startBroker } from '../../broker/src/broker';
 import { silentLogger } from '@warren/logger';
 import { TestNamespace } from '../support/amqp';
 
@@ -79,7 +80,8 @@ describe('one RabbitMQ user per process (per-service permissions from permission
     calculator: { service: 'calculator' },
     reports: { service: 'reports' },
     mallory: { service: 'mallory' },
-    web: { discovery: true },
+    web: {},
+    broker: { service: 'warren-broker', discovery: true, deadLetters: true },
   };
 
   beforeAll(async () => {
@@ -97,8 +99,8 @@ describe('one RabbitMQ user per process (per-service permissions from permission
       url.pathname = `/${encodeURIComponent(vhost)}`;
       users.set(role, { user, url: url.href });
     }
-  }, 60_000);
-  afterAll(() => td.run(), 60_000);
+  }, 180_000);
+  afterAll(() => td.run(), 180_000);
 
   const as = (role: string): { user: string; url: string } => users.get(role) ?? { user: '', url: '' };
 
@@ -116,12 +118,20 @@ describe('one RabbitMQ user per process (per-service permissions from permission
         replyUsers: replyUsersOf({
           calculator: { user: as('calculator').user, methods: ['add', 'subtract', 'sum', 'get_data', 'calculate'] },
           reports: { user: as('reports').user, methods: ['reports.make'] },
+          broker: { user: as('broker').user, methods: ['dlq.list'] },
         }),
       });
       local.add(() => web.close());
+      // The broker as its own user: its gateway relays calls, its service reads every dead-letter queue.
+      const broker = await startBroker({ urls: as('broker').url, namespace, userId: as('broker').user, port: 0, defaultMetrics: false, announceIntervalMs: 3_600_000 });
+      local.add(() => broker.close());
+      const gateway = await broker.listen();
 
-      // The services answer their callers.
+      // The services answer their callers, directly and through the gateway.
       expect(await web.call('add', [4, 5])).toBe(9);
+      const relayed = await fetch(new URL('/rpc', gateway), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'add', params: [4, 5], id: 1 }) });
+      expect(await relayed.json()).toEqual({ jsonrpc: '2.0', result: 9, id: 1 });
+      expect(await web.call('dlq.list', { service: 'calculator' })).toEqual({ total: 0, items: [] });
 
       // Nobody reads what is not theirs: 403 ACCESS_REFUSED closes the channel.
       const consume = async (role: string, queue: string): Promise<unknown> => {

@@ -30,7 +30,7 @@ export function json(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? 'undefined';
 }
 
-/** Call ids are `<client>.<seq>`: the tail is what tells calls apart at a glance. */
+/** Call ids are `<client>.<22 random characters>`: the tail is what tells calls apart at a glance. */
 export function shortId(id: string): string {
   return id.length <= 18 ? id : `…${id.slice(-16)}`;
 }

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { asUser, names, permissionsFor, replyUsersOf, resolveClientOptions, setPermissionsArgs, setPermissionsLine } from '@warren/amqp';
 import { CallIds } from '../src/engine/call-ids';
 
@@ -80,5 +82,12 @@ describe('permissionsFor', () => {
   it('writes rabbitmqctl arguments and a quoted shell line', () => {
     expect(setPermissionsArgs('/', 'web', caller)).toEqual(['set_permissions', '-p', '/', 'web', caller.configure, caller.write, caller.read]);
     expect(setPermissionsLine('/', 'web', { configure: "a'b", write: '^$', read: '.*' })).toBe(`rabbitmqctl set_permissions -p / web 'a'\\''b' '^$' '.*'`);
+  });
+});
+
+describe('docs/security.md', () => {
+  it('shows the line permissionsFor and setPermissionsLine make for a plain caller', () => {
+    const doc = readFileSync(path.resolve(__dirname, '..', '..', '..', 'docs', 'security.md'), 'utf8');
+    expect(doc).toContain(setPermissionsLine('/', 'web', permissionsFor(names('warren'), { clientIdPrefix: 'web' })));
   });
 });

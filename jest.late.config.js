@@ -2,7 +2,8 @@
 // `npm run test:soak` (the short soak: worker processes killed and replaced,
 // connections cut and stalled, for 20 s), `npm run test:cluster` (failover on
 // a three-node RabbitMQ cluster of extra nodes) and then `npm run test:restart`
-// (stops and starts the RabbitMQ app, so it runs last and alone). Plain
+// (stops and starts the RabbitMQ app, so it runs last and alone), and `npm run test:rmq4` (the
+// whole-system, example, Python and queue-rule tests again, against RabbitMQ 4.x). Plain
 // `npx jest` never picks them up: test/soak/ and test/restart/ match no
 // project of jest.config.js; nor does test/cluster/.
 const base = require('./jest.config.js');
@@ -17,5 +18,18 @@ module.exports = {
     { ...integration, displayName: 'restart', testMatch: ['<rootDir>/test/restart/**/*.test.ts'] },
     // Its own RabbitMQ cluster and Redis Cluster (extra nodes on this machine); the global setup only checks the machine's own.
     { ...integration, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.test.ts'] },
+    // The RabbitMQ 4 tier: Debian 13's RabbitMQ 4.x with 4.3's denials, booted (or found running) by its
+    // global setup, which points AMQP_URL and RABBITMQCTL at it (scripts/rabbitmq4.ts); Redis is the machine's.
+    {
+      ...integration,
+      displayName: 'rmq4',
+      testMatch: [
+        '<rootDir>/test/rmq4/**/*.test.ts',
+        '<rootDir>/test/integration/{start,examples,python,queue-rules}.int.test.ts',
+        '<rootDir>/libs/amqp/test/memory-parity.int.test.ts',
+      ],
+      globalSetup: '<rootDir>/test/rmq4/global-setup.ts',
+      globalTeardown: '<rootDir>/test/rmq4/global-teardown.ts',
+    },
   ],
 };

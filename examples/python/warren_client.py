@@ -32,7 +32,9 @@ class WarrenClient:
             self.ch.exchange_declare(f"{namespace}.{name}", kind, durable=True)
         # The recommended reply queue: named, not exclusive, expiring 60 s after its consumer left.
         self.reply_queue = f"{namespace}.reply.{self.client_id}"
-        self.ch.queue_declare(self.reply_queue, durable=False, exclusive=False, auto_delete=False, arguments={"x-expires": 60000})
+        # Durable with x-expires, not exclusive (it outlives a reconnect): RabbitMQ 4.3 refuses a queue that is
+        # neither durable nor exclusive (docs/protocol.md, "Queues").
+        self.ch.queue_declare(self.reply_queue, durable=True, exclusive=False, auto_delete=False, arguments={"x-expires": 60000})
         self.ch.add_on_return_callback(self._returned)
         self.ch.confirm_delivery()
         self.tag = self.ch.basic_consume(self.reply_queue, self._reply, auto_ack=False)

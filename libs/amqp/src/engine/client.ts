@@ -14,7 +14,7 @@ import { assertMethodName, names, type Names } from '../wire/names';
 import { OfflineBuffer } from './offline-buffer';
 import { progressHeader, type Progress, type ProgressListener } from '../wire/progress';
 import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
-import { applyTopology, coreTopology } from '../wire/topology';
+import { applyTopology, coreTopology, replyQueueOptions } from '../wire/topology';
 import type { AvailabilityVerdict } from '../discovery/availability';
 import { publishCancel } from '../wire/wire-cancel';
 import { childTraceparent, parseTraceparent } from '../wire/trace';
@@ -455,7 +455,9 @@ export class RpcClient {
     });
     await applyTopology(ch, coreTopology(this.n));
     if (this.o.replyMode === 'named') {
-      await ch.assertQueue(this.replyQueue, { durable: false, exclusive: false, autoDelete: false, arguments: { 'x-expires': this.o.replyQueueExpiresMs } });
+      // Durable with x-expires, never transient non-exclusive (RabbitMQ 4.3 refuses those): it outlives a reconnect
+      // (not exclusive) and goes by itself once nobody has consumed it for replyQueueExpiresMs.
+      await ch.assertQueue(this.replyQueue, replyQueueOptions(this.o.replyQueueExpiresMs));
     }
     await consumeReplies(ch, this.replyQueue, (callId, response) => {
       const settled = callId !== undefined && (response instanceof RpcUnreadableReplyError ? this.pending.reject(callId, response) : this.pending.resolve(callId, response));

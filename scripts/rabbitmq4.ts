@@ -38,7 +38,7 @@ function aptMirror(): string | undefined {
     // no such directory
   }
   for (const file of files) {
-    let text = '';
+    let text: string;
     try {
       text = readFileSync(file, 'utf8');
     } catch {

@@ -27,7 +27,8 @@ beforeAll(async () => {
     GATEWAY_PORT: String(port),
     LOG_LEVEL: 'warn',
   });
-  td.add(() => child.kill('SIGKILL').then(() => undefined));
+  // SIGTERM: start.ts stops its children too (a SIGKILL would orphan them).
+  td.add(() => child.kill('SIGTERM').then(() => undefined));
 }, 30_000);
 afterAll(() => td.run());
 

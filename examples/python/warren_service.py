@@ -11,7 +11,9 @@ Handlers run in threads so the connection keeps reading (cancels among
 them) while they work; every AMQP operation stays on the connection's own
 thread through add_callback_threadsafe.
 """
+import decimal
 import json
+import re
 import threading
 import time
 import uuid
@@ -85,17 +87,20 @@ def encode_response(response):
     return f'{rest[:-1]}, "id": {rid}}}'.encode()
 
 
-def number_header(headers, name):
-    value = (headers or {}).get(name)
+def deadline_header(headers):
+    """x-warren-deadline as docs/protocol.md, "Deadlines", says: any AMQP integer or float, a decimal (D,
+    which pika reads as decimal.Decimal), or a string of digits only ("1e3", "0x10", "-5" are not
+    deadlines). A timestamp (T, a datetime in pika: seconds, not milliseconds) and every other type
+    are ignored."""
+    value = (headers or {}).get("x-warren-deadline")
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, (bytes, str)):
-        try:
-            return float(value)
-        except ValueError:
-            return None
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return float(value)
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{1,16}", value):
+        return float(value)
     return None
 
 
@@ -170,7 +175,7 @@ class WarrenService:
     def on_request(self, ch, method, props, body):
         now = time.time() * 1000
         call_id = props.correlation_id or f"anon.{method.delivery_tag}"
-        header = number_header(props.headers, "x-warren-deadline")
+        header = deadline_header(props.headers)
         deadline = header if header is not None else now + DEFAULT_TIMEOUT_MS
         message = parse_request(body)
         request_id = message.get("id") if isinstance(message, dict) and isinstance(message.get("id"), (str, int, float)) else None

@@ -9,7 +9,7 @@ import {
 import type { Logger } from '@warren/logger';
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
 import { closeChannel } from '../transport/close';
-import { Header, protocolVersion } from '../wire/headers';
+import { Header, protocolMinor, protocolMinorHeader, protocolVersion } from '../wire/headers';
 import { assertMethodName, names, type Names } from '../wire/names';
 import { OfflineBuffer } from './offline-buffer';
 import { progressHeader, type Progress, type ProgressListener } from '../wire/progress';
@@ -86,10 +86,10 @@ interface OutboundRequest {
  * same object for the next publish is safe.
  */
 class PublishHeaders {
-  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.deadline]: 0, [Header.traceparent]: '' };
-  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.traceparent]: '' };
+  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '' };
+  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.traceparent]: '' };
   /** A second table for requests asking for progress, so neither table changes shape. */
-  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
+  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
 
   forRequest(deadline: number, traceparent: string, progress = false): Record<string, number | string> {
     const table = progress ? this.withProgress : this.request;

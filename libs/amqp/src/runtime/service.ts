@@ -464,7 +464,7 @@ export class WarrenService {
       const ch = this.channel;
       if (ch && facts.wantsProgress && facts.replyTo) {
         try {
-          ch.publish('', facts.replyTo, encodeProgress(p), { correlationId: facts.callId, contentType: 'application/json', headers: { [progressHeader]: 1 } });
+          ch.publish('', facts.replyTo, encodeProgress(p), { correlationId: facts.callId, contentType: 'application/json', headers: { [progressHeader]: 1 }, userId: this.o.userId });
         } catch (err) {
           this.log.debug({ err, callId: facts.callId }, 'progress not published');
         }
@@ -479,7 +479,7 @@ export class WarrenService {
     if (!ch || !info.replyTo) return;
     try {
       // The default exchange drops a reply to a vanished queue quietly; it never closes the channel.
-      ch.publish('', info.replyTo, Buffer.from(typeof response === 'string' ? response : encodeResponse(response)), { correlationId: info.callId, contentType: 'application/json' });
+      ch.publish('', info.replyTo, Buffer.from(typeof response === 'string' ? response : encodeResponse(response)), { correlationId: info.callId, contentType: 'application/json', userId: this.o.userId });
     } catch (err) {
       this.log.warn({ err, callId: info.callId }, 'reply publish failed');
     }

@@ -80,11 +80,28 @@ def parse_request(body):
 
 def encode_response(response):
     """The response's JSON bytes, a RawNumber id written as the very text it came as."""
+    if isinstance(response, list):
+        return json.dumps(response).encode()
     rid = response.get("id")
     if not isinstance(rid, RawNumber):
         return json.dumps(response).encode()
     rest = json.dumps({k: v for k, v in response.items() if k != "id"})
     return f'{rest[:-1]}, "id": {rid}}}'.encode()
+
+
+def deadline_passed(request_id):
+    return {"jsonrpc": "2.0", "error": {"code": -32001, "message": "Deadline exceeded", "data": {"reason": "deadline_passed"}}, "id": request_id}
+
+
+def expired_answer(message, request_id):
+    """The answer to a body whose deadline had passed: -32001 for a request (its id) or an unreadable
+    body (id null), one per request entry for a batch, nothing for notifications."""
+    if isinstance(message, list):
+        entries = [deadline_passed(e.get("id")) for e in message if isinstance(e, dict) and "id" in e]
+        return entries or None
+    if isinstance(message, dict) and "method" in message and "id" not in message:
+        return None
+    return deadline_passed(request_id)
 
 
 def deadline_header(headers):
@@ -180,7 +197,10 @@ class WarrenService:
         message = parse_request(body)
         request_id = message.get("id") if isinstance(message, dict) and isinstance(message.get("id"), (str, int, float)) else None
         if deadline <= now:
-            self.reply(props, {"jsonrpc": "2.0", "error": {"code": -32001, "message": "Deadline exceeded", "data": {"reason": "deadline_passed"}}, "id": request_id})
+            # Not run, acked, answered -32001 whatever the body is (docs/protocol.md, "Services", step 1).
+            answer = expired_answer(message, request_id)
+            if answer is not None:
+                self.reply(props, answer)
             ch.basic_ack(method.delivery_tag)
             return
         if message is None:

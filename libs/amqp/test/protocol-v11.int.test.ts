@@ -105,6 +105,14 @@ describe('ids', () => {
   });
 });
 
+it('a reply carries no trace context (it belongs to the span of the request it answers)', async () => {
+  const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  await raw(request('v11.echo', 9), { 'x-warren-deadline': future(), traceparent });
+  const reply = replies.get(`raw.${seq}`);
+  expect(reply?.properties.correlationId).toBe(`raw.${seq}`);
+  expect(reply?.properties.headers?.['traceparent']).toBeUndefined();
+});
+
 it('the reference client signals 1.1: x-warren-protocol 1 (as v1 peers compare) and x-warren-protocol-minor 1', async () => {
   const spy = (await ch.assertQueue('', { exclusive: true })).queue;
   await ch.bindQueue(spy, ns.names.requestExchange, 'v11.echo');

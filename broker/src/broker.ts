@@ -1,5 +1,6 @@
 import { AmqpConnection, DeadLetterQueues, RpcClient, ServiceRegistry, startService, type ClientOptions, type ConnectTo, type ConnectionOptions, type ServiceMethod, type ServiceNotification, type WarrenService, type WireConnection } from '@warren/amqp';
 import { silentLogger } from '@warren/logger';
+import { withBrokerTools } from './broker-tools';
 import { dlqMethods } from './dlq-methods';
 import { discoveryProbe } from './discovery-probe';
 import { buildGateway, type Gateway } from './gateway';
@@ -20,6 +21,8 @@ export interface BrokerOptions extends GatewayOptions {
   readonly openrpc?: OpenRpcInfo;
   /** More methods the broker's own service serves over RabbitMQ (and so over HTTP), e.g. the in-flight view. @default none */
   readonly serviceMethods?: Readonly<Record<string, ServiceMethod>>;
+  /** The broker's own methods (inflight.*, dlq.*) as MCP tools too, under the same authorization rule (broker-tools.ts). @default false */
+  readonly brokerTools?: boolean;
   /** Notifications the broker's own service handles, e.g. `$/cancelRequest`. @default none */
   readonly serviceNotifications?: Readonly<Record<string, ServiceNotification>>;
 }
@@ -80,7 +83,7 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
       logger,
       metadata: { role: 'broker' },
       // dlq.list/show/replay/purge over every service's dead-letter queue (docs/gateway.md).
-      methods: { ...dlqMethods({ queues: new DeadLetterQueues(connection, { namespace }), services: () => registry.list().map((i) => i.service) }), ...options.serviceMethods },
+      methods: ownMethods(options.brokerTools === true, { ...dlqMethods({ queues: new DeadLetterQueues(connection, { namespace }), services: () => registry.list().map((i) => i.service) }), ...options.serviceMethods }),
       notifications: options.serviceNotifications ?? {},
       ...(options.announceIntervalMs === undefined ? {} : { announceIntervalMs: options.announceIntervalMs }),
       // A short grace: rpc.discover answers from memory.
@@ -118,6 +121,10 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
     throw err;
   }
+}
+
+function ownMethods(tools: boolean, methods: Record<string, ServiceMethod>): Record<string, ServiceMethod> {
+  return tools ? withBrokerTools(methods) : methods;
 }
 
 /** The connection given, or one of the broker's own (`own`, started and closed by the broker). */

@@ -1,6 +1,8 @@
 import type { CallOptions, NotifyOptions, RelayTarget, RpcClient } from '@warren/amqp';
-import { ErrorCode, OverloadedError, failureResponse, isErrorResponse, toJsonRpcError, type Id, type RequestMessage, type ResponseMessage } from '@warren/jsonrpc';
+import { ErrorCode, OverloadedError, UnauthorizedError, failureResponse, isErrorResponse, toJsonRpcError, type Id, type JsonValue, type RequestMessage, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
+import { authorize, internalAsker, type Asker, type Verdict } from './authz';
+import { CallOwners } from './call-owners';
 import { outcomeLabel, type BrokerMetrics, type Via } from './metrics';
 
 /** A call the gateway is relaying now, as GET /inflight shows it. */
@@ -26,14 +28,16 @@ export interface CallGateOptions {
 
 /**
  * Every call the gateway relays passes here, whether from POST /rpc or an
- * MCP tool: the concurrency limit (a full gate answers Overloaded at once,
- * nothing queues), one debug log line per call, a warn line per failure,
- * the metrics, and the list of calls in flight through this gateway.
+ * MCP tool: the authorization rule (authz.ts: who may call which broker
+ * method on whose call), the concurrency limit (a full gate answers
+ * Overloaded at once, nothing queues), one debug log line per call, a warn
+ * line per failure, the metrics, and the list of calls in flight through
+ * this gateway with the token each was made with.
  */
 export class CallGate {
   private readonly running = new Map<string, GatewayCall>();
-  /** The token (index) each running call was made with, for /inflight's per-token view; absent without auth. */
-  private readonly owners = new Map<string, number>();
+  /** The token (index) each call was made with, for the authorization rule and /inflight's per-token view; absent without auth. */
+  private readonly owners = new CallOwners();
   private readonly log: Logger;
   private notifications = 0;
   private readonly settled = new Set<SettledListener>();
@@ -49,7 +53,12 @@ export class CallGate {
   /** Calls in flight; with `token`, only those made with that token. */
   list(token?: number): GatewayCall[] {
     const all = [...this.running.values()];
-    return token === undefined ? all : all.filter((c) => this.owners.get(c.callId) === token);
+    return token === undefined ? all : all.filter((c) => this.owners.runningWith(c.callId, token));
+  }
+
+  /** Whether `asker` made the call (through this gateway, running or recently finished); an operator owns every call. */
+  owns(asker: Asker, callId: string): boolean {
+    return asker.operator || (asker.token !== undefined && this.owners.owner(callId) === asker.token);
   }
 
   /** Tells `listener` of every request the gate relayed once it is answered (the console's outcomes); returns the unsubscribe. */
@@ -58,8 +67,10 @@ export class CallGate {
     return () => this.settled.delete(listener);
   }
 
-  /** Sends a request and resolves with its response, errors included. Never rejects. `owner`: the token it was made with. */
-  async request(message: RequestMessage, via: Via, opts: Omit<CallOptions, 'id'> = {}, owner?: number): Promise<ResponseMessage> {
+  /** Sends a request and resolves with its response, errors included. Never rejects. `asker`: who makes it. */
+  async request(message: RequestMessage, via: Via, opts: Omit<CallOptions, 'id'> = {}, asker: Asker = internalAsker): Promise<ResponseMessage> {
+    const verdict = this.authorize(asker, message.method, message.params);
+    if (verdict.kind === 'deny') return failureResponse(message.id, this.denied(message.method, via, verdict).toErrorObject());
     if (this.full()) {
       this.refused(message.method, via, message.id);
       return failureResponse(message.id, this.overloaded().toErrorObject());
@@ -68,12 +79,12 @@ export class CallGate {
     const callId = this.o.client.nextCallId();
     const call: GatewayCall = { callId, method: message.method, id: message.id, via, startedAt: Date.now() };
     const started = performance.now();
-    this.enter(callId, call, owner);
+    this.enter(callId, call, asker.token);
     let response: ResponseMessage | undefined;
     try {
       // client.request never rejects: local failures come back as error responses.
       response = await this.o.client.request(message, opts);
-      return response;
+      return verdict.kind === 'own-calls-only' ? this.ownOnly(response, asker) : response;
     } finally {
       this.leave(callId, call);
       const code = response === undefined ? ErrorCode.InternalError : isErrorResponse(response) ? response.error.code : undefined;
@@ -83,8 +94,10 @@ export class CallGate {
     }
   }
 
-  /** Publishes a notification; rejects with Overloaded when the gate is full, or with the publish failure. */
-  async notify(method: string, params: RequestMessage['params'], via: Via, opts: NotifyOptions = {}, owner?: number): Promise<void> {
+  /** Publishes a notification; rejects with Unauthorized (nothing published) or Overloaded when the gate is full, or with the publish failure. */
+  async notify(method: string, params: RequestMessage['params'], via: Via, opts: NotifyOptions = {}, asker: Asker = internalAsker): Promise<void> {
+    const verdict = this.authorize(asker, method, params);
+    if (verdict.kind === 'deny') throw this.denied(method, via, verdict);
     if (this.full()) {
       this.refused(method, via, undefined);
       throw this.overloaded();
@@ -93,7 +106,7 @@ export class CallGate {
     const key = `notification.${(++this.notifications).toString(36)}`;
     const call: GatewayCall = { callId: key, method, via, startedAt: Date.now() };
     const started = performance.now();
-    this.enter(key, call, owner);
+    this.enter(key, call, asker.token);
     let code: number | undefined;
     try {
       await this.o.client.notify(method, params, opts);
@@ -106,12 +119,39 @@ export class CallGate {
     }
   }
 
-  /** What relayPayload is given: `request` and `notify` passed through this gate. */
-  clientFor(via: Via, owner?: number): RelayTarget {
+  /** What relayPayload is given: `request` and `notify` passed through this gate, on `asker`'s behalf. */
+  clientFor(via: Via, asker: Asker = internalAsker): RelayTarget {
     return {
-      request: (message: RequestMessage, opts: Omit<CallOptions, 'id'> = {}): Promise<ResponseMessage> => this.request(message, via, opts, owner),
-      notify: (method: string, params?: RequestMessage['params'], opts: NotifyOptions = {}): Promise<void> => this.notify(method, params, via, opts, owner),
+      request: (message: RequestMessage, opts: Omit<CallOptions, 'id'> = {}): Promise<ResponseMessage> => this.request(message, via, opts, asker),
+      notify: (method: string, params?: RequestMessage['params'], opts: NotifyOptions = {}): Promise<void> => this.notify(method, params, via, opts, asker),
     };
+  }
+
+  /** The rule's refusal of a call (the -32006 error to answer), or undefined when it may go on; for doors that answer refusals their own way (MCP). */
+  refusal(asker: Asker, method: string, params: unknown, via: Via): InstanceType<typeof UnauthorizedError> | undefined {
+    const verdict = this.authorize(asker, method, params);
+    return verdict.kind === 'deny' ? this.denied(method, via, verdict) : undefined;
+  }
+
+  private authorize(asker: Asker, method: string, params: unknown): Verdict {
+    return authorize(asker, method, params, (callId) => this.owns(asker, callId));
+  }
+
+  /** A refusal of the rule: -32006 with `data.reason` (and the call id it was about), logged at debug; nothing is relayed. */
+  private denied(method: string, via: Via, verdict: Extract<Verdict, { kind: 'deny' }>): InstanceType<typeof UnauthorizedError> {
+    this.log.debug({ method, via, reason: verdict.reason, callId: verdict.callId }, 'call refused by the authorization rule');
+    const data: Record<string, JsonValue> = { reason: verdict.reason, method, ...(verdict.callId === undefined ? {} : { callId: verdict.callId }) };
+    const message = verdict.reason === 'operator_token_required' ? `${method} needs an operator token (GATEWAY_OPERATOR_TOKENS)`
+      : verdict.reason === 'not_your_call' ? 'Not a call made with this token: a client token sees and cancels only its own calls'
+        : 'callId must be a non-empty string';
+    return new UnauthorizedError(message, data);
+  }
+
+  /** inflight.list for a client token: the entries of its own calls only (an error passes through). */
+  private ownOnly(response: ResponseMessage, asker: Asker): ResponseMessage {
+    if (isErrorResponse(response) || !Array.isArray(response.result)) return response;
+    const mine = response.result.filter((c) => typeof c === 'object' && c !== null && !Array.isArray(c) && typeof c['callId'] === 'string' && this.owns(asker, c['callId']));
+    return { ...response, result: mine };
   }
 
   private full(): boolean {
@@ -124,13 +164,13 @@ export class CallGate {
 
   private enter(key: string, call: GatewayCall, owner: number | undefined): void {
     this.running.set(key, call);
-    if (owner !== undefined) this.owners.set(key, owner);
+    if (owner !== undefined) this.owners.started(key, owner);
     this.o.metrics.inFlight.inc({ via: call.via });
   }
 
   private leave(key: string, call: GatewayCall): void {
     this.running.delete(key);
-    this.owners.delete(key);
+    this.owners.finished(key);
     this.o.metrics.inFlight.dec({ via: call.via });
   }
 

@@ -79,8 +79,7 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
   });
   const sessions: McpSessions = new McpSessions({
     createServer: (principal) => createMcpServer({
-      catalogue, gate: calls, allow: principal.allow, timeoutMs: o.defaultTimeoutMs, info: { name: 'warren', version: '0.1.0' },
-      ...(principal.token === undefined ? {} : { owner: principal.token }),
+      catalogue, gate: calls, allow: principal.allow, timeoutMs: o.defaultTimeoutMs, info: { name: 'warren', version: '0.1.0' }, asker: principal,
     }),
     maxSessions: o.maxSessions,
     maxSessionsPerToken: o.maxSessionsPerToken,

@@ -74,7 +74,10 @@ test('the bundle is served without a token; nothing else under /console/assets i
 test('the feed needs an operator token: it shows every call, which a client token may not see', async () => {
   expect((await fetch(`${f.url}/console/events`)).status).toBe(401);
   expect((await fetch(`${f.url}/console/events`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
-  expect((await fetch(`${f.url}/console/events`, { headers: { authorization: `Bearer ${clientToken}` } })).status).toBe(401);
+  // A valid client token is told so (403, operator_token_required), apart from a wrong one (401): the page's prompt says which.
+  const client = await fetch(`${f.url}/console/events`, { headers: { authorization: `Bearer ${clientToken}` } });
+  expect(client.status).toBe(403);
+  expect(await client.json()).toMatchObject({ error: { data: { reason: 'operator_token_required' } } });
 });
 
 test('the feed sends a snapshot at once, then the outcome of a call relayed through POST /rpc', async () => {

@@ -11,6 +11,7 @@ import uuid
 import pika
 
 PROTOCOL = 1
+PROTOCOL_MINOR = 1  # v1.1: x-warren-protocol-minor (docs/protocol.md, "Versions")
 
 
 def error(code, message, data=None):
@@ -58,7 +59,7 @@ class WarrenClient:
         props = pika.BasicProperties(
             content_type="application/json", correlation_id=call_id, reply_to=self.reply_queue,
             expiration=str(int(timeout * 1000)), delivery_mode=2 if persistent else 1,
-            headers={"x-warren-protocol": PROTOCOL, "x-warren-deadline": deadline})
+            headers={"x-warren-protocol": PROTOCOL, "x-warren-protocol-minor": PROTOCOL_MINOR, "x-warren-deadline": deadline})
         key = routing_key or message["method"]
         try:
             self.ch.basic_publish(f"{self.ns}.rpc", key, json.dumps(message).encode(), props, mandatory=True)
@@ -104,7 +105,7 @@ class WarrenClient:
         message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        props = pika.BasicProperties(content_type="application/json", message_id=f"{self.client_id}.n{self.seq:x}", headers={"x-warren-protocol": PROTOCOL})
+        props = pika.BasicProperties(content_type="application/json", message_id=f"{self.client_id}.n{self.seq:x}", headers={"x-warren-protocol": PROTOCOL, "x-warren-protocol-minor": PROTOCOL_MINOR})
         self.ch.basic_publish(f"{self.ns}.events", method, json.dumps(message).encode(), props)
 
     def cancel(self, call_id, deadline=None, reason="python client"):

@@ -26,9 +26,7 @@ it.each(['SIGTERM', 'SIGINT'] as const)('brings everything up, answers over HTTP
     GATEWAY_PORT: String(port),
     LOG_LEVEL: 'warn',
   });
-  // SIGTERM, not SIGKILL: start.ts then stops its children too (a SIGKILL would orphan them, holding
-  // their exclusive queues against the next test's processes).
-  td.add(() => child.kill('SIGTERM'));
+  td.add(() => child.kill('SIGKILL'));
   const rpc = async (): Promise<unknown> => {
     const res = await fetch(`http://127.0.0.1:${port}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","method":"add","params":[4,5],"id":1}' });
     return ((await res.json()) as { result?: unknown }).result;
@@ -80,7 +78,7 @@ it('prints pino-pretty lines, prefixed per process, with LOG_FORMAT=pretty', asy
   const child = spawnTs(path.join(repoRoot, 'scripts', 'start.ts'), [], {
     AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), LOG_LEVEL: 'info', LOG_FORMAT: 'pretty',
   });
-  td.add(() => child.kill('SIGTERM'));
+  td.add(() => child.kill('SIGKILL'));
   const line = await child.waitForLine(/^broker\s+\| .*INFO.*broker ready/, 90_000);
   expect(line).not.toMatch(/"msg"/);
   expect((await child.kill('SIGTERM')).code).toBe(0);

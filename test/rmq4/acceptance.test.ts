@@ -27,7 +27,6 @@ beforeAll(async () => {
     GATEWAY_PORT: String(port),
     LOG_LEVEL: 'warn',
   });
-  // SIGTERM: start.ts stops its children too (a SIGKILL would orphan them).
   td.add(() => child.kill('SIGTERM').then(() => undefined));
 }, 30_000);
 afterAll(() => td.run());

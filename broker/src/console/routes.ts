@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import { mayWatchFeed, type Asker } from '../authz';
 import { sendRefusal } from '../http/errors';
 import { ConsoleFeed, type ConsoleFeedDeps } from './feed';
 import { consolePage, notBuiltPage } from './page';
@@ -43,9 +44,10 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleFeedDep
 
   const feed = new ConsoleFeed(deps, o);
   app.get('/console/events', async (request, reply) => {
-    // A token that may see only its own calls (issue-16's principals) gets no cluster-wide feed.
-    const principal = (request as { principal?: { operator?: boolean } }).principal;
-    if (principal?.operator === false) return sendRefusal(reply, 'WARREN_GW_UNAUTHORIZED');
+    // The feed shows every call of the cluster: a client token is told it is valid but not an operator's (403, not 401).
+    // No principal: the console mounted on an app without the access hook (tests), nobody to tell apart.
+    const principal = request.principal as Asker | null;
+    if (principal !== null && !mayWatchFeed(principal)) return sendRefusal(reply, 'WARREN_GW_OPERATOR_REQUIRED');
     if (!feed.hasRoom()) return sendRefusal(reply, 'WARREN_GW_TOO_MANY_SESSIONS', { limit: o.maxClients });
     reply.hijack();
     reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });

@@ -15,6 +15,8 @@ export const GatewayRefusal = {
   WARREN_GW_UNSUPPORTED_MEDIA_TYPE: { status: 415, code: ErrorCode.InvalidRequest, reason: 'unsupported_media_type' },
   /** No bearer token, or one the gateway does not accept. */
   WARREN_GW_UNAUTHORIZED: { status: 401, code: ErrorCode.Unauthorized, reason: 'missing_or_invalid_token' },
+  /** A valid token that is not an operator's, where only an operator may go (the console's feed: authz.ts). */
+  WARREN_GW_OPERATOR_REQUIRED: { status: 403, code: ErrorCode.Unauthorized, reason: 'operator_token_required' },
   /** `Host` names a host the gateway does not serve (DNS rebinding protection; `allowedHosts`). */
   WARREN_GW_FORBIDDEN_HOST: { status: 403, code: ErrorCode.Unauthorized, reason: 'host_not_allowed' },
   /** `Origin` is neither the gateway's own nor in `allowedOrigins` (a foreign web page). */

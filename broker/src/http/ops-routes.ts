@@ -1,5 +1,6 @@
 import type { QueueDepth, WireConnection } from '@warren/amqp';
 import type { FastifyInstance } from 'fastify';
+import { inflightScope } from '../authz';
 import type { CallGate } from '../calls';
 import type { InflightSource } from '../inflight';
 import type { LiveCatalogue } from '../live-catalogue';
@@ -55,15 +56,14 @@ export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): voi
   // by call id); an operator token, or a gateway without auth, sees everything.
   app.get('/inflight', async (request, reply) => {
     const { principal } = request;
-    const gateway = o.gate.list(principal.operator ? undefined : (principal.token ?? -1));
-    const scope = principal.operator ? 'all' : 'own';
+    const scope = inflightScope(principal);
+    const gateway = o.gate.list(scope === 'all' ? undefined : (principal.token ?? -1));
     if (!o.inflight) {
       return { configured: false, note: 'No in-flight store is configured; only the calls in flight through this gateway are shown.', scope, calls: [], gateway };
     }
     try {
       const all = await o.inflight.list();
-      const own = new Set(gateway.map((c) => c.callId));
-      return { configured: true, scope, calls: principal.operator ? all : all.filter((c) => own.has(c.callId)), gateway };
+      return { configured: true, scope, calls: scope === 'all' ? all : all.filter((c) => o.gate.owns(principal, c.callId)), gateway };
     } catch (err) {
       reply.log.warn({ err }, 'in-flight store unavailable');
       return reply.code(503).send({ configured: true, error: 'in-flight store unavailable', calls: [], gateway });

@@ -32,7 +32,7 @@ export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void
     });
     const traceparent = request.headers['traceparent'];
     const { principal } = request;
-    const answer = await relayPayload(o.gate.clientFor('http', principal.token), Buffer.isBuffer(request.body) ? request.body : '', {
+    const answer = await relayPayload(o.gate.clientFor('http', principal), Buffer.isBuffer(request.body) ? request.body : '', {
       decodeLimits: o.decodeLimits,
       // The principal's predicate already includes the gateway's allow-list.
       allow: principal.allow,

@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode as McpErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { requestMessage, type JsonObject } from '@warren/jsonrpc';
+import { mayList, type Asker } from '../authz';
 import type { CallGate } from '../calls';
 import type { LiveCatalogue } from '../live-catalogue';
 import { progressNotifier } from './progress';
@@ -12,8 +13,8 @@ export interface McpServerDeps {
   /** Whether the gateway exposes this method (the allow-list). */
   readonly allow: (method: string) => boolean;
   readonly timeoutMs: number;
-  /** The token the session belongs to; its calls are listed as that token's in /inflight. */
-  readonly owner?: number;
+  /** Who the session speaks for: the authorization rule (authz.ts) reads it, and its calls are listed as its token's in /inflight. */
+  readonly asker: Asker;
   readonly info: { readonly name: string; readonly version: string };
 }
 
@@ -31,7 +32,8 @@ export function createMcpServer(deps: McpServerDeps): Server {
   });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [...deps.catalogue.current().tools.values()]
-      .filter((t) => deps.allow(t.method))
+      // A tool the rule refuses to this token whatever its arguments (dlq.*) is not listed to it.
+      .filter((t) => deps.allow(t.method) && mayList(deps.asker, t.method))
       .sort((a, b) => a.name.localeCompare(b.name))
       .map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
   }));
@@ -41,9 +43,12 @@ export function createMcpServer(deps: McpServerDeps): Server {
     // An unknown tool is a protocol error (the client asked for something not listed), not a tool failure.
     if (!tool || !deps.allow(tool.method)) throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const args = (request.params.arguments ?? {}) as JsonObject;
+    // A refusal of the authorization rule is a JSON-RPC error (-32006 with data.reason), as on POST /rpc, not a tool failure.
+    const refused = deps.gate.refusal(deps.asker, tool.method, args, 'mcp');
+    if (refused) throw new McpError(refused.code, refused.message, refused.data);
     // A client that sent a progressToken hears the worker's ctx.progress as notifications/progress.
     const progress = progressNotifier(request.params._meta?.progressToken, extra.sendNotification);
-    const response = await deps.gate.request(requestMessage(tool.method, args, extra.requestId), 'mcp', { timeoutMs: deps.timeoutMs, signal: extra.signal, ...(progress ? { onProgress: progress.listener } : {}) }, deps.owner);
+    const response = await deps.gate.request(requestMessage(tool.method, args, extra.requestId), 'mcp', { timeoutMs: deps.timeoutMs, signal: extra.signal, ...(progress ? { onProgress: progress.listener } : {}) }, deps.asker);
     await progress?.sent();
     return toolResult(tool.name, response);
   });

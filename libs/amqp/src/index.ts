@@ -60,6 +60,7 @@ export type {
 export { type BackoffOptions, backoffDelay, defaultBackoff } from './transport/backoff';
 export { RpcClient, type CallOptions, type NotifyOptions, type BatchEntry, type BatchResult, type RpcProxy, type ClientStats, type CancelListener, type SendListener, type SentCall } from './engine/client';
 export { type ClientOptions, resolveClientOptions } from './engine/client-options';
+export { replyUsersOf, type ReplyUsers, type TrustedService } from './engine/reply-users';
 export { WarrenService } from './runtime/service';
 export { type ServiceOptions, type ServiceMethod, type ServiceNotification, type ToolSpec, resolveServiceOptions } from './runtime/service-options';
 export type { ServiceStats } from './runtime/service-stats';
@@ -72,6 +73,7 @@ export type { Abortable } from './runtime/call-abort';
 export { SuspectLane, type Isolation } from './runtime/suspect-lane';
 export { effectKey, maxEffectName, type EffectLedger, type EffectStart, type OnceOptions, type OnceResult } from './runtime/once';
 export { names, assertMethodName, isValidMethodName, type Names } from './wire/names';
+export { permissionsFor, setPermissionsArgs, setPermissionsLine, type Permissions, type Role } from './wire/permissions';
 export { coreTopology, serviceTopology, applyTopology, type Topology, type QueueType } from './wire/topology';
 export { Header } from './wire/headers';
 export { RetryableError, isRetryable, retryDelayMs, retryDelays, planRetry, maxRetryAttempts, type RetryPolicy, type RetryPlan } from './runtime/retry';
@@ -88,6 +90,7 @@ export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSum
 export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './runtime/service-env';
 export { shutdownHandler, type ShutdownHandler, type ShutdownOptions } from './runtime/shutdown';
 export { runServiceMain, type MainProcess, type RunningService, type ServiceMainOptions } from './runtime/service-main';
+export { watchSupervisor, type SupervisorWatch } from './runtime/supervisor-watch';
 export { DirectoryRecorder, recordAnnounced, directoryRefreshMs, type AnnouncedServices, type DirectoryRecorderLog, type DirectoryEntry, type DirectoryMethod, type DirectoryReader, type DirectoryWriter } from './discovery/directory';
 export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, type AvailabilityOptions, type AvailabilityVerdict, type MethodDirectory, type QueueDepth } from './discovery/availability';
 export { MemoryBroker, type MemoryBrokerOptions } from './transport/memory/broker';

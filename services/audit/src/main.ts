@@ -23,4 +23,4 @@ async function start(log: Logger): Promise<{ close: () => Promise<void> }> {
 }
 
 // runServiceMain owns SIGTERM/SIGINT and the graceful close; it resolves the exit code and only this line exits.
-void runServiceMain({ name: config.name, logLevel: config.logLevel, start }).then((code) => process.exit(code));
+void runServiceMain({ name: config.name, logLevel: config.logLevel, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then((code) => process.exit(code));

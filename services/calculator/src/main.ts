@@ -32,4 +32,4 @@ async function start(log: Logger): Promise<{ close: () => Promise<void> }> {
 
 // runServiceMain owns the logger, SIGTERM/SIGINT and the graceful close (stop consuming, let
 // running calls finish, requeue the rest); it resolves the exit code and only this line exits.
-void runServiceMain({ name: config.name, logLevel: config.logLevel, start }).then((code) => process.exit(code));
+void runServiceMain({ name: config.name, logLevel: config.logLevel, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then((code) => process.exit(code));

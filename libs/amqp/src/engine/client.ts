@@ -9,9 +9,10 @@ import {
 import type { Logger } from '@warren/logger';
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
 import { closeChannel } from '../transport/close';
-import { Header, protocolVersion } from '../wire/headers';
+import { Header, protocolMinor, protocolMinorHeader, protocolVersion } from '../wire/headers';
 import { assertMethodName, names, type Names } from '../wire/names';
 import { OfflineBuffer } from './offline-buffer';
+import { CallIds } from './call-ids';
 import { progressHeader, type Progress, type ProgressListener } from '../wire/progress';
 import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
 import { applyTopology, coreTopology, replyQueueOptions } from '../wire/topology';
@@ -62,6 +63,8 @@ export interface ClientStats {
   readonly onWire: number;
   readonly lateReplies: number;
   readonly returned: number;
+  /** Replies and progress dropped because they did not come from the RabbitMQ user `replyUsers` expects (forged). */
+  readonly untrustedReplies: number;
 }
 
 /** A request on its way to the broker, held as one object while disconnected. */
@@ -86,10 +89,10 @@ interface OutboundRequest {
  * same object for the next publish is safe.
  */
 class PublishHeaders {
-  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.deadline]: 0, [Header.traceparent]: '' };
-  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.traceparent]: '' };
+  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '' };
+  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.traceparent]: '' };
   /** A second table for requests asking for progress, so neither table changes shape. */
-  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
+  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
 
   forRequest(deadline: number, traceparent: string, progress = false): Record<string, number | string> {
     const table = progress ? this.withProgress : this.request;
@@ -127,10 +130,13 @@ export class RpcClient {
   /** Calls published and not yet answered; the ones a lost reply path takes with it. */
   private readonly onWire = new Set<string>();
   private channel: WireConfirmChannel | undefined;
-  /** Counts call ids (correlation ids) and notification message ids. */
-  private seq = 0;
-  /** Counts default JSON-RPC ids, apart from `seq` so `nextCallId()` stays exact. */
+  /** Call ids (correlation ids) and notification message ids: random, so nobody can predict them. */
+  private readonly ids: CallIds;
+  /** Counts default JSON-RPC ids (the body's, not the call id). */
   private idSeq = 0;
+  /** With `replyUsers`: the RabbitMQ user each checked call's reply and progress must come from. */
+  private readonly expectedUsers = new Map<string, string>();
+  private untrustedReplies = 0;
   private closing: Promise<void> | undefined;
   private unregister: (() => void) | undefined;
   private lateReplies = 0;
@@ -146,6 +152,7 @@ export class RpcClient {
     this.o = resolveClientOptions(options);
     this.n = names(this.o.namespace);
     this.log = this.o.logger.child({ component: 'rpc-client', clientId: this.o.clientId });
+    this.ids = new CallIds(this.o.clientId);
     this.buffer = new OfflineBuffer(this.o.maxBuffered);
     this.pending = new PendingCalls<string, ResponseMessage>({
       maxPending: this.o.maxPending,
@@ -175,7 +182,7 @@ export class RpcClient {
   }
 
   stats(): ClientStats {
-    return { pending: this.pending.size, buffered: this.buffer.size, onWire: this.onWire.size, lateReplies: this.lateReplies, returned: this.returned };
+    return { pending: this.pending.size, buffered: this.buffer.size, onWire: this.onWire.size, lateReplies: this.lateReplies, returned: this.returned, untrustedReplies: this.untrustedReplies };
   }
 
   /** Installs the check that fails calls to a service without consumers (see AvailabilityGate); undefined removes it. */
@@ -229,7 +236,7 @@ export class RpcClient {
 
   /** The call id (correlation id) the next call will use; lets a caller cancel or look it up by id. */
   nextCallId(): string {
-    return `${this.o.clientId}.${(this.seq + 1).toString(36)}`;
+    return this.ids.peek();
   }
 
   /**
@@ -242,7 +249,7 @@ export class RpcClient {
     assertMethodName(method);
     const body = this.encode(notificationMessage(method, params));
     const traceparent = childTraceparent(parseTraceparent(opts.traceparent));
-    const messageId = `${this.o.clientId}.${(++this.seq).toString(36)}`;
+    const messageId = this.ids.fresh();
     const timeoutMs = opts.timeoutMs ?? this.o.defaultTimeoutMs;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new RpcNotConfirmedError('not_confirmed_in_time')), timeoutMs);
@@ -316,7 +323,7 @@ export class RpcClient {
     const deadline = Math.min(now + (opts.timeoutMs ?? this.o.defaultTimeoutMs), opts.deadline ?? Number.POSITIVE_INFINITY);
     if (deadline <= now) throw new RpcTimeoutError(true);
     const request: OutboundRequest = {
-      callId: `${this.o.clientId}.${(++this.seq).toString(36)}`,
+      callId: this.ids.next(),
       method: message.method,
       body: this.encode(message),
       deadline,
@@ -328,6 +335,8 @@ export class RpcClient {
     if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline });
     // Only for a call the table took: a refused one (limit, aborted signal) never settles through onSettled.
     if (opts.onProgress && this.pending.has(request.callId)) this.progressListeners.set(request.callId, opts.onProgress);
+    const expectedUser = this.o.replyUsers?.(message.method);
+    if (expectedUser !== undefined && this.pending.has(request.callId)) this.expectedUsers.set(request.callId, expectedUser);
     const queueIfDown = (opts.whenNoConsumer ?? (request.persistent ? 'queue' : 'fail')) === 'queue';
     const verdict = queueIfDown || !this.availability ? undefined : this.availability(message.method);
     if (verdict === undefined) this.publishRequest(request);
@@ -349,6 +358,7 @@ export class RpcClient {
   private readonly onSettled: SettleListener<string> = (outcome, callId) => {
     const wasOnWire = this.onWire.delete(callId);
     if (this.progressListeners.size > 0) this.progressListeners.delete(callId);
+    if (this.expectedUsers.size > 0) this.expectedUsers.delete(callId);
     if (outcome !== 'aborted') return;
     // The worker running it (any language) hears this on NS.cancel and stops; the caller already has RpcAbortedError.
     // Published, not confirmed: nothing waits for it (the caller has its answer), so no confirms wait per abort.
@@ -459,7 +469,8 @@ export class RpcClient {
       // (not exclusive) and goes by itself once nobody has consumed it for replyQueueExpiresMs.
       await ch.assertQueue(this.replyQueue, replyQueueOptions(this.o.replyQueueExpiresMs));
     }
-    await consumeReplies(ch, this.replyQueue, (callId, response) => {
+    await consumeReplies(ch, this.replyQueue, (callId, response, userId) => {
+      if (!this.trusted(callId, userId, 'reply')) return;
       const settled = callId !== undefined && (response instanceof RpcUnreadableReplyError ? this.pending.reject(callId, response) : this.pending.resolve(callId, response));
       if (!settled) this.lateReplies++;
     }, { ack: this.o.replyMode === 'named', progress: this.onProgress });
@@ -467,9 +478,23 @@ export class RpcClient {
     this.buffer.flush();
   }
 
-  private readonly onProgress = (callId: string, progress: Progress): void => {
+  /**
+   * False, counted and logged for a reply or progress report of a call
+   * `replyUsers` checks that RabbitMQ did not take from the expected user:
+   * any member of the bus can publish to a reply queue (default exchange),
+   * but only RabbitMQ sets a `user_id` it has checked (docs/security.md).
+   */
+  private trusted(callId: string | undefined, userId: string | undefined, what: 'reply' | 'progress'): boolean {
+    const expected = callId === undefined || this.expectedUsers.size === 0 ? undefined : this.expectedUsers.get(callId);
+    if (expected === undefined || userId === expected) return true;
+    this.untrustedReplies++;
+    this.log.warn({ callId, userId: userId ?? null, expected }, `${what} from an unexpected RabbitMQ user dropped`);
+    return false;
+  }
+
+  private readonly onProgress = (callId: string, progress: Progress, userId: string | undefined): void => {
     const listener = this.progressListeners.get(callId);
-    if (!listener) return;
+    if (!listener || !this.trusted(callId, userId, 'progress')) return;
     try {
       listener(progress);
     } catch (err) {

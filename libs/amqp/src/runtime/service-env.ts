@@ -19,6 +19,14 @@ export interface ServiceEnv {
   readonly keyPrefix: string;
   /** `LOG_LEVEL`. @default 'info' */
   readonly logLevel: string;
+  /**
+   * `SHUTDOWN_TIMEOUT_MS`: the most a graceful shutdown may take before the process exits with 1
+   * anyway; calls still unacknowledged then are redelivered by RabbitMQ to another instance.
+   * Above the service's own grace for running handlers (10 s), below `npm start`'s 20 s. @default 15000
+   */
+  readonly shutdownTimeoutMs: number;
+  /** `WARREN_SUPERVISOR=stdin`: stdin is the supervisor's pipe; its end means the supervisor is gone (supervisor-watch.ts). @default false */
+  readonly supervised: boolean;
 }
 
 /**
@@ -37,6 +45,8 @@ export function readServiceEnv(env: Env, defaults: { readonly name: string; read
     redisUrl: env['REDIS_URL'] || undefined,
     keyPrefix: env['WARREN_KEY_PREFIX'] || namespace,
     logLevel: env['LOG_LEVEL'] || 'info',
+    shutdownTimeoutMs: positiveIntFromEnv(env, 'SHUTDOWN_TIMEOUT_MS', 15_000),
+    supervised: env['WARREN_SUPERVISOR'] === 'stdin',
   };
 }
 

@@ -1,5 +1,6 @@
 import { createLogger, type Logger } from '@warren/logger';
 import { shutdownHandler } from './shutdown';
+import { watchSupervisor } from './supervisor-watch';
 
 /** What a started service hands back to the main that runs it. */
 export interface RunningService {
@@ -29,11 +30,19 @@ export interface ServiceMainOptions {
   readonly process?: MainProcess;
   /** @default a pino logger named `name` at `logLevel` */
   readonly logger?: Logger;
+  /**
+   * The read end of the pipe the supervisor that started this process holds (its stdin, under
+   * `npm start`): when it ends, the supervisor is gone (even SIGKILLed) and the service shuts down
+   * gracefully as on SIGTERM, so it is never left serving as an orphan (supervisor-watch.ts).
+   * @default undefined (not watched)
+   */
+  readonly supervisor?: NodeJS.ReadableStream;
 }
 
 /**
  * The skeleton every service main shares: build the logger, start, close
- * gracefully on the first SIGTERM/SIGINT (a second one ends it at once).
+ * gracefully on the first SIGTERM/SIGINT (a second one ends it at once) or
+ * when its `supervisor` is gone.
  * Resolves the exit code (1 if starting failed, with one line on stderr;
  * then the shutdown's) and never exits: only the outermost main does, so
  * it can be run in a test or beside other work.
@@ -64,7 +73,14 @@ export async function runServiceMain(options: ServiceMainOptions): Promise<numbe
     ...(options.shutdownTimeoutMs === undefined ? {} : { timeoutMs: options.shutdownTimeoutMs }),
   });
   for (const signal of signals) proc.on(signal, stop);
+  // Gone during a drain already under way: that drain is bounded by shutdownTimeoutMs; cutting it short would help nothing.
+  const watch = options.supervisor === undefined ? undefined : watchSupervisor(options.supervisor, () => {
+    if (stop.stopping) return;
+    log.warn('supervisor gone (its pipe closed); shutting down');
+    stop('SIGHUP');
+  });
   const code = await stop.exitCode;
+  watch?.close();
   for (const signal of signals) proc.off(signal, stop);
   return code;
 }

@@ -106,6 +106,15 @@ export interface ServiceOptions {
   readonly client?: Omit<ClientOptions, 'namespace' | 'logger'>;
   /** @default random */
   readonly instanceId?: string;
+  /**
+   * The RabbitMQ user this service's connection logs in as. Set, every reply
+   * and progress report carries it as `user_id`, which RabbitMQ checks against
+   * the login (a wrong value closes the channel, 406), so a caller with
+   * `replyUsers` can tell a genuine answer from a forged one. For deployments
+   * with one RabbitMQ user per service (docs/security.md).
+   * @default none (replies carry no user_id)
+   */
+  readonly userId?: string;
   /** How often the instance announces itself on the control exchange for discovery. @default 10000 */
   readonly announceIntervalMs?: number;
   /** Free-form metadata announced for discovery (version, description). */
@@ -114,7 +123,7 @@ export interface ServiceOptions {
   readonly logger?: Logger;
 }
 
-export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit'>> & Pick<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit'>;
+export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit' | 'userId'>> & Pick<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit' | 'userId'>;
 
 /** What the connection tells the options: `clustered` when it names several nodes. */
 export interface ServiceOptionContext {
@@ -146,6 +155,7 @@ export function resolveServiceOptions(options: ServiceOptions, context: ServiceO
   for (const field of ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax', 'announceIntervalMs'] as const) {
     if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`ServiceOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
   }
+  if (resolved.userId !== undefined && (resolved.userId.length === 0 || Buffer.byteLength(resolved.userId) > 255)) throw new RangeError('ServiceOptions.userId must be 1-255 bytes');
   if (resolved.deliveryLimit !== undefined && (!Number.isSafeInteger(resolved.deliveryLimit) || resolved.deliveryLimit < 1)) {
     throw new RangeError(`ServiceOptions.deliveryLimit must be a positive integer, got ${String(resolved.deliveryLimit)}`);
   }

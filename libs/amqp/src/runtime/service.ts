@@ -24,6 +24,7 @@ import type { Announcement, AnnounceMessage } from '../discovery/announcement';
 import { AnnounceOnRequest } from '../discovery/announce-now';
 import { DirectoryRecorder } from '../discovery/directory';
 import { describeInstance } from './describe';
+import { expiredResponse } from './late-answer';
 import { CancelReceiver } from '../wire/wire-cancel';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
@@ -463,7 +464,7 @@ export class WarrenService {
       const ch = this.channel;
       if (ch && facts.wantsProgress && facts.replyTo) {
         try {
-          ch.publish('', facts.replyTo, encodeProgress(p), { correlationId: facts.callId, contentType: 'application/json', headers: { [progressHeader]: 1 } });
+          ch.publish('', facts.replyTo, encodeProgress(p), { correlationId: facts.callId, contentType: 'application/json', headers: { [progressHeader]: 1 }, userId: this.o.userId });
         } catch (err) {
           this.log.debug({ err, callId: facts.callId }, 'progress not published');
         }
@@ -478,7 +479,7 @@ export class WarrenService {
     if (!ch || !info.replyTo) return;
     try {
       // The default exchange drops a reply to a vanished queue quietly; it never closes the channel.
-      ch.publish('', info.replyTo, Buffer.from(typeof response === 'string' ? response : encodeResponse(response)), { correlationId: info.callId, contentType: 'application/json' });
+      ch.publish('', info.replyTo, Buffer.from(typeof response === 'string' ? response : encodeResponse(response)), { correlationId: info.callId, contentType: 'application/json', userId: this.o.userId });
     } catch (err) {
       this.log.warn({ err, callId: info.callId }, 'reply publish failed');
     }
@@ -522,12 +523,6 @@ function unservableResponse(decoded: Decoded): ResponseMessage | undefined {
   if (decoded.kind === 'single' && decoded.item.kind === 'invalid') return decoded.item.response;
   if (decoded.kind === 'single' && decoded.item.kind === 'response') return errorResponse(decoded.item.message.id, ErrorCode.InvalidRequest);
   return undefined;
-}
-
-/** The answer to a request whose deadline had passed when it was taken. */
-function expiredResponse(decoded: Decoded): ResponseMessage | undefined {
-  if (decoded.kind !== 'single' || decoded.item.kind !== 'request') return undefined;
-  return { jsonrpc: '2.0', error: new DeadlineExceededError(undefined, { reason: 'deadline_passed' }).toErrorObject(), id: decoded.item.message.id };
 }
 
 /** The answer to a request cancelled before it arrived (the call's id when it has one). */

@@ -83,7 +83,8 @@ it('every queue the running system declares, for every kind of client, is durabl
     const res = await fetch(`http://127.0.0.1:${port}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', method, params: [4, 5], id: 1 }) });
     return ((await res.json()) as { result?: unknown }).result;
   };
-  await waitFor(async () => (await rpc('add').catch(() => undefined)) === 9, { timeoutMs: 30_000, intervalMs: 200, message: 'the gateway answers add' });
+  // 40 s measured for npm start to answer on the 2-core machine under load 19 (3.10 and 4.x alike).
+  await waitFor(async () => (await rpc('add').catch(() => undefined)) === 9, { timeoutMs: 90_000, intervalMs: 200, message: 'the gateway answers add' });
 
   // A service of its own whose handler calls another service (its nested client declares a reply
   // queue), and a method that holds until released, so short-lived clients are listed while connected.
@@ -135,4 +136,4 @@ it('every queue the running system declares, for every kind of client, is durabl
   // broker + 5 services + relay (each a client) + the CLI + Python = at least 9 named reply queues.
   expect(kinds('.reply.')).toBeGreaterThanOrEqual(9);
   expect(rows.filter((q) => !q.durable && !q.exclusive).map((q) => q.name)).toEqual([]);
-}, 120_000);
+}, 180_000);

@@ -48,7 +48,8 @@ async function deniedDeclare(model: WireModel, declare: (ch: WireChannel) => Pro
   const ch = await model.createChannel();
   ch.on('error', () => undefined);
   const failed = await declare(ch).then(() => false, () => true);
-  return { failed, connectionClosedWith: await closed };
+  // Permitted (RabbitMQ 3.x, or 4.x with the feature permitted): the connection stays open.
+  return { failed, connectionClosedWith: failed ? await closed : 'open' };
 }
 
 const deniedByRabbitMq4: Record<string, Scenario> = {

@@ -4,6 +4,7 @@
 // Chromium. A project that cannot run is skipped with one loud line saying what would enable it,
 // unless WARREN_REQUIRE_ALL_TIERS=1 (set by .ci/run), which turns any skip into a failure: CI must
 // never pass by skipping.
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { checkDocker, defaultUrls, findServices, probeTcp, redactPassword, type EnsureDeps } from './ensure-services';
 
@@ -74,8 +75,9 @@ export function chromiumPath(env: NodeJS.ProcessEnv): string {
   return env['CHROMIUM_PATH'] || '/usr/bin/chromium';
 }
 
-/** Looks for RabbitMQ and Redis (env, default ports, or a Docker engine to start them) and for Chromium; starts nothing. */
+/** Looks for RabbitMQ and Redis (env, default ports, or a Docker engine to start them) and for a Chromium that runs; starts nothing. */
 export async function findNeeds(env: NodeJS.ProcessEnv, probe: EnsureDeps['probe'] = probeTcp, docker: (env: NodeJS.ProcessEnv) => Promise<void> = checkDocker): Promise<Found> {
+  const chromium = findChromium(env);
   const states = await findServices(env, probe);
   const missing = states.filter(([, s]) => s === 'missing').map(([d]) => d);
   let services: Found['services'] = { ok: true };
@@ -94,11 +96,18 @@ export async function findNeeds(env: NodeJS.ProcessEnv, probe: EnsureDeps['probe
       };
     }
   }
+  return { services, chromium: await chromium };
+}
+
+/** Chromium is usable when its `--version` answers (a file that is there but broken counts as none). */
+async function findChromium(env: NodeJS.ProcessEnv): Promise<Found['chromium']> {
   const chrome = chromiumPath(env);
-  const chromium: Found['chromium'] = existsSync(chrome)
-    ? { ok: true }
-    : { ok: false, why: `needs Chromium, and there is none at ${chrome}`, enable: 'apt-get install chromium (Debian\'s, at /usr/bin/chromium) or set CHROMIUM_PATH' };
-  return { services, chromium };
+  const enable = 'apt-get install chromium (Debian\'s, at /usr/bin/chromium) or set CHROMIUM_PATH';
+  if (!existsSync(chrome)) return { ok: false, why: `needs Chromium, and there is none at ${chrome}`, enable };
+  const fails = await new Promise<string | undefined>((resolve) => {
+    execFile(chrome, ['--version'], { timeout: 30_000 }, (err) => resolve(err ? err.message : undefined));
+  });
+  return fails === undefined ? { ok: true } : { ok: false, why: `needs Chromium, and ${chrome} --version fails (${fails.split('\n')[0] ?? ''})`, enable };
 }
 
 /** Splits jest's arguments into the projects named by --selectProjects (either form) and the rest. */

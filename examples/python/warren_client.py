@@ -6,6 +6,7 @@ confirms, deadlines on the wire, and consume loops that end.
 """
 import json
 import time
+import secrets
 import uuid
 
 import pika
@@ -25,7 +26,6 @@ class WarrenClient:
     def __init__(self, url, namespace="warren"):
         self.ns = namespace
         self.client_id = uuid.uuid4().hex[:12]
-        self.seq = 0
         self.answers = {}
         self.conn = pika.BlockingConnection(pika.URLParameters(url))
         self.ch = self.conn.channel()
@@ -49,8 +49,9 @@ class WarrenClient:
         self.answers[props.correlation_id] = json.loads(body)
 
     def next_call_id(self):
-        self.seq += 1
-        return f"{self.client_id}.{self.seq:x}"
+        # 128 random bits, never a counter: a service that saw one of our requests must not be able
+        # to predict the ids of our next calls and answer them first (docs/security.md).
+        return f"{self.client_id}.{secrets.token_urlsafe(16)}"
 
     def send(self, message, timeout=5.0, routing_key=None, persistent=False):
         """Publishes one request (or a raw batch) and returns (call id, deadline) without waiting for the answer."""
@@ -101,11 +102,10 @@ class WarrenClient:
         return [None if s is None else self.wait(s[0][0], s[0][1], s[1]) for s in sent]
 
     def notify(self, method, params=None):
-        self.seq += 1
         message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        props = pika.BasicProperties(content_type="application/json", message_id=f"{self.client_id}.n{self.seq:x}", headers={"x-warren-protocol": PROTOCOL, "x-warren-protocol-minor": PROTOCOL_MINOR})
+        props = pika.BasicProperties(content_type="application/json", message_id=self.next_call_id(), headers={"x-warren-protocol": PROTOCOL, "x-warren-protocol-minor": PROTOCOL_MINOR})
         self.ch.basic_publish(f"{self.ns}.events", method, json.dumps(message).encode(), props)
 
     def cancel(self, call_id, deadline=None, reason="python client"):

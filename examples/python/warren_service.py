@@ -122,8 +122,11 @@ def deadline_header(headers):
 
 
 class WarrenService:
-    def __init__(self, url, name, methods, namespace="warren", prefetch=8, announce_interval_ms=10000):
+    def __init__(self, url, name, methods, namespace="warren", prefetch=8, announce_interval_ms=10000, user_id=None):
         self.url, self.name, self.methods, self.ns = url, name, methods, namespace
+        # The RabbitMQ user of `url`, when each service has its own (docs/security.md): stamped on every
+        # reply as user_id, which RabbitMQ checks, so callers can tell this service's answers from forgeries.
+        self.user_id = user_id
         self.instance_id = uuid.uuid4().hex[:12]
         self.prefetch = prefetch
         self.interval_ms = announce_interval_ms
@@ -253,7 +256,7 @@ class WarrenService:
     def reply(self, props, response):
         if not props.reply_to:
             return
-        out = pika.BasicProperties(content_type="application/json", correlation_id=props.correlation_id)
+        out = pika.BasicProperties(content_type="application/json", correlation_id=props.correlation_id, user_id=self.user_id)
         self.ch.basic_publish("", props.reply_to, encode_response(response), out)
 
     # --- life ---------------------------------------------------------------------------------

@@ -82,6 +82,11 @@ describe('findNeeds on a bare machine', () => {
     expect(found.chromium).toMatchObject({ ok: false, why: expect.stringContaining('no-such-chromium'), enable: expect.stringContaining('CHROMIUM_PATH') });
   });
 
+  it('counts a Chromium that is there but does not run as none', async () => {
+    const found = await findNeeds({ ...(await bareEnv()), CHROMIUM_PATH: path.join(root, 'package.json') });
+    expect(found.chromium).toMatchObject({ ok: false, why: expect.stringContaining('--version fails') });
+  });
+
   it('asks Docker only when a service is missing, and counts a URL that is set as found', async () => {
     const docker = jest.fn(() => Promise.reject(new Error('no engine')));
     const found = await findNeeds({ AMQP_URL: 'amqp://elsewhere', REDIS_URL: 'redis://elsewhere', CHROMIUM_PATH: process.execPath }, () => Promise.resolve(false), docker);

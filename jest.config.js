@@ -1,5 +1,7 @@
-// Three projects: `unit` needs nothing running; `integration` and `browser` talk to the real
-// RabbitMQ and Redis named by AMQP_URL / REDIS_URL.
+// Four projects: `unit` (pure, in-memory and embedded tests) needs nothing running; `integration` and
+// `browser` talk to the real RabbitMQ and Redis named by AMQP_URL / REDIS_URL; `browser` and
+// `browser-embedded` drive Debian's Chromium. `npx jest` runs them all; `npm test` (scripts/test.ts)
+// runs those this machine can, naming the others (scripts/test-tiers.ts lists each project's needs).
 const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] };
 const moduleNameMapper = { '^@warren/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts' };
 const common = { transform, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
@@ -22,7 +24,10 @@ module.exports = {
       // The web console in headless Chromium (Debian's chromium package, driven by playwright-core).
       displayName: 'browser',
       testMatch: ['<rootDir>/test/browser/**/*.browser.test.ts'],
+      testPathIgnorePatterns: ['\\.embedded\\.browser\\.test\\.ts$', '/node_modules/'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
     },
+    // The console in Chromium against the embedded system: Chromium, and nothing running.
+    { ...common, displayName: 'browser-embedded', testMatch: ['<rootDir>/test/browser/**/*.embedded.browser.test.ts'] },
   ],
 };

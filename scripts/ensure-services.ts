@@ -85,21 +85,35 @@ export function defaultUrls(env: NodeJS.ProcessEnv): Record<Dependency, string> 
   return { rabbitmq: env['WARREN_DEFAULT_AMQP_URL'] || defaults.amqpUrl, redis: env['WARREN_DEFAULT_REDIS_URL'] || defaults.redisUrl };
 }
 
+/** Where RabbitMQ and Redis are found without starting anything: named by the env, answering on the default port, or missing. */
+export async function findServices(env: NodeJS.ProcessEnv, probe: EnsureDeps['probe']): Promise<[Dependency, 'env' | 'local' | 'missing'][]> {
+  const defaultUrl = defaultUrls(env);
+  return Promise.all(
+    (['rabbitmq', 'redis'] as const).map(async (dep): Promise<[Dependency, 'env' | 'local' | 'missing']> => {
+      if (env[envName[dep]]) return [dep, 'env'];
+      const url = new URL(defaultUrl[dep]);
+      return [dep, (await probe(url.hostname, Number(url.port), 500)) ? 'local' : 'missing'];
+    }),
+  );
+}
+
+/** Resolves when a Docker engine testcontainers can use is reachable; rejects with why not (WARREN_DOCKER=off counts as none). */
+export async function checkDocker(env: NodeJS.ProcessEnv): Promise<void> {
+  // WARREN_DOCKER=off: behave as on a machine without Docker, whatever is installed (the embedded test's bare machine).
+  if (env['WARREN_DOCKER'] === 'off') throw new Error('Docker not used (WARREN_DOCKER=off)');
+  const { getContainerRuntimeClient } = await import('testcontainers');
+  // Throws "Could not find a working container runtime strategy" without a Docker engine.
+  await getContainerRuntimeClient();
+}
+
 /**
  * Decides, for RabbitMQ and Redis, where the tests find them, starting
  * containers if it must; sets AMQP_URL / REDIS_URL in `deps.env` for started
  * ones. Throws {@link ServicesUnavailableError} with instructions otherwise.
  */
 export async function ensureServices(deps: EnsureDeps = { env: process.env, probe: probeTcp, startContainers: startWithTestcontainers }): Promise<Provided> {
-  const deps2: Dependency[] = ['rabbitmq', 'redis'];
   const defaultUrl = defaultUrls(deps.env);
-  const states = await Promise.all(
-    deps2.map(async (dep): Promise<[Dependency, 'env' | 'local' | 'missing']> => {
-      if (deps.env[envName[dep]]) return [dep, 'env'];
-      const url = new URL(defaultUrl[dep]);
-      return [dep, (await deps.probe(url.hostname, Number(url.port), 500)) ? 'local' : 'missing'];
-    }),
-  );
+  const states = await findServices(deps.env, deps.probe);
   const missing = states.filter(([, s]) => s === 'missing').map(([d]) => d);
   const provided = Object.fromEntries(states) as Record<Dependency, 'env' | 'local' | 'container'>;
   if (missing.length === 0) return provided;
@@ -126,7 +140,7 @@ export async function ensureServices(deps: EnsureDeps = { env: process.env, prob
   return provided;
 }
 
-function redactPassword(url: string): string {
+export function redactPassword(url: string): string {
   const u = new URL(url);
   if (u.password) u.password = '***';
   return u.toString();

@@ -9,6 +9,13 @@
 // in a process group of its own, so the terminal's signal (sent to the whole
 // foreground group) reaches only this script, which forwards exactly one
 // SIGTERM to each child; a child given two signals would skip its drain.
+// No orphans: each child's stdin is a pipe this script holds and never writes
+// (WARREN_SUPERVISOR=stdin); when this script dies, even by SIGKILL, the kernel
+// closes it, the child reads end-of-file and drains as on SIGTERM
+// (libs/amqp/src/runtime/supervisor-watch.ts). A child's drain is bounded by its
+// SHUTDOWN_TIMEOUT_MS (15 s; the broker's 15 s): calls still unacknowledged then
+// are redelivered. This script waits for every child, and SIGKILLs any still
+// there after childBoundMs, then exits.
 // Logs are pretty on a terminal, JSON otherwise (LOG_FORMAT, log-format.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -36,7 +43,10 @@ const format = lineFormatter(logFormat(process.env, process.stdout.isTTY === tru
 
 function start(name: string, file: string, env: Record<string, string> = {}): void {
   // detached: a process group of its own, out of reach of the terminal's Ctrl-C (see the top).
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file)], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // stdin: the lifeline pipe (see the top); nothing is written to it.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file)], { cwd: root, env: { ...process.env, ...env, WARREN_SUPERVISOR: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  // A child gone first closes its end; writing nothing, this script would only see EPIPE here.
+  child.stdin?.on('error', () => undefined);
   children.set(name, child);
   createInterface({ input: child.stdout }).on('line', (line) => process.stdout.write(format(name, line)));
   createInterface({ input: child.stderr }).on('line', (line) => process.stderr.write(format(name, line)));
@@ -53,6 +63,9 @@ function start(name: string, file: string, env: Record<string, string> = {}): vo
   });
 }
 
+/** A child still running this long after its SIGTERM is killed: above every child's own drain bound (15 s). */
+const childBoundMs = 20_000;
+
 let exitCode = 0;
 async function stop(code: number): Promise<void> {
   if (stopping) return;
@@ -64,7 +77,7 @@ async function stop(code: number): Promise<void> {
   setTimeout(() => {
     for (const child of children.values()) child.kill('SIGKILL');
     process.exit(1);
-  }, 20_000).unref();
+  }, childBoundMs).unref();
 }
 
 async function main(): Promise<void> {

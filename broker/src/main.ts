@@ -1,7 +1,7 @@
 // The broker process: reads the environment, starts the broker, listens, and
 // shuts down gracefully on SIGINT/SIGTERM. The only broker file that reads
 // process.env or exits.
-import { recordAnnounced, shutdownHandler } from '@warren/amqp';
+import { recordAnnounced, shutdownHandler, watchSupervisor } from '@warren/amqp';
 import { InflightView, RedisDirectory } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { startBroker } from './broker';
@@ -32,6 +32,16 @@ async function main(): Promise<void> {
   const stop = shutdownHandler({ log: logger, close: () => broker.close().then(async () => { recording?.close(); redisProbe?.close(); await Promise.all([view?.close(), directory?.close()]); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // Under `npm start`, stdin is the supervisor's pipe: its end means the supervisor is gone (even SIGKILLed), and the
+  // broker drains as on SIGTERM rather than serve on as an orphan (supervisor-watch.ts). A drain under way is bounded already.
+  if (process.env['WARREN_SUPERVISOR'] === 'stdin') {
+    const watch = watchSupervisor(process.stdin, () => {
+      if (stop.stopping) return;
+      logger.warn('supervisor gone (its pipe closed); shutting down');
+      stop('SIGHUP');
+    });
+    void stop.exitCode.then(() => watch.close());
+  }
   // The library resolves the exit code; only this main exits.
   void stop.exitCode.then((code) => process.exit(code));
   const url = await broker.listen();

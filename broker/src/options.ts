@@ -69,9 +69,15 @@ export interface GatewayOptions {
   readonly rateLimit?: RateLimitOptions;
   /** Most MCP sessions (SSE and Streamable HTTP together); one more answers 503. @default 1000 */
   readonly maxSessions?: number;
-  /** Most MCP sessions one bearer token may hold open; one more answers 429. @default 100 */
+  /**
+   * Most MCP sessions one bearer token may hold open. One more closes the token's least recently
+   * used idle session (no request open) to make room, or answers 429 when none is idle. @default 100
+   */
   readonly maxSessionsPerToken?: number;
-  /** Most MCP sessions one client address may hold open; one more answers 429. @default 100 */
+  /**
+   * Most MCP sessions one client address may hold open without auth; one more answers 429.
+   * Authenticated sessions count against their token only, never their address. @default 100
+   */
   readonly maxSessionsPerIp?: number;
   /** A session whose client has not completed `initialize` by then is closed. @default 10000 */
   readonly sessionInitTimeoutMs?: number;

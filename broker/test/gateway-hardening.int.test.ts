@@ -224,24 +224,56 @@ describe('4. MCP session quotas', () => {
   const mcpInit = (url: string, token: string): Promise<Response> =>
     fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` }, body: initialize() });
 
-  it('one token cannot exhaust another\'s sessions: its own quota answers 429, the other token still opens one', async () => {
-    const { url } = await gateway({ tokens: ['hog', 'other'], maxSessions: 10, maxSessionsPerToken: 3, maxSessionsPerIp: 100 });
-    for (let i = 0; i < 3; i++) {
-      const res = await mcpInit(url, 'hog');
+  const mcpPing = (url: string, token: string, session: string): Promise<Response> =>
+    fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, 'mcp-session-id': session }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+  const opened = async (res: Response): Promise<string> => {
+    expect(res.status).toBe(200);
+    await res.text();
+    const id = res.headers.get('mcp-session-id');
+    expect(id).toBeTruthy();
+    return id ?? '';
+  };
+
+  it('tokens on one address are counted apart: B still opens sessions when A holds its quota; A\'s next open reclaims its oldest idle session', async () => {
+    // The address quota (2) is below A's token quota (3): before issue 28 A alone locked B out with 429 scope ip.
+    const { g, url } = await gateway({ tokens: ['a', 'b'], maxSessions: 10, maxSessionsPerToken: 3, maxSessionsPerIp: 2 });
+    const a: string[] = [];
+    for (let i = 0; i < 3; i++) a.push(await opened(await mcpInit(url, 'a')));
+    for (let i = 0; i < 3; i++) await opened(await mcpInit(url, 'b'));
+    expect(g.sessions.counts().streamable).toBe(6);
+    // A used its first session last, so its second is now the least recently used.
+    const used = await mcpPing(url, 'a', a[0] ?? '');
+    expect(used.status).toBe(200);
+    await used.text();
+    const fourth = await opened(await mcpInit(url, 'a'));
+    expect(g.sessions.counts().streamable).toBe(6);
+    const reclaimed = await mcpPing(url, 'a', a[1] ?? '');
+    expect(reclaimed.status).toBe(404);
+    expect(await reclaimed.json()).toMatchObject({ error: { data: { reason: 'session_not_found' } } });
+    for (const kept of [a[0], a[2], fourth]) {
+      const res = await mcpPing(url, 'a', kept ?? '');
       expect(res.status).toBe(200);
       await res.text();
     }
-    for (let i = 0; i < 5; i++) {
-      const res = await mcpInit(url, 'hog');
-      expect(res.status).toBe(429);
-      expect(await res.json()).toMatchObject({ error: { code: ErrorCode.Overloaded, data: { reason: 'session_quota', scope: 'token', limit: 3 } } });
-    }
-    const other = await mcpInit(url, 'other');
-    expect(other.status).toBe(200);
-    await other.text();
   });
 
-  it('per client address, with or without auth', async () => {
+  it('a token whose sessions are all busy (SSE streams) gets 429 scope token; the other token still opens one', async () => {
+    const { url } = await gateway({ tokens: ['hog', 'other'], maxSessions: 10, maxSessionsPerToken: 2, maxSessionsPerIp: 1 });
+    const abort = new AbortController();
+    perTest.add(() => abort.abort());
+    for (let i = 0; i < 2; i++) {
+      const sse = new SseReader(await fetch(`${url}/sse`, { headers: { accept: 'text/event-stream', authorization: 'Bearer hog' }, signal: abort.signal }));
+      expect((await sse.next()).event).toBe('endpoint');
+    }
+    for (let i = 0; i < 3; i++) {
+      const res = await mcpInit(url, 'hog');
+      expect(res.status).toBe(429);
+      expect(await res.json()).toMatchObject({ error: { code: ErrorCode.Overloaded, data: { reason: 'session_quota', scope: 'token', limit: 2 } } });
+    }
+    await opened(await mcpInit(url, 'other'));
+  });
+
+  it('per client address, without auth', async () => {
     const { port } = await gateway({ maxSessionsPerIp: 2 });
     const init = (from: string): Promise<RawResponse> => head(port, request('POST', '/mcp', [['Host', `127.0.0.1:${port}`], json, ['Accept', 'application/json, text/event-stream']], initialize()), from);
     expect((await init('127.0.4.1')).status).toBe(200);

@@ -31,8 +31,8 @@ export function json(value: unknown): string {
 }
 
 /**
- * Call ids are `<client>.<seq>`: the tail is what tells calls apart at a glance. A replayed dead
- * letter's id is `replay.<hex>`: its kind is kept in front, and the hex's tail after it.
+ * Call ids are `<client>.<22 random characters>`: the tail is what tells calls apart at a glance. A
+ * replayed dead letter's id is `replay.<hex>`: its kind is kept in front, and the hex's tail after it.
  */
 export function shortId(id: string): string {
   if (id.length <= 18) return id;

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendRefusal, type GatewayRefusalCode } from '../http/errors';
 import type { Principal } from '../http/access';
 import { capOutput } from './output-cap';
+import { decideQuota } from './quota';
 import { exactIdOutput, hasMarkedId, toSdk } from './raw-ids';
 import { SseSessionTransport } from './sse-transport';
 
@@ -15,9 +16,9 @@ export interface McpSessionsOptions {
   /** Builds the MCP server for a new session, for the principal that opens it (its tools, its calls). */
   readonly createServer: (principal: Principal) => Server;
   readonly maxSessions: number;
-  /** Sessions one bearer token may hold. */
+  /** Sessions one bearer token may hold; one more closes its least recently used idle session, or answers 429 if none is idle. */
   readonly maxSessionsPerToken: number;
-  /** Sessions one client address may hold. */
+  /** Sessions one client address may hold without auth (an authenticated client is counted by its token alone). */
   readonly maxSessionsPerIp: number;
   /** A session not initialized by then is closed. */
   readonly initTimeoutMs: number;
@@ -35,10 +36,10 @@ interface Session {
   readonly transport: SseSessionTransport | StreamableHTTPServerTransport;
   /** The token that opened it (undefined without auth): only that token may use it. */
   readonly owner: number | undefined;
-  /** The client address that opened it, for the per-address quota. */
+  /** The client address that opened it, for the per-address quota of unauthenticated use. */
   readonly ip: string;
   lastUsed: number;
-  /** HTTP requests of this session still open (a Streamable HTTP GET stream can stay open for hours). */
+  /** HTTP requests of this session still open (a Streamable HTTP GET stream can stay open for hours; an SSE session's stream counts as one while it lives). */
   open: number;
   /** Until `initialize` completes: closes the session when it fires. */
   initTimer: NodeJS.Timeout | undefined;
@@ -215,7 +216,7 @@ export class McpSessions {
 
   /** A session's bookkeeping, with its initialize deadline running. */
   private newSession(server: Server, transport: Session['transport'], request: FastifyRequest): Session {
-    const session: Session = { server, transport, owner: request.principal.token, ip: request.ip, lastUsed: Date.now(), open: 0, initTimer: undefined, backlog: 0, overflowed: false };
+    const session: Session = { server, transport, owner: request.principal.token, ip: request.ip, lastUsed: Date.now(), open: transport instanceof SseSessionTransport ? 1 : 0, initTimer: undefined, backlog: 0, overflowed: false };
     this.live.add(session);
     session.initTimer = setTimeout(() => {
       this.log.debug({ sessionId: transport.sessionId, remote: session.ip }, 'mcp session closed: not initialized in time');
@@ -246,17 +247,31 @@ export class McpSessions {
     return session.owner === request.principal.token;
   }
 
+  /** Refuses a new session over a limit, or makes room for it by closing the client's oldest idle one (quota.ts). */
   private refuseNewSession(request: FastifyRequest): { code: GatewayRefusalCode; data?: Record<string, JsonValue> } | undefined {
     if (this.closing) return { code: 'WARREN_GW_SHUTTING_DOWN' };
     // Sessions being opened count too: an initialize not yet answered holds its place.
-    const all = this.live;
-    if (all.size >= this.o.maxSessions) return { code: 'WARREN_GW_TOO_MANY_SESSIONS' };
-    const token = request.principal.token;
-    if (token !== undefined && count(all, (s) => s.owner === token) >= this.o.maxSessionsPerToken) {
-      return { code: 'WARREN_GW_SESSION_QUOTA', data: { scope: 'token', limit: this.o.maxSessionsPerToken } };
+    const decision = decideQuota(this.live, { token: request.principal.token, ip: request.ip }, this.o);
+    switch (decision.kind) {
+      case 'admit':
+        return undefined;
+      case 'reclaim':
+        this.reclaim(decision.victim, request.ip);
+        return undefined;
+      case 'refuse':
+        return decision.data === undefined ? { code: decision.code } : { code: decision.code, data: decision.data };
+      default:
+        return unreachable(decision);
     }
-    if (count(all, (s) => s.ip === request.ip) >= this.o.maxSessionsPerIp) return { code: 'WARREN_GW_SESSION_QUOTA', data: { scope: 'ip', limit: this.o.maxSessionsPerIp } };
-    return undefined;
+  }
+
+  /** Ends an idle session at once, so the one replacing it is counted without it. */
+  private reclaim(session: Session, remote: string): void {
+    this.ended(session);
+    const id = session.transport.sessionId;
+    if (id !== undefined && this.streamable.get(id) === session) this.streamable.delete(id);
+    this.log.info({ sessionId: id, remote, idleMs: Date.now() - session.lastUsed }, 'mcp session reclaimed: its token opened one more over its quota');
+    session.server.close().catch(() => undefined);
   }
 
   /** Decodes a posted body with Warren's safe decoder; MCP takes one message or a batch. */
@@ -289,10 +304,8 @@ export class McpSessions {
   }
 }
 
-function count<T>(items: Iterable<T>, predicate: (item: T) => boolean): number {
-  let n = 0;
-  for (const item of items) if (predicate(item)) n++;
-  return n;
+function unreachable(value: never): never {
+  throw new Error(`unexpected quota decision ${JSON.stringify(value)}`);
 }
 
 /**

@@ -60,3 +60,37 @@ it('resolves 1 when closing fails, and 1 at once on a second signal', async () =
   await expect(second).resolves.toBe(1);
   expect(close).toHaveBeenCalledTimes(1);
 });
+
+describe('supervisor: the pipe whose end means the process that started this one is gone (issue 28)', () => {
+  it('its end closes gracefully, as SIGTERM does, and is no longer watched after', async () => {
+    const { PassThrough } = await import('node:stream');
+    const proc = fakeProcess();
+    const lifeline = new PassThrough();
+    const close = jest.fn(() => Promise.resolve());
+    const code = runServiceMain({ name: 'calc', logger: silentLogger(), process: proc, supervisor: lifeline, start: () => Promise.resolve({ close }) });
+    await tick();
+    lifeline.write('ignored');
+    await tick();
+    expect(close).not.toHaveBeenCalled();
+    lifeline.end();
+    await expect(code).resolves.toBe(0);
+    expect(close).toHaveBeenCalledTimes(1);
+    expect(lifeline.listenerCount('end')).toBe(0);
+  });
+
+  it('gone during a drain a signal started: the drain goes on (bounded by its own timeout), not cut short as by a second signal', async () => {
+    const { PassThrough } = await import('node:stream');
+    const proc = fakeProcess();
+    const lifeline = new PassThrough();
+    let finish: () => void = () => undefined;
+    const close = jest.fn(() => new Promise<void>((r) => (finish = r)));
+    const code = runServiceMain({ name: 'calc', logger: silentLogger(), process: proc, supervisor: lifeline, start: () => Promise.resolve({ close }) });
+    await tick();
+    proc.emitter.emit('SIGTERM', 'SIGTERM');
+    lifeline.destroy();
+    await tick();
+    finish();
+    await expect(code).resolves.toBe(0);
+    expect(close).toHaveBeenCalledTimes(1);
+  });
+});

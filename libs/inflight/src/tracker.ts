@@ -1,5 +1,5 @@
 import {
-  outcomeOf, type Abortable, type CallTracker, type EffectLedger, type EffectStart, type Executed, type Isolation, type Progress, type RunInfo, type RunningCall,
+  outcomeOf, type Abortable, type CallTracker, type EffectStart, type Executed, type Isolation, type Progress, type RunInfo, type RunningCall,
   type TrackedOutcome, type TrackingReport,
 } from '@warren/calls';
 import {
@@ -14,58 +14,8 @@ import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions
 import { sleep } from './sleep';
 import { RedisStore, type TrackerStore } from './store';
 import { effectMark, parseEffectStart } from './effects';
-
-/** A call this instance claimed and runs. */
-interface Claim {
-  readonly call: RunningCall;
-  readonly token: string;
-  readonly controller: Abortable;
-  renewedAt: number;
-  /** `finish` was called: release needs no script. */
-  finished: boolean;
-  /** Another worker took the call over while it still ran here. */
-  lost: boolean;
-  /** Gives back its place in the suspect lane: leaves it, or ends its turn alone. */
-  readonly free: () => void;
-}
-
-/** What a run decision asks of its tracker. */
-interface RunOwner {
-  release(claim: Claim): void;
-  effectStart(claim: Claim, name: string): Promise<EffectStart>;
-  effectComplete(claim: Claim, name: string, json: string): Promise<void>;
-  effectForget(claim: Claim, name: string): Promise<void>;
-}
-
-/**
- * The decision to run a claimed call, and the ledger of its `ctx.once`
- * effects. A class, so that its methods are on the prototype rather than
- * closures made for every call.
- */
-class RunDecision implements EffectLedger {
-  readonly action = 'run';
-  constructor(readonly attempt: number, private readonly claim: Claim, private readonly owner: RunOwner) {}
-
-  get effects(): EffectLedger {
-    return this;
-  }
-
-  release(): void {
-    this.owner.release(this.claim);
-  }
-
-  start(name: string): Promise<EffectStart> {
-    return this.owner.effectStart(this.claim, name);
-  }
-
-  complete(name: string, json: string): Promise<void> {
-    return this.owner.effectComplete(this.claim, name, json);
-  }
-
-  forget(name: string): Promise<void> {
-    return this.owner.effectForget(this.claim, name);
-  }
-}
+import { RunDecision, type Claim, type RunOwner } from './run-decision';
+import { tooLateToTakeOver } from './takeover';
 
 /** What to do with a delivered request, decided before its handler runs (the first half of {@link RedisCallTracker.run}). */
 export type Decision =
@@ -435,6 +385,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
       workerLostCode: ErrorCode.WorkerLost,
       takeover,
       running,
+      late: !running && tooLateToTakeOver(call.deadline, now, this.o.takeoverMinMs),
       ...(call.retryDelaysMs === undefined ? {} : { retry: { deadline: call.deadline, delaysMs: call.retryDelaysMs } }),
     };
     return attempt(() => this.store.claim(call.callId, args)).catch((err: unknown) => {
@@ -478,7 +429,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     this.status.count('tracked');
     if (previousOwner !== undefined) {
       this.status.count('takeovers');
-      this.log.info({ callId: call.callId, method: call.method, attempt, previousOwner }, 'took over, alone, a call whose worker stopped renewing its lease');
+      this.log.info({ callId: call.callId, method: call.method, attempt, previousOwner }, 'took over a call whose worker stopped renewing its lease');
     }
     if (this.earlyCancels.delete(call.callId)) this.abort(claim);
     return new RunDecision(attempt, claim, this);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { silentLogger, type Logger } from '@warren/logger';
 import type { ReplyMode } from './reply-consumer';
+import type { ReplyUsers } from './reply-users';
 
 export interface ClientOptions {
   /** Namespace every exchange and queue name is built from; services and clients must agree. @default 'warren' */
@@ -24,15 +25,33 @@ export interface ClientOptions {
   readonly maxMessageBytes?: number;
   /** Persist requests and notifications to disk (for durable job queues). @default false */
   readonly persistent?: boolean;
-  /** Identifies this client in call ids and its reply queue name. @default random */
+  /** Identifies this client in call ids and its reply queue name. @default random (after `clientIdPrefix`) */
   readonly clientId?: string;
+  /**
+   * Begins the default client id: `<prefix>-<12 random characters>`, so the
+   * reply queues of one RabbitMQ user match one permission pattern
+   * (`NS.reply.<prefix>-…`, docs/security.md). Ignored when `clientId` is set.
+   * @default none (the id is 12 random characters)
+   */
+  readonly clientIdPrefix?: string;
+  /**
+   * Accept the replies and progress of a call to `method` only from the
+   * RabbitMQ user this returns, as RabbitMQ validated it (`user_id`);
+   * others are dropped and counted (`stats().untrustedReplies`). For
+   * deployments with one RabbitMQ user per service, whose services stamp
+   * their replies (ServiceOptions.userId); `replyUsersOf` builds it from a
+   * service → user and methods table. A method it returns `undefined` for is
+   * not checked. See docs/security.md.
+   * @default none (a reply is matched by its call id alone)
+   */
+  readonly replyUsers?: ReplyUsers;
   /** How long `close()` waits for pending calls before failing them. @default 5000 */
   readonly closeTimeoutMs?: number;
   /** @default a silent logger */
   readonly logger?: Logger;
 }
 
-export type ResolvedClientOptions = Required<ClientOptions>;
+export type ResolvedClientOptions = Required<Omit<ClientOptions, 'replyUsers' | 'clientIdPrefix'>> & Pick<ClientOptions, 'replyUsers'>;
 
 export function resolveClientOptions(options: ClientOptions): ResolvedClientOptions {
   const resolved: ResolvedClientOptions = {
@@ -45,9 +64,10 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
     maxMessageBytes: options.maxMessageBytes ?? 1024 * 1024,
     persistent: options.persistent ?? false,
     // Never a leading '-': call ids start with it, and `warren status <call id>` would read one as an option.
-    clientId: options.clientId ?? randomBytes(9).toString('base64url').replace(/^-/, '_'),
+    clientId: options.clientId ?? defaultClientId(options.clientIdPrefix),
     closeTimeoutMs: options.closeTimeoutMs ?? 5000,
     logger: options.logger ?? silentLogger(),
+    ...(options.replyUsers === undefined ? {} : { replyUsers: options.replyUsers }),
   };
   for (const field of ['defaultTimeoutMs', 'maxPending', 'maxBuffered', 'replyQueueExpiresMs', 'maxMessageBytes'] as const) {
     if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`ClientOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
@@ -55,4 +75,14 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
   if (resolved.replyMode !== 'named' && resolved.replyMode !== 'direct') throw new RangeError(`ClientOptions.replyMode must be 'named' or 'direct'`);
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(resolved.clientId)) throw new RangeError('ClientOptions.clientId must be 1-64 characters of [A-Za-z0-9_-]');
   return resolved;
+}
+
+const clientIdPrefixPattern = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,50}$/;
+
+/** 12 random characters (72 bits), after `<prefix>-` when there is a prefix. */
+function defaultClientId(prefix: string | undefined): string {
+  const random = randomBytes(9).toString('base64url');
+  if (prefix === undefined) return random.replace(/^-/, '_');
+  if (!clientIdPrefixPattern.test(prefix)) throw new RangeError(`ClientOptions.clientIdPrefix must match ${clientIdPrefixPattern.source}, got ${JSON.stringify(prefix)}`);
+  return `${prefix}-${random}`;
 }

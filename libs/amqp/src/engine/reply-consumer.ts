@@ -10,7 +10,8 @@ export type ReplyMode = 'named' | 'direct';
 
 /**
  * Starts consuming replies on `channel`, handing each (correlation id,
- * response) pair to `deliver`. A reply that cannot be read as a single
+ * response, user id) to `deliver`; the user id is RabbitMQ's validated
+ * `user_id` property, when the publisher set one. A reply that cannot be read as a single
  * JSON-RPC response (over the decoder's size or depth limit, not JSON, a
  * batch) is passed as an RpcUnreadableReplyError, so the call it answers fails now
  * instead of waiting for its deadline.
@@ -27,8 +28,8 @@ export type ReplyMode = 'named' | 'direct';
 export async function consumeReplies(
   channel: WireChannel,
   queue: string,
-  deliver: (correlationId: string | undefined, response: ResponseMessage | RpcUnreadableReplyError) => void,
-  options: { readonly ack: boolean; readonly progress?: (correlationId: string, progress: Progress) => void },
+  deliver: (correlationId: string | undefined, response: ResponseMessage | RpcUnreadableReplyError, userId: string | undefined) => void,
+  options: { readonly ack: boolean; readonly progress?: (correlationId: string, progress: Progress, userId: string | undefined) => void },
 ): Promise<string> {
   let unacked: WireMessage | undefined;
   const ackDelivered = (): void => {
@@ -46,14 +47,16 @@ export async function consumeReplies(
       if (!msg) return;
       const correlationId = typeof msg.properties.correlationId === 'string' ? msg.properties.correlationId : undefined;
       const headers = msg.properties.headers as Record<string, unknown> | undefined;
+      // Set only by a publisher that logged in as that user: RabbitMQ refuses any other value.
+      const userId = typeof msg.properties.userId === 'string' ? msg.properties.userId : undefined;
       if (headers !== undefined && headers[progressHeader] !== undefined) {
         // A progress report, not the answer: an unreadable one is dropped, never fails the call.
         const progress = decodeProgress(msg.content);
-        if (progress && correlationId !== undefined) options.progress?.(correlationId, progress);
+        if (progress && correlationId !== undefined) options.progress?.(correlationId, progress, userId);
       } else {
         const decoded = decode(msg.content);
         const response = decoded.kind === 'single' && decoded.item.kind === 'response' ? decoded.item.message : unreadableReply(decoded);
-        deliver(correlationId, response);
+        deliver(correlationId, response, userId);
       }
       if (!options.ack) return;
       if (unacked === undefined) setImmediate(ackDelivered);

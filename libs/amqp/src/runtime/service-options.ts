@@ -70,10 +70,18 @@ export interface ServiceOptions {
    * earlier and answers the caller. Not set by default: RabbitMQ refuses to
    * re-declare an existing queue with a new argument (PRECONDITION_FAILED), so
    * turning it on for a queue that exists needs a policy instead (docs/scaling.md).
-   * RabbitMQ 4.0 and later apply a limit of 20 by themselves. @default none
+   * Unset, RabbitMQ's own applies: none on 3.x, 20 on 4.0 and later (docs/reliability.md,
+   * "Delivery limits"); a `delivery-limit` policy makes both the same. @default none
    */
   readonly deliveryLimit?: number;
-  /** Durable queues, surviving a broker restart (with persistent messages). @default true */
+  /**
+   * true: a lasting service, its queues never expire and job-style requests are published persistent.
+   * false: a temporary service (embedded mode, tests). Its queues are still durable (RabbitMQ 4.3
+   * refuses queues that are neither durable nor exclusive), but its request and event queues carry
+   * `x-expires` (1 h, wire/topology.ts) so they go once no instance has consumed them for that long,
+   * and it announces `durable: false`, so nothing is published persistent to it. Quorum queues ignore it.
+   * @default true
+   */
   readonly durable?: boolean;
   /** Time running handlers get to finish on close before they are aborted and requeued. @default 10000 */
   readonly shutdownGraceMs?: number;
@@ -98,6 +106,15 @@ export interface ServiceOptions {
   readonly client?: Omit<ClientOptions, 'namespace' | 'logger'>;
   /** @default random */
   readonly instanceId?: string;
+  /**
+   * The RabbitMQ user this service's connection logs in as. Set, every reply
+   * and progress report carries it as `user_id`, which RabbitMQ checks against
+   * the login (a wrong value closes the channel, 406), so a caller with
+   * `replyUsers` can tell a genuine answer from a forged one. For deployments
+   * with one RabbitMQ user per service (docs/security.md).
+   * @default none (replies carry no user_id)
+   */
+  readonly userId?: string;
   /** How often the instance announces itself on the control exchange for discovery. @default 10000 */
   readonly announceIntervalMs?: number;
   /** Free-form metadata announced for discovery (version, description). */
@@ -106,7 +123,7 @@ export interface ServiceOptions {
   readonly logger?: Logger;
 }
 
-export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit'>> & Pick<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit'>;
+export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit' | 'userId'>> & Pick<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit' | 'userId'>;
 
 /** What the connection tells the options: `clustered` when it names several nodes. */
 export interface ServiceOptionContext {
@@ -138,6 +155,7 @@ export function resolveServiceOptions(options: ServiceOptions, context: ServiceO
   for (const field of ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax', 'announceIntervalMs'] as const) {
     if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`ServiceOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
   }
+  if (resolved.userId !== undefined && (resolved.userId.length === 0 || Buffer.byteLength(resolved.userId) > 255)) throw new RangeError('ServiceOptions.userId must be 1-255 bytes');
   if (resolved.deliveryLimit !== undefined && (!Number.isSafeInteger(resolved.deliveryLimit) || resolved.deliveryLimit < 1)) {
     throw new RangeError(`ServiceOptions.deliveryLimit must be a positive integer, got ${String(resolved.deliveryLimit)}`);
   }

@@ -18,6 +18,8 @@ export interface ShutdownHandler {
    * longer than `timeoutMs`, or a second signal came. Never rejects.
    */
   readonly exitCode: Promise<number>;
+  /** Whether a signal already started the shutdown (a second one would end it at once). */
+  readonly stopping: boolean;
 }
 
 /**
@@ -69,5 +71,5 @@ export function shutdownHandler(options: ShutdownOptions): ShutdownHandler {
       },
     );
   };
-  return Object.assign(handler, { exitCode });
+  return Object.defineProperties(Object.assign(handler, { exitCode }), { stopping: { get: () => stopping, enumerable: true } }) as ShutdownHandler;
 }

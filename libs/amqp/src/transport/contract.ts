@@ -78,6 +78,8 @@ export interface WirePublishOptions {
   readonly messageId?: string;
   readonly timestamp?: number;
   readonly type?: string;
+  /** Must be the publisher's own RabbitMQ user (RabbitMQ refuses any other, 406): consumers can trust it. */
+  readonly userId?: string | undefined;
   readonly appId?: string;
 }
 

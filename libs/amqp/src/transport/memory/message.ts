@@ -30,7 +30,7 @@ export function propertiesOf(options: WirePublishOptions | undefined): WirePrope
     messageId: o.messageId,
     timestamp: o.timestamp,
     type: o.type,
-    userId: undefined,
+    userId: o.userId,
     appId: o.appId,
     clusterId: undefined,
   };

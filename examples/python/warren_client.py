@@ -12,6 +12,7 @@ import uuid
 import pika
 
 PROTOCOL = 1
+PROTOCOL_MINOR = 1  # v1.1: x-warren-protocol-minor (docs/protocol.md, "Versions")
 
 
 def error(code, message, data=None):
@@ -32,7 +33,9 @@ class WarrenClient:
             self.ch.exchange_declare(f"{namespace}.{name}", kind, durable=True)
         # The recommended reply queue: named, not exclusive, expiring 60 s after its consumer left.
         self.reply_queue = f"{namespace}.reply.{self.client_id}"
-        self.ch.queue_declare(self.reply_queue, durable=False, exclusive=False, auto_delete=False, arguments={"x-expires": 60000})
+        # Durable with x-expires, not exclusive (it outlives a reconnect): RabbitMQ 4.3 refuses a queue that is
+        # neither durable nor exclusive (docs/protocol.md, "Queues").
+        self.ch.queue_declare(self.reply_queue, durable=True, exclusive=False, auto_delete=False, arguments={"x-expires": 60000})
         self.ch.add_on_return_callback(self._returned)
         self.ch.confirm_delivery()
         self.tag = self.ch.basic_consume(self.reply_queue, self._reply, auto_ack=False)
@@ -57,7 +60,7 @@ class WarrenClient:
         props = pika.BasicProperties(
             content_type="application/json", correlation_id=call_id, reply_to=self.reply_queue,
             expiration=str(int(timeout * 1000)), delivery_mode=2 if persistent else 1,
-            headers={"x-warren-protocol": PROTOCOL, "x-warren-deadline": deadline})
+            headers={"x-warren-protocol": PROTOCOL, "x-warren-protocol-minor": PROTOCOL_MINOR, "x-warren-deadline": deadline})
         key = routing_key or message["method"]
         try:
             self.ch.basic_publish(f"{self.ns}.rpc", key, json.dumps(message).encode(), props, mandatory=True)
@@ -102,7 +105,7 @@ class WarrenClient:
         message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        props = pika.BasicProperties(content_type="application/json", message_id=self.next_call_id(), headers={"x-warren-protocol": PROTOCOL})
+        props = pika.BasicProperties(content_type="application/json", message_id=self.next_call_id(), headers={"x-warren-protocol": PROTOCOL, "x-warren-protocol-minor": PROTOCOL_MINOR})
         self.ch.basic_publish(f"{self.ns}.events", method, json.dumps(message).encode(), props)
 
     def cancel(self, call_id, deadline=None, reason="python client"):

@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 // The console under load and when things go wrong (issue 27), in headless Chromium against the
 // embedded system: with 300+ calls in flight reflowing, Cancel reaches only the call confirmed by
 // id; the token prompt tells a client token and a wrong token apart; while the feed is down the

@@ -97,4 +97,4 @@ export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, ty
 export { MemoryBroker, type MemoryBrokerOptions } from './transport/memory/broker';
 export { MemoryConnection, MemoryModel } from './transport/memory/connection';
 export { MemoryChannel } from './transport/memory/channel';
-export { MemoryChannelError, MemoryIllegalOperationError, type ChannelErrorCode } from './transport/memory/errors';
+export { MemoryChannelError, MemoryConnectionError, MemoryIllegalOperationError, type ChannelErrorCode } from './transport/memory/errors';

@@ -83,7 +83,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
    */
   private marksOverflowUntil = 0;
   private instance: Instance | undefined;
-  /** The service's suspect lane: every claim goes through it, and a suspect is taken over only alone in it. */
+  /** The service's suspect lane: every claim goes through it, and a suspect past its crowd takeover (takeover.ts) is taken over only alone in it. */
   private lane: Isolation = noIsolation;
   private readonly leaveLane = (): void => this.lane.leave();
   private timer: NodeJS.Timeout | undefined;
@@ -306,7 +306,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   /**
    * Its worker was lost and its method has a retry policy: the claim script marked it retrying (still
    * a suspect) rather than taking it over; the runtime sends it to the delay queue, and when it comes
-   * back it is taken over alone, like any suspect.
+   * back it is taken over like any suspect (in the crowd or alone, takeover.ts).
    */
   private delayed(call: RunningCall, reply: Extract<ClaimReply, { kind: 'retry' }>): Promise<Decision> {
     this.status.count('delayedAfterLoss');
@@ -348,8 +348,9 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   }
 
   /**
-   * A suspect (its owner's lease ran out: that worker died, maybe of this call): take it over only
-   * alone in the lane, so that if it kills this worker too, no other call here is charged for it.
+   * A suspect past its crowd takeover (its owner's lease ran out again, or this is its last attempt,
+   * takeover.ts): take it over only alone in the lane, so that if it kills this worker too, no other
+   * call here is charged for it.
    */
   private async isolate(call: RunningCall, controller: Abortable, token: string, waited: boolean): Promise<Decision> {
     const end = await this.lane.alone(controller);

@@ -9,14 +9,14 @@ import {
 import type { Logger } from '@warren/logger';
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
 import { closeChannel } from '../transport/close';
-import { Header, protocolVersion } from '../wire/headers';
+import { Header, protocolMinor, protocolMinorHeader, protocolVersion } from '../wire/headers';
 import { assertMethodName, names, type Names } from '../wire/names';
 import { OfflineBuffer } from './offline-buffer';
 import { CallIds } from './call-ids';
 import { ReplyTrust } from './reply-users';
 import { progressHeader, type Progress, type ProgressListener } from '../wire/progress';
 import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
-import { applyTopology, coreTopology } from '../wire/topology';
+import { applyTopology, coreTopology, replyQueueOptions } from '../wire/topology';
 import type { AvailabilityVerdict } from '../discovery/availability';
 import { publishCancel } from '../wire/wire-cancel';
 import { childTraceparent, parseTraceparent } from '../wire/trace';
@@ -90,10 +90,10 @@ interface OutboundRequest {
  * same object for the next publish is safe.
  */
 class PublishHeaders {
-  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.deadline]: 0, [Header.traceparent]: '' };
-  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.traceparent]: '' };
+  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '' };
+  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.traceparent]: '' };
   /** A second table for requests asking for progress, so neither table changes shape. */
-  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
+  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
 
   forRequest(deadline: number, traceparent: string, progress = false): Record<string, number | string> {
     const table = progress ? this.withProgress : this.request;
@@ -475,7 +475,9 @@ export class RpcClient {
     });
     await applyTopology(ch, coreTopology(this.n));
     if (this.o.replyMode === 'named') {
-      await ch.assertQueue(this.replyQueue, { durable: false, exclusive: false, autoDelete: false, arguments: { 'x-expires': this.o.replyQueueExpiresMs } });
+      // Durable with x-expires, never transient non-exclusive (RabbitMQ 4.3 refuses those): it outlives a reconnect
+      // (not exclusive) and goes by itself once nobody has consumed it for replyQueueExpiresMs.
+      await ch.assertQueue(this.replyQueue, replyQueueOptions(this.o.replyQueueExpiresMs));
     }
     await consumeReplies(ch, this.replyQueue, (callId, response, userId) => {
       if (!this.trusted(callId, userId, 'reply')) return;

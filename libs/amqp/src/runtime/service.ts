@@ -24,6 +24,7 @@ import type { Announcement, AnnounceMessage } from '../discovery/announcement';
 import { AnnounceOnRequest } from '../discovery/announce-now';
 import { DirectoryRecorder } from '../discovery/directory';
 import { describeInstance } from './describe';
+import { expiredResponse } from './late-answer';
 import { CancelReceiver } from '../wire/wire-cancel';
 import { Resubscriber } from './resubscribe';
 
@@ -606,12 +607,6 @@ function unservableResponse(decoded: Decoded): ResponseMessage | undefined {
   if (decoded.kind === 'single' && decoded.item.kind === 'invalid') return decoded.item.response;
   if (decoded.kind === 'single' && decoded.item.kind === 'response') return errorResponse(decoded.item.message.id, ErrorCode.InvalidRequest);
   return undefined;
-}
-
-/** The answer to a request whose deadline had passed when it was taken. */
-function expiredResponse(decoded: Decoded): ResponseMessage | undefined {
-  if (decoded.kind !== 'single' || decoded.item.kind !== 'request') return undefined;
-  return { jsonrpc: '2.0', error: new DeadlineExceededError(undefined, { reason: 'deadline_passed' }).toErrorObject(), id: decoded.item.message.id };
 }
 
 /** The answer to a request cancelled before it arrived (the call's id when it has one). */

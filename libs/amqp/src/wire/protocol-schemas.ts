@@ -46,7 +46,7 @@ export const announcementSchema: JsonObject = {
         metadata: { type: 'object', maxProperties: 64, additionalProperties: text(1000), description: 'Free-form strings (version, description). Default {}.' },
         running: { ...count, description: 'Calls the instance is running now. Default 0.' },
         consuming: { type: 'boolean', description: 'Its consumers are in place. false while RabbitMQ has cancelled them (the queue deleted, or a classic queue\'s home node down) and the instance keeps re-subscribing. Default true.' },
-        durable: { type: 'boolean', description: 'The service request queue is durable: persistent requests survive a RabbitMQ restart. Default false.' },
+        durable: { type: 'boolean', description: 'The service is lasting: its request queue never expires and job-style requests are published persistent (they survive a RabbitMQ restart). False for a temporary service, whose queues expire once unused (they are durable all the same). Default false.' },
         queueType: { enum: ['classic', 'quorum'], description: 'x-queue-type of the service queues. Default "classic".' },
         tracking: { $ref: '#/definitions/tracking' },
       },

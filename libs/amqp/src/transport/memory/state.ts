@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { WireExchangeOptions, WireExchangeType, WireHeaders, WireProperties, WireQueueInfo, WireQueueOptions } from '../contract';
 import type { MemoryChannel } from './channel';
+import { assertPermittedQueue } from './deprecated';
 import { MemoryChannelError, notFound, preconditionFailed, resourceLocked } from './errors';
 import { directReplyTo, type ChannelHost } from './host';
 import { cloneTable, copyProperties, expirationMs, type StoredMessage } from './message';
@@ -34,6 +35,7 @@ export class BrokerState implements ChannelHost, QueueHost {
 
   assertQueue(name: string, options: WireQueueOptions, connectionId: number): WireQueueInfo {
     const queueName = name === '' ? `amq.gen-${randomBytes(16).toString('base64url')}` : name;
+    assertPermittedQueue(queueName, options);
     this.assertUp(queueName);
     const existing = this.queues.get(queueName);
     if (existing) {

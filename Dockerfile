@@ -4,7 +4,9 @@
 # stage compiles TypeScript with the dev dependencies, the runtime stage holds
 # production dependencies (`npm ci --omit=dev`) and the compiled dist/ folders,
 # and runs as the unprivileged `node` user.
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 'Krypton', the Active LTS line (Node 20 reached end of life in April 2026); README
+# "Supported versions" says what CI runs besides it. Override with --build-arg NODE_IMAGE=...
+ARG NODE_IMAGE=node:24-trixie-slim
 
 FROM ${NODE_IMAGE} AS base
 WORKDIR /app

@@ -22,6 +22,8 @@ export default tseslint.config(
   },
   { files: ['libs/jsonrpc/src/**/*.ts'], rules: restrict(io([]), 'The JSON-RPC core knows no transport and does no I/O.') },
   { files: ['libs/amqp/src/**/*.ts'], rules: restrict(io([]), 'The AMQP library speaks AMQP through transport/contract.ts; only the amqplib transport imports amqplib. Pass a logger in, keep Redis behind the CallTracker port.') },
+  // A service process's ops port (/healthz, /readyz): the one file of the library that serves HTTP.
+  { files: ['libs/amqp/src/runtime/ops-server.ts'], rules: restrict(io(['node:http', 'node:net']), 'The ops server only serves HTTP probes.') },
   // The amqplib transport: the one place amqplib is imported (contract.ts and memory/ stay driver-free).
   { files: ['libs/amqp/src/transport/*.ts'], ignores: ['libs/amqp/src/transport/contract.ts'], rules: restrict(io(['amqplib']), 'The amqplib transport only speaks AMQP.') },
   { files: ['libs/logger/src/**/*.ts'], rules: restrict(io(['pino']), 'The logger factory only wraps pino.') },

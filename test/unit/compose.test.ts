@@ -3,12 +3,14 @@
 // program that exists (after the dist/ → src/ build mapping), every build
 // target is a Dockerfile stage, the ports and URLs agree with the code's
 // defaults, and every environment variable set is one the program reads.
+// compose-safety.test.ts holds both compose files to the shared-host rules
+// (schema, env readers, loopback ports, credentials, volumes, health, limits).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gatewayDefaults } from '../../broker/src/options';
 import { cliDefaults } from '../../libs/cli/src/program';
 import { DEFAULT_AMQP_URL, DEFAULT_REDIS_URL } from '../../libs/testkit/src/env';
-import { composeEnv as env, composeProgram as program, readCompose, readsEnv, repoRoot as root, type ComposeService } from '../support/compose';
+import { composeEnv as env, composeProgram as program, parsePort, readCompose, readsEnv, repoRoot as root, type ComposeService } from '../support/compose';
 
 const compose = readCompose('docker-compose.yml');
 const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
@@ -25,10 +27,10 @@ describe('docker-compose.yml', () => {
     const redis = compose.services['redis'];
     expect(rabbit?.image).toMatch(/^rabbitmq:[\w.-]*management/);
     expect(rabbit?.healthcheck?.test).toBeDefined();
-    expect(rabbit?.ports).toContain('5672:5672');
+    expect((rabbit?.ports ?? []).map(parsePort)).toContainEqual({ hostIp: '127.0.0.1', published: '5672', target: '5672' });
     expect(redis?.image).toMatch(/^redis:/);
     expect(redis?.healthcheck?.test).toBeDefined();
-    expect(redis?.ports).toContain('6379:6379');
+    expect((redis?.ports ?? []).map(parsePort)).toContainEqual({ hostIp: '127.0.0.1', published: '6379', target: '6379' });
   });
 
   it('has the broker, calculator ×2, audit (and a second subscriber) and jobs ×3', () => {
@@ -81,9 +83,10 @@ describe('docker-compose.yml', () => {
     const broker = compose.services['broker'] as ComposeService;
     expect(gatewayDefaults.port).toBe(18001);
     expect(new URL(cliDefaults.gateway).port).toBe(String(gatewayDefaults.port));
-    expect(broker.ports).toContain(`${gatewayDefaults.port}:${gatewayDefaults.port}`);
+    expect((broker.ports ?? []).map(parsePort)).toContainEqual({ hostIp: '127.0.0.1', published: String(gatewayDefaults.port), target: String(gatewayDefaults.port) });
     expect(env(broker)['GATEWAY_PORT']).toBe(String(gatewayDefaults.port));
-    // Inside a container the gateway must listen beyond loopback to be reachable through the port mapping.
+    // Inside a container the gateway must listen beyond loopback to be reachable through the port
+    // mapping (which binds to loopback on the host).
     expect(env(broker)['GATEWAY_HOST']).toBe('0.0.0.0');
   });
 });
@@ -111,8 +114,28 @@ describe('Dockerfile', () => {
     }
   });
 
+  it('builds on a Node LTS line that is supported (even major, 22 or later), one the engines field allows', () => {
+    const image = /^ARG NODE_IMAGE=node:(\d+)-\S+$/m.exec(dockerfile);
+    const major = Number(image?.[1]);
+    expect(major % 2).toBe(0);
+    expect(major).toBeGreaterThanOrEqual(22);
+    const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { engines: { node: string } };
+    const floor = Number(/^>=(\d+)/.exec(manifest.engines.node)?.[1]);
+    expect(floor).toBeLessThanOrEqual(major);
+  });
+
   it('keeps local state out of the build context', () => {
     const ignore = readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
-    for (const entry of ['.git', '**/node_modules', '**/dist']) expect(ignore).toContain(entry);
+    for (const entry of ['.git', '**/node_modules', '**/dist', '**/.env']) expect(ignore).toContain(entry);
+  });
+});
+
+describe('LICENSE', () => {
+  it('is the MIT licence package.json names, for the Warren contributors', () => {
+    const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { license: string };
+    expect(manifest.license).toBe('MIT');
+    const text = readFileSync(path.join(root, 'LICENSE'), 'utf8');
+    expect(text).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} Warren contributors\n/);
+    expect(text).toContain('THE SOFTWARE IS PROVIDED "AS IS"');
   });
 });

@@ -87,7 +87,8 @@ export { type Announcement, type AnnounceMessage, type WithdrawMessage, type Ann
 export { type AnnounceNowRequest, parseAnnounceNow } from './discovery/announce-now';
 export { announcementSchema, announceNowSchema, protocolSchemaFiles, protocolVersion, jsonSchemaDraft } from './wire/protocol-schemas';
 export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type RegistryOptions } from './discovery/registry';
-export { readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './runtime/service-env';
+export { readServiceEnv, positiveIntFromEnv, opsFromEnv, type ServiceEnv, type OpsEnv, type Env } from './runtime/service-env';
+export { startOpsServer, defaultOpsHost, type OpsServer, type OpsServerOptions, type OpsAnswer } from './runtime/ops-server';
 export { shutdownHandler, type ShutdownHandler, type ShutdownOptions } from './runtime/shutdown';
 export { runServiceMain, type MainProcess, type RunningService, type ServiceMainOptions } from './runtime/service-main';
 export { watchSupervisor, type SupervisorWatch } from './runtime/supervisor-watch';

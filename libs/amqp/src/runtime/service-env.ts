@@ -27,6 +27,17 @@ export interface ServiceEnv {
   readonly shutdownTimeoutMs: number;
   /** `WARREN_SUPERVISOR=stdin`: stdin is the supervisor's pipe; its end means the supervisor is gone (supervisor-watch.ts). @default false */
   readonly supervised: boolean;
+  /**
+   * `WARREN_OPS_PORT` (and `WARREN_OPS_HOST`, default 127.0.0.1): where the process answers
+   * `/healthz` and `/readyz` (ops-server.ts). Off when the port is unset.
+   */
+  readonly ops: OpsEnv | undefined;
+}
+
+/** The ops port's settings, as runServiceMain's `ops` option takes them. */
+export interface OpsEnv {
+  readonly port: number;
+  readonly host: string;
 }
 
 /**
@@ -47,7 +58,16 @@ export function readServiceEnv(env: Env, defaults: { readonly name: string; read
     logLevel: env['LOG_LEVEL'] || 'info',
     shutdownTimeoutMs: positiveIntFromEnv(env, 'SHUTDOWN_TIMEOUT_MS', 15_000),
     supervised: env['WARREN_SUPERVISOR'] === 'stdin',
+    ops: opsFromEnv(env),
   };
+}
+
+/** `WARREN_OPS_PORT` / `WARREN_OPS_HOST`, or undefined when no port is set (the ops server is opt-in). */
+export function opsFromEnv(env: Env): OpsEnv | undefined {
+  if (env['WARREN_OPS_PORT'] === undefined || env['WARREN_OPS_PORT'] === '') return undefined;
+  const port = positiveIntFromEnv(env, 'WARREN_OPS_PORT', 0);
+  if (port > 65535) throw new RangeError(`WARREN_OPS_PORT must be a TCP port (1-65535), got ${JSON.stringify(env['WARREN_OPS_PORT'])}`);
+  return { port, host: env['WARREN_OPS_HOST'] || '127.0.0.1' };
 }
 
 /** Reads a positive integer variable, or `fallback` when it is unset or empty. */

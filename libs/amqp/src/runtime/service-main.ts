@@ -1,4 +1,6 @@
 import { createLogger, type Logger } from '@warren/logger';
+import { startOpsServer, type OpsServer } from './ops-server';
+import type { OpsEnv } from './service-env';
 import { shutdownHandler } from './shutdown';
 import { watchSupervisor } from './supervisor-watch';
 
@@ -6,6 +8,8 @@ import { watchSupervisor } from './supervisor-watch';
 export interface RunningService {
   /** Closes everything the service holds, in order (the service first, then its stores). */
   readonly close: () => Promise<void>;
+  /** Whether it does its work now (a service: connected and consuming); `/readyz` asks it. @default always, once started */
+  readonly ready?: () => boolean;
 }
 
 /** Where signals come from and errors go; `process` in a real main, a fake in tests. */
@@ -37,6 +41,11 @@ export interface ServiceMainOptions {
    * @default undefined (not watched)
    */
   readonly supervisor?: NodeJS.ReadableStream;
+  /**
+   * Where to answer `/healthz` and `/readyz` (readServiceEnv's `ops`, from `WARREN_OPS_PORT`).
+   * Listening before `start` runs (alive, not ready), closed after the service. @default off
+   */
+  readonly ops?: OpsEnv | undefined;
 }
 
 /**
@@ -54,21 +63,38 @@ export interface ServiceMainOptions {
 export async function runServiceMain(options: ServiceMainOptions): Promise<number> {
   const proc: MainProcess = options.process ?? process;
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
-  let running: RunningService;
+  let running: RunningService | undefined;
+  let stopping = false;
+  let ops: OpsServer | undefined;
   let log: Logger;
   try {
     log = options.logger ?? createLogger({ name: options.name, level: options.logLevel ?? 'info' });
+    if (options.ops) {
+      // Not ready while starting, while the service says so (reconnecting), and from the first signal on.
+      ops = await startOpsServer({ ...options.ops, name: options.name, ready: () => !stopping && running !== undefined && (running.ready?.() ?? true) });
+      log.info({ url: ops.url, routes: ['/healthz', '/readyz'] }, 'ops endpoint listening');
+    }
     running = await options.start(log);
   } catch (err) {
+    await ops?.close();
     // The logger may not exist yet (a bad setting); stderr always does.
     proc.stderr.write(`${options.name} failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
+  const service = running;
   // Graceful shutdown: stop consuming, let running calls finish (unfinished ones are
-  // requeued for another instance), close. A second signal ends it at once.
+  // requeued for another instance), close. A second signal ends it at once. The ops
+  // port closes last, so a liveness probe does not kill a process that is draining.
   const stop = shutdownHandler({
     log,
-    close: () => running.close(),
+    close: async () => {
+      stopping = true;
+      try {
+        await service.close();
+      } finally {
+        await ops?.close();
+      }
+    },
     stoppedMessage: 'service stopped',
     ...(options.shutdownTimeoutMs === undefined ? {} : { timeoutMs: options.shutdownTimeoutMs }),
   });
@@ -82,5 +108,7 @@ export async function runServiceMain(options: ServiceMainOptions): Promise<numbe
   const code = await stop.exitCode;
   watch?.close();
   for (const signal of signals) proc.off(signal, stop);
+  // A second signal or a timeout ends the shutdown early: the port must not keep the process alive.
+  await ops?.close();
   return code;
 }

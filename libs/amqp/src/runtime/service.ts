@@ -127,6 +127,11 @@ export class WarrenService {
     return this.o;
   }
 
+  /** Connected and consuming: what a readiness probe asks (false while starting, reconnecting, draining, closed). */
+  get ready(): boolean {
+    return this.state === 'running' && this.connection.state.type === 'open' && this.channel !== undefined && this.consumerTags.length > 0;
+  }
+
   stats(): Readonly<ServiceStats> {
     return { ...this.counters, running: this.running.size };
   }
@@ -170,6 +175,8 @@ export class WarrenService {
     ch.on('close', () => {
       if (this.channel !== ch) return;
       this.channel = undefined;
+      // Its consumers went with it; ready again once setup has consumed on the next channel.
+      this.consumerTags = [];
       const current = this.connection.model;
       if (current && this.state === 'running') this.setup(current).catch((err: unknown) => this.log.error({ err }, 'service channel rebuild failed'));
     });

@@ -4,6 +4,8 @@
 // gains per-service queue depth, consumers, dead letters, refusals by reason
 // and instances by service. Calls include one retried and then dead-lettered
 // (a retry policy whose every attempt fails), so those series move too.
+// Last, every series deploy/observability's alert rules and dashboard name is
+// in a scrape of this running system.
 import { EventEmitter } from 'node:events';
 import amqp from 'amqplib';
 import { RetryableError, runServiceMain, startService, type MainProcess } from '@warren/amqp';
@@ -14,6 +16,7 @@ import { Teardown, amqpUrl, freePort, redisUrl, uniqueName, waitFor } from '@war
 import { startBroker } from '../../broker/src';
 import { TestNamespace } from '../support/amqp';
 import { promSum, scrape, type PromSample } from '../support/prom-text';
+import { namedSeries } from '../support/observability-files';
 import { deleteRedisKeys } from './helpers';
 
 const td = new Teardown();
@@ -117,4 +120,15 @@ it("the broker's /metrics shows queue depth, consumers and dead letters per serv
   expect(res.status).toBe(400);
   await res.arrayBuffer();
   expect(promSum(await broker(), 'warren_gateway_refused_total', { reason: 'invalid_timeout_header' })).toBe(refusedBefore + 1);
+}, 30_000);
+
+it("every series deploy/observability's alert rules and Grafana dashboard name exists in a scrape of the worker or the broker", async () => {
+  // Counters show once counted: make each kind of event happen (not relying on the tests above).
+  await rpc('add', [1, 1]);
+  await rpc('refuse', []);
+  await (await fetch(`${brokerUrl}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-timeout-ms': 'x' }, body: '{}' })).arrayBuffer();
+  const scraped = new Set([...(await worker()), ...(await broker())].map((s) => s.name));
+  const missing = [...namedSeries()].filter(([series]) => !scraped.has(series)).map(([series, where]) => `${series} (${where})`);
+  expect(missing).toEqual([]);
+  expect(namedSeries().size).toBeGreaterThan(10);
 }, 30_000);

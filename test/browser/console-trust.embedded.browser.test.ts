@@ -190,10 +190,11 @@ test('at 800 px every view tab and In flight\'s Progress and Cancel are on scree
   }
   expect(await within('tr[data-call-id] [role=progressbar], tr[data-call-id] td.wide')).toBe(true);
   expect(await within('tr[data-call-id] button')).toBe(true);
-  const overflow = await page.evaluate(() => ({
+  // A string: this file is compiled without the DOM's types.
+  const overflow = await page.evaluate<{ page: number; table: number }>(`({
     page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
     table: Math.max(...[...document.querySelectorAll('.table-wrap')].map((e) => e.scrollWidth - e.clientWidth)),
-  }));
+  })`);
   expect(overflow).toEqual({ page: 0, table: 0 });
   await shot(page, 'inflight-800');
   await page.setViewportSize({ width: 1360, height: 860 });
@@ -242,7 +243,8 @@ test('method rows on Services show a disclosure marker that turns when opened', 
   await page.keyboard.press('s');
   const summary = page.locator('[data-method="add"] summary').first();
   await summary.waitFor();
-  const marker = (): Promise<string> => summary.evaluate((el) => getComputedStyle(el, '::before').content);
+  // Runs in the page (whose globalThis has getComputedStyle; this file has no DOM types).
+  const marker = (): Promise<string> => summary.evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown, pseudo: string): { content: string } }).getComputedStyle(el, '::before').content);
   expect(await marker()).toBe('"▸"');
   await summary.click();
   expect(await marker()).toBe('"▾"');

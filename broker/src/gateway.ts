@@ -4,7 +4,7 @@ import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import { CallGate } from './calls';
 import { registerConsole } from './console/routes';
 import { registerAccess } from './http/access';
-import { rawRefusal, refusalForFastifyError, sendRefusal } from './http/errors';
+import { GatewayRefusal, rawRefusal, refusalForFastifyError, refusedWith, sendRefusal, type RefusedReply } from './http/errors';
 import { isLoopbackAddress, registerHostGuard } from './http/host-guard';
 import { registerOpsRoutes } from './http/ops-routes';
 import { registerRpcRoute } from './http/rpc-route';
@@ -65,7 +65,13 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     pending: () => deps.client.stats().pending,
     // Read at scrape time only, by when `sessions` below exists.
     sessions: (): { sse: number; streamable: number } => sessions.counts(),
-    instances: () => deps.registry.list().length,
+    instances: () => deps.registry.list().map((i) => i.service),
+    // Read at scrape time only, by when `availability` below exists.
+    queues: () => Promise.all([...new Set(deps.registry.list().map((i) => i.service))].map(async (service) => ({
+      service,
+      requests: await availability.depths.read(service),
+      deadLetters: await availability.depths.readDeadLetters(service),
+    }))),
     droppedAnnouncements: () => deps.registry.dropped,
     tracking: () => deps.registry.list().flatMap((i) => (i.tracking === undefined ? [] : [{ service: i.service, state: i.tracking.state }])),
   }, o.defaultMetrics);
@@ -109,7 +115,9 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
       const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
       const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : timeout ? 408 : 400;
       log.debug({ err: { code: err.code, message: err.message } }, timeout ? 'request not received in time' : 'malformed HTTP request refused');
-      if (socket.writable) socket.write(rawRefusal(timeout ? 'WARREN_GW_REQUEST_TIMEOUT' : 'WARREN_GW_BAD_REQUEST', status));
+      const code = timeout ? 'WARREN_GW_REQUEST_TIMEOUT' : 'WARREN_GW_BAD_REQUEST';
+      metrics.refused.inc({ reason: GatewayRefusal[code].reason });
+      if (socket.writable) socket.write(rawRefusal(code, status));
       socket.destroy();
     },
     frameworkErrors: (error, request, reply) => {
@@ -125,6 +133,12 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
 
   // Every route, including ones added later by other modules: headers first (refusals carry them
   // too), then Host/Origin (DNS rebinding), then rate limits and the bearer token.
+  // Refusals (sendRefusal marks the reply) are counted by reason once answered, whichever hook or route refused.
+  app.addHook('onResponse', (_request, reply, done) => {
+    const code = (reply as RefusedReply)[refusedWith];
+    if (code !== undefined) metrics.refused.inc({ reason: GatewayRefusal[code].reason });
+    done();
+  });
   registerSecurityHeaders(app);
   registerHostGuard(app, o);
   registerAccess(app, { tokens: o.tokens, rateLimit: o.rateLimit, allow });

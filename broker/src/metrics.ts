@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { trackingStates } from '@warren/amqp';
+import { trackingStates, type QueueDepth } from '@warren/amqp';
 import { ErrorCode } from '@warren/jsonrpc';
 
 /** Where a call came in. */
@@ -12,11 +12,21 @@ export interface MetricsSources {
   returned(): number;
   pending(): number;
   sessions(): { sse: number; streamable: number };
-  instances(): number;
+  /** Live instances, one entry per instance: its service. */
+  instances(): readonly string[];
+  /** Each known service's request and dead-letter queue, read at scrape time (undefined: not readable). */
+  queues(): Promise<readonly ServiceQueues[]>;
   /** Announcements the registry dropped because they did not fit the schema. */
   droppedAnnouncements(): number;
   /** Live instances that report their in-flight tracking: service name and tracking state. */
   tracking(): readonly { readonly service: string; readonly state: string }[];
+}
+
+/** One service's queues as the metrics sample them. */
+export interface ServiceQueues {
+  readonly service: string;
+  readonly requests: QueueDepth | undefined;
+  readonly deadLetters: QueueDepth | undefined;
 }
 
 /**
@@ -28,6 +38,8 @@ export class BrokerMetrics {
   readonly calls: Counter<'method' | 'outcome' | 'via'>;
   readonly duration: Histogram<'method' | 'via'>;
   readonly inFlight: Gauge<'via'>;
+  /** Requests the gateway refused before relaying them (errors.ts's catalogue), by its `reason`. */
+  readonly refused: Counter<'reason'>;
 
   constructor(sources: MetricsSources, defaultMetrics: boolean) {
     const registers = [this.registry];
@@ -49,7 +61,20 @@ export class BrokerMetrics {
     sampled(registers, 'warren_rpc_late_replies_total', 'Replies that arrived after their call had ended (timed out or cancelled) and were dropped.', 'counter', sources.lateReplies);
     sampled(registers, 'warren_rpc_returned_total', 'Requests RabbitMQ returned unroutable (no service serves the method).', 'counter', sources.returned);
     sampled(registers, 'warren_rpc_pending_calls', 'Calls waiting for a reply in the RPC client.', 'gauge', sources.pending);
-    sampled(registers, 'warren_registry_instances', 'Live service instances in the registry.', 'gauge', sources.instances);
+    this.refused = new Counter({ name: 'warren_gateway_refused_total', help: 'HTTP requests the gateway refused before relaying them (auth, rate limit, MCP session quotas, malformed), by reason.', labelNames: ['reason'], registers });
+    new Gauge({
+      name: 'warren_registry_instances',
+      help: 'Live service instances in the registry, by service.',
+      labelNames: ['service'],
+      registers,
+      collect() {
+        this.reset();
+        const counts = new Map<string, number>();
+        for (const service of sources.instances()) counts.set(service, (counts.get(service) ?? 0) + 1);
+        for (const [service, n] of counts) this.set({ service }, n);
+      },
+    });
+    queueGauges(registers, sources.queues);
     sampled(registers, 'warren_registry_dropped_announcements_total', 'Announcements dropped whole because they do not fit docs/schemas/announcement.schema.json.', 'counter', sources.droppedAnnouncements);
     new Gauge({
       name: 'warren_mcp_sessions',
@@ -81,6 +106,37 @@ export class BrokerMetrics {
     });
     if (defaultMetrics) collectDefaultMetrics({ register: this.registry });
   }
+}
+
+/**
+ * Queue depth, consumers and dead letters per service. One read at scrape time feeds all three
+ * (the first gauge collected starts it; the others wait for the same read).
+ */
+function queueGauges(registers: Registry[], read: () => Promise<readonly ServiceQueues[]>): void {
+  let current: { readonly at: number; readonly queues: Promise<readonly ServiceQueues[]> } | undefined;
+  const queues = (): Promise<readonly ServiceQueues[]> => {
+    // One scrape collects the three gauges back to back: share its read (QueueDepths caches for a second too).
+    if (current === undefined || Date.now() - current.at > 500) current = { at: Date.now(), queues: read().catch(() => []) };
+    return current.queues;
+  };
+  const gauge = (name: string, help: string, value: (q: ServiceQueues) => number | undefined): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames: ['service'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const q of await queues()) {
+          const v = value(q);
+          if (v !== undefined) this.set({ service: q.service }, v);
+        }
+      },
+    });
+  };
+  gauge('warren_service_queue_messages', "Requests waiting in the service's request queue (ready, not yet delivered).", (q) => q.requests?.messages);
+  gauge('warren_service_queue_consumers', "Consumers on the service's request queue (0: nobody serves it).", (q) => q.requests?.consumers);
+  gauge('warren_service_dead_letter_messages', "Messages in the service's dead-letter queue.", (q) => q.deadLetters?.messages);
 }
 
 /** A metric whose value lives elsewhere and is read when scraped. */

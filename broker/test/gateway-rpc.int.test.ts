@@ -214,7 +214,9 @@ describe('operator endpoints', () => {
     expect(types.get('warren_rpc_late_replies_total')).toBe('counter');
     expect(samples.get('warren_rpc_late_replies_total')).toEqual(expect.any(Number));
     expect(samples.get('warren_mcp_sessions{transport="sse"}')).toBe(0);
-    expect(samples.get('warren_registry_instances')).toBeGreaterThanOrEqual(4);
+    // One series per service now (issue 31): their sum is every live instance.
+    const instances = [...samples].filter(([k]) => k.startsWith('warren_registry_instances{service=')).reduce((a, [, v]) => a + v, 0);
+    expect(instances).toBeGreaterThanOrEqual(4);
   });
 
   it('answers 404 for an unknown route', async () => {

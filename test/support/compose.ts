@@ -20,6 +20,8 @@ export interface ComposeService {
   build?: { context?: string; dockerfile?: string; target?: string } | string;
   command?: string[] | string;
   environment?: Record<string, string | number> | string[];
+  /** Started only when one of these profiles is asked for (`--profile`). */
+  profiles?: string[];
   ports?: string[];
   volumes?: string[];
   depends_on?: Record<string, { condition?: string }> | string[];

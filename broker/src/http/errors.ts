@@ -51,9 +51,16 @@ export function refusal(code: GatewayRefusalCode, extra: Record<string, JsonValu
   return { status: entry.status, body: errorResponse(null, entry.code, { reason: entry.reason, ...extra }) };
 }
 
+/** Where sendRefusal marks a reply, so the gateway's onResponse hook counts refusals by reason (metrics). */
+export const refusedWith: unique symbol = Symbol('warren.refusal');
+
+/** A reply sendRefusal answered: it carries the refusal's code. */
+export type RefusedReply = FastifyReply & { [refusedWith]?: GatewayRefusalCode };
+
 /** Answers `reply` with the refusal `code` (its status and JSON-RPC error body). */
 export function sendRefusal(reply: FastifyReply, code: GatewayRefusalCode, extra: Record<string, JsonValue> = {}): FastifyReply {
   const { status, body } = refusal(code, extra);
+  (reply as RefusedReply)[refusedWith] = code;
   return reply.code(status).send(body);
 }
 

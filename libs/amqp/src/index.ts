@@ -90,7 +90,9 @@ export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSum
 export { asUser, readServiceEnv, positiveIntFromEnv, opsFromEnv, type ServiceEnv, type OpsEnv, type Env } from './runtime/service-env';
 export { startOpsServer, defaultOpsHost, type OpsServer, type OpsServerOptions, type OpsAnswer } from './runtime/ops-server';
 export { shutdownHandler, type ShutdownHandler, type ShutdownOptions } from './runtime/shutdown';
-export { runServiceMain, type MainProcess, type RunningService, type ServiceMainOptions } from './runtime/service-main';
+export { runServiceMain, type MainProcess, type RunningService, type ServiceMainOptions, type StartHooks } from './runtime/service-main';
+export { WorkerMetrics, type WorkerMetricsOptions, type WorkerMetricsSources } from './runtime/worker-metrics';
+export type { ServiceObserver, SettledRequest, RequestOutcome } from './runtime/service-observer';
 export { watchSupervisor, type SupervisorWatch } from './runtime/supervisor-watch';
 export { DirectoryRecorder, recordAnnounced, directoryRefreshMs, type AnnouncedServices, type DirectoryRecorderLog, type DirectoryEntry, type DirectoryMethod, type DirectoryReader, type DirectoryWriter } from './discovery/directory';
 export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, type AvailabilityOptions, type AvailabilityVerdict, type MethodDirectory, type QueueDepth } from './discovery/availability';

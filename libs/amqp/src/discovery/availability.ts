@@ -51,18 +51,29 @@ export class QueueDepths {
 
   /** The depth of `service`'s request queue; undefined when the queue does not exist or RabbitMQ is not reachable. */
   read(service: string): Promise<QueueDepth | undefined> {
-    const known = this.reads.get(service);
+    return this.cached(service, this.n.serviceQueue(service));
+  }
+
+  /** The depth of `service`'s dead-letter queue (metrics), cached like {@link read}. */
+  readDeadLetters(service: string): Promise<QueueDepth | undefined> {
+    // A key no service name can take (names are AMQP resource names, without spaces).
+    return this.cached(`dead ${service}`, this.n.deadLetterQueue(service));
+  }
+
+  private cached(key: string, queue: string): Promise<QueueDepth | undefined> {
+    const known = this.reads.get(key);
     if (known && (known.at === 0 || Date.now() - known.at < this.maxAgeMs)) return known.depth;
-    const entry = { depth: readDepth(this.connection.model, this.n.serviceQueue(service)), at: 0 };
-    // Settled reads are dated; the map holds one entry per service the views or the gate asked about.
-    void entry.depth.then(() => (entry.at = Date.now()), () => this.reads.delete(service));
-    this.reads.set(service, entry);
+    const entry = { depth: readDepth(this.connection.model, queue), at: 0 };
+    // Settled reads are dated; the map holds one entry per queue the views, the gate or the metrics asked about.
+    void entry.depth.then(() => (entry.at = Date.now()), () => this.reads.delete(key));
+    this.reads.set(key, entry);
     return entry.depth;
   }
 
   /** Forgets `service`'s last read (its instances changed), so the next read asks RabbitMQ. */
   forget(service: string): void {
     this.reads.delete(service);
+    this.reads.delete(`dead ${service}`);
   }
 }
 

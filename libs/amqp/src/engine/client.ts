@@ -90,15 +90,16 @@ interface OutboundRequest {
  * same object for the next publish is safe.
  */
 class PublishHeaders {
-  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '' };
+  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [Header.sentAt]: 0 };
   private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.traceparent]: '' };
   /** A second table for requests asking for progress, so neither table changes shape. */
-  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
+  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1, [Header.sentAt]: 0 };
 
   forRequest(deadline: number, traceparent: string, progress = false): Record<string, number | string> {
     const table = progress ? this.withProgress : this.request;
     table[Header.deadline] = deadline;
     table[Header.traceparent] = traceparent;
+    table[Header.sentAt] = Date.now();
     return table;
   }
 

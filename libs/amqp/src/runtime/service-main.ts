@@ -3,6 +3,8 @@ import { startOpsServer, type OpsServer } from './ops-server';
 import type { OpsEnv } from './service-env';
 import { shutdownHandler } from './shutdown';
 import { watchSupervisor } from './supervisor-watch';
+import type { ServiceObserver } from './service-observer';
+import { WorkerMetrics, type WorkerMetricsSources } from './worker-metrics';
 
 /** What a started service hands back to the main that runs it. */
 export interface RunningService {
@@ -10,6 +12,14 @@ export interface RunningService {
   readonly close: () => Promise<void>;
   /** Whether it does its work now (a service: connected and consuming); `/readyz` asks it. @default always, once started */
   readonly ready?: () => boolean;
+  /** What `/metrics` samples at scrape time (handlers running, tracking state). @default nothing sampled */
+  readonly metrics?: WorkerMetricsSources;
+}
+
+/** What runServiceMain hands the service it starts. */
+export interface StartHooks {
+  /** Pass to the service's `observer` option: `/metrics` counts what it is told. Undefined when the ops port is off. */
+  readonly observer: ServiceObserver | undefined;
 }
 
 /** Where signals come from and errors go; `process` in a real main, a fake in tests. */
@@ -25,7 +35,7 @@ export interface ServiceMainOptions {
   /** @default 'info' */
   readonly logLevel?: string;
   /** Starts the service with the main's logger; resolves once it is serving. */
-  readonly start: (log: Logger) => Promise<RunningService>;
+  readonly start: (log: Logger, hooks: StartHooks) => Promise<RunningService>;
   /** A shutdown slower than this ends with exit code 1. @default no limit */
   readonly shutdownTimeoutMs?: number;
   /** @default ['SIGTERM', 'SIGINT'] */
@@ -42,7 +52,7 @@ export interface ServiceMainOptions {
    */
   readonly supervisor?: NodeJS.ReadableStream;
   /**
-   * Where to answer `/healthz` and `/readyz` (readServiceEnv's `ops`, from `WARREN_OPS_PORT`).
+   * Where to answer `/healthz`, `/readyz` and `/metrics` (readServiceEnv's `ops`, from `WARREN_OPS_PORT`).
    * Listening before `start` runs (alive, not ready), closed after the service. @default off
    */
   readonly ops?: OpsEnv | undefined;
@@ -69,12 +79,21 @@ export async function runServiceMain(options: ServiceMainOptions): Promise<numbe
   let log: Logger;
   try {
     log = options.logger ?? createLogger({ name: options.name, level: options.logLevel ?? 'info' });
-    if (options.ops) {
+    // One registry per process, made here (not at import): the ops port is its only reader.
+    const metrics = options.ops ? new WorkerMetrics({ service: options.name }) : undefined;
+    if (options.ops && metrics) {
+      const registry = metrics.registry;
       // Not ready while starting, while the service says so (reconnecting), and from the first signal on.
-      ops = await startOpsServer({ ...options.ops, name: options.name, ready: () => !stopping && running !== undefined && (running.ready?.() ?? true) });
-      log.info({ url: ops.url, routes: ['/healthz', '/readyz'] }, 'ops endpoint listening');
+      ops = await startOpsServer({
+        ...options.ops,
+        name: options.name,
+        ready: () => !stopping && running !== undefined && (running.ready?.() ?? true),
+        routes: { '/metrics': async () => ({ status: 200, body: await registry.metrics(), contentType: registry.contentType }) },
+      });
+      log.info({ url: ops.url, routes: ['/healthz', '/readyz', '/metrics'] }, 'ops endpoint listening');
     }
-    running = await options.start(log);
+    running = await options.start(log, { observer: metrics });
+    if (metrics && running.metrics) metrics.sample(running.metrics);
   } catch (err) {
     await ops?.close();
     // The logger may not exist yet (a bad setting); stderr always does.

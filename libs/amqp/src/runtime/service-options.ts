@@ -9,6 +9,7 @@ import { maxAnnounceIntervalMs } from '../wire/protocol-schemas';
 import type { QueueType } from '../wire/topology';
 import { assertRetryPolicy, type RetryPolicy } from './retry';
 import type { CallTracker } from './tracker';
+import type { ServiceObserver } from './service-observer';
 import type { DirectoryWriter } from '../discovery/directory';
 
 /** How a method presents itself as an MCP tool. */
@@ -121,9 +122,11 @@ export interface ServiceOptions {
   readonly metadata?: Readonly<Record<string, string>>;
   /** @default a silent logger */
   readonly logger?: Logger;
+  /** Told of every request settled (metrics: worker-metrics.ts). @default none */
+  readonly observer?: ServiceObserver;
 }
 
-export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit' | 'userId'>> & Pick<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit' | 'userId'>;
+export type ResolvedServiceOptions = Required<Omit<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit' | 'userId' | 'observer'>> & Pick<ServiceOptions, 'tracker' | 'directory' | 'client' | 'decodeLimits' | 'deliveryLimit' | 'userId' | 'observer'>;
 
 /** What the connection tells the options: `clustered` when it names several nodes. */
 export interface ServiceOptionContext {

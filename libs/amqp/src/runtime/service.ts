@@ -16,6 +16,7 @@ import { encodeProgress, progressHeader, type ProgressListener } from '../wire/p
 import { planRetry, publishRetry, retryDelays, retrySchedule, type RetryPlan, type RetryPolicy } from './retry';
 import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceMethod, type ServiceOptions } from './service-options';
 import { emptyStats, type ServiceStats } from './service-stats';
+import { observeSettled } from './observe';
 import { applyTopology, coreTopology, serviceTopology } from '../wire/topology';
 import { SuspectLane } from './suspect-lane';
 import { outcomeOf, type Executed, type RunInfo, type RunningCall, type Settle, type TrackedOutcome } from '@warren/calls';
@@ -331,6 +332,7 @@ export class WarrenService {
       // Nobody waits for this answer any more; running it now would be work done for nothing. The answer is for a
       // caller whose deadline was wrong (in seconds, say), so its mistake is not a silent wait.
       this.counters.expired++;
+      if (this.o.observer) observeSettled(this.o.observer, { method: this.methodLabel(methodOf(msg.content)), outcome: 'expired' }, info, startedAt);
       const late = info.replyTo ? expiredResponse(decode(msg.content, this.limits)) : undefined;
       if (late) this.reply(info, late);
       this.settle(ch, msg, 'ack');
@@ -343,6 +345,7 @@ export class WarrenService {
       const cancelled = 'error' in unservable && unservable.error.code === ErrorCode.Cancelled;
       if (cancelled) this.counters.answered++;
       else this.counters.deadLettered++;
+      if (this.o.observer) observeSettled(this.o.observer, { method: this.methodLabel(singleRequest(decoded)?.method), outcome: cancelled ? 'error' : 'dead_lettered', reply: unservable }, info, startedAt);
       this.settle(ch, msg, cancelled ? 'ack' : 'dead-letter', deadReason('unservable', unservable, info.attempt));
       return;
     }
@@ -359,6 +362,7 @@ export class WarrenService {
       // The reply does not wait for the store; the settle does, so a redelivery finds the outcome (docs/reliability.md).
       if (outcome.reply !== undefined && info.replyTo) this.reply(info, outcome.reply);
       this.count(outcome);
+      if (this.o.observer) observeSettled(this.o.observer, { method: this.methodLabel(single?.method), outcome }, info, startedAt);
       if (outcome.stored) await outcome.stored;
       this.settleAs(ch, msg, outcome.settle, single?.method ?? '', info.deadline, outcome.source === 'store' ? 'worker_lost' : 'retryable_error');
     } finally {
@@ -443,6 +447,11 @@ export class WarrenService {
     const text = encodeResponse(response);
     if (plan?.action === 'exhausted') return { kind: 'answer', text, response, deadLetter: deadReason('retries_exhausted', response, run.attempt) };
     return { kind: 'answer', text, response };
+  }
+
+  /** A method's metrics label: only methods this service serves, so a caller cannot grow the label set. */
+  private methodLabel(method: string | undefined): string {
+    return method !== undefined && Object.hasOwn(this.o.methods, method) ? method : 'other';
   }
 
   private count(outcome: TrackedOutcome): void {
@@ -613,6 +622,21 @@ function unservableResponse(decoded: Decoded): ResponseMessage | undefined {
 function cancelledResponse(decoded: Decoded): ResponseMessage {
   const id = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message.id : null;
   return { jsonrpc: '2.0', error: new CancelledError(undefined, { reason: 'cancelled' }).toErrorObject(), id };
+}
+
+/** The single request in a decoded body, if that is what it is. */
+function singleRequest(decoded: Decoded): RequestMessage | undefined {
+  return decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message : undefined;
+}
+
+/** The method of an expired request, read only for the metrics label (the body is not otherwise decoded). */
+function methodOf(body: Buffer): string {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    return typeof parsed === 'object' && parsed !== null && 'method' in parsed && typeof parsed.method === 'string' ? parsed.method : '';
+  } catch {
+    return '';
+  }
 }
 
 function notificationsIn(decoded: Decoded): NotificationMessage[] {

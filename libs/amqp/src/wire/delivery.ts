@@ -9,6 +9,8 @@ export interface DeliveryInfo {
   readonly deadline: number;
   readonly hasDeadlineHeader: boolean;
   readonly traceparent: string | undefined;
+  /** When the caller first published it (`x-warren-sent`), ms since the epoch; undefined if it did not say. */
+  readonly sentAt: number | undefined;
   /** 1 on first delivery. Quorum queues count exactly; classic ones only say "redelivered". */
   readonly attempt: number;
   /**
@@ -35,6 +37,7 @@ export function readDelivery(msg: WireMessage, defaultTimeoutMs: number, now = D
     deadline: deadline ?? now + defaultTimeoutMs,
     hasDeadlineHeader: deadline !== undefined,
     traceparent: stringHeader(headers, Header.traceparent),
+    sentAt: numberHeader(headers, Header.sentAt),
     // Quorum queues count deliveries; on a classic queue the header is whatever the publisher put there, so a count
     // that is not a whole number >= 0 is ignored rather than turned into attempt 0, -4 or 2.5.
     wantsProgress: numberHeader(headers, progressHeader) === 1,

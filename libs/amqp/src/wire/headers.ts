@@ -4,6 +4,8 @@ export const Header = {
   protocol: 'x-warren-protocol',
   /** Absolute deadline, milliseconds since the Unix epoch, as a number. */
   deadline: 'x-warren-deadline',
+  /** When the caller first published the request, ms since the epoch (the worker's queue-wait metric). */
+  sentAt: 'x-warren-sent',
   /** W3C trace context. */
   traceparent: 'traceparent',
   /** Set on error replies Warren produced itself (not from a handler). */

@@ -3,6 +3,7 @@ import type {
   WireConfirmChannel, WireConsumeOptions, WireDelivered, WireExchangeOptions, WireExchangeType, WireGetMessage, WireMessage,
   WirePublishOptions, WireQueueInfo, WireQueueOptions, WireReturned,
 } from '../contract';
+import { assertPermittedQos } from './deprecated';
 import { MemoryChannelError, MemoryConnectionError, MemoryIllegalOperationError, preconditionFailed } from './errors';
 import { copyProperties, propertiesOf, type StoredMessage } from './message';
 import type { MemoryQueue, QueueConsumer } from './queue';
@@ -78,8 +79,9 @@ export class MemoryChannel extends EventEmitter implements WireConfirmChannel {
     });
   }
 
-  prefetch(count: number, _global?: boolean): Promise<object> {
+  prefetch(count: number, global?: boolean): Promise<object> {
     return this.rpc(() => {
+      assertPermittedQos(global);
       this.prefetchCount = count;
       return {};
     });

@@ -12,9 +12,17 @@ import { MemoryChannelError, MemoryConnectionError } from './errors';
  *   406 PRECONDITION_FAILED "invalid arg 'x-queue-mode' ..." (the wording of RabbitMQ's invalid-argument
  *   errors; the exact tail is not checked against a 4.3 node).
  *
- * Global QoS (`global_qos`) is not refused by RabbitMQ: `basic.qos` with global=true is answered
- * qos-ok and applied per consumer (rabbit_channel), which is what MemoryChannel.prefetch does anyway.
+ * Global QoS (`global_qos`) is refused here although RabbitMQ 4.3 only ignores it (`basic.qos` with
+ * global=true is answered qos-ok and applied per consumer, rabbit_channel): code that asked for one
+ * limit shared by the channel would silently get one per consumer there, so the twin is stricter on
+ * purpose and closes the channel with 540 NOT_IMPLEMENTED, the code RabbitMQ gives other QoS it does
+ * not implement (a prefetch size). Nothing in Warren asks for it.
  */
+export function assertPermittedQos(global: boolean | undefined): void {
+  if (global === true) throw new MemoryChannelError(540, 'global QoS is denied (deprecated feature `global_qos`, denied by default in RabbitMQ 4.3, which applies it per consumer)');
+}
+
+/** Refuses a queue declaration RabbitMQ 4.3 refuses (above). */
 export function assertPermittedQueue(name: string, options: WireQueueOptions): void {
   const durable = options.durable ?? true;
   if (!durable && options.exclusive !== true) throw deniedFeature('transient_nonexcl_queues');

@@ -1,7 +1,7 @@
 /** The reply codes RabbitMQ closes a channel with, for the cases Warren meets. */
-export type ChannelErrorCode = 404 | 405 | 406;
+export type ChannelErrorCode = 404 | 405 | 406 | 540;
 
-const codeNames: Record<ChannelErrorCode, string> = { 404: 'NOT_FOUND', 405: 'RESOURCE_LOCKED', 406: 'PRECONDITION_FAILED' };
+const codeNames: Record<ChannelErrorCode, string> = { 404: 'NOT_FOUND', 405: 'RESOURCE_LOCKED', 406: 'PRECONDITION_FAILED', 540: 'NOT_IMPLEMENTED' };
 
 /**
  * A channel closed by the broker, worded as amqplib words it

@@ -1,7 +1,8 @@
 // The audit service's handlers: one per notification it subscribes to, each
 // recording what it received, and a query method to read the record back.
 // They see an EventStore (Redis in main.ts, memory in unit tests), never Redis.
-import type { HandlerContext, ServiceMethod, ServiceNotification } from '@warren/amqp';
+import { Type, type Static } from '@sinclair/typebox';
+import { defineMethod, NoParams, type HandlerContext, type ServiceMethod, type ServiceNotification } from '@warren/amqp';
 import type { Json, EventStore } from '@warren/eventlog';
 import type { JsonSchema, JsonValue } from '@warren/jsonrpc';
 
@@ -67,19 +68,16 @@ export function auditNotifications(o: AuditOptions): Record<AuditedNotification,
   ) as Record<AuditedNotification, ServiceNotification>;
 }
 
-export interface RecentParams {
-  /** Most entries to return, newest first. @default 20 */
-  readonly limit?: number;
-  /** Only entries of this notification. */
-  readonly method?: string;
-}
-
-const recentParams: JsonSchema = {
-  oneOf: [
-    { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 1000 }, method: { type: 'string', maxLength: 255 } }, additionalProperties: false },
-    { type: 'array', items: [{ type: 'integer', minimum: 1, maximum: 1000 }], maxItems: 1 },
-  ],
-};
+const recentByName = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Most entries to return, newest first. Default 20.' })),
+    method: Type.Optional(Type.String({ maxLength: 255, description: 'Only entries of this notification.' })),
+  },
+  { additionalProperties: false },
+);
+/** `{ limit?, method? }`, `[limit]`, `[]` or nothing. */
+const recentParams = Type.Union([recentByName, Type.Array(Type.Integer({ minimum: 1, maximum: 1000 }), { maxItems: 1 }), NoParams]);
+export type RecentParams = Static<typeof recentByName>;
 
 /**
  * `<service>.recent`: what this service recorded, newest first. Named after
@@ -90,18 +88,21 @@ const recentParams: JsonSchema = {
  */
 export function auditMethods(service: string, o: AuditOptions): Record<string, ServiceMethod> {
   return {
-    [`${service}.recent`]: {
-      description: `Notifications the ${service} service received, newest first: { limit?, method? } or [limit].`,
-      params: { anyOf: [recentParams, { maxItems: 0, maxProperties: 0 }] },
-      result: { type: 'array', items: { type: 'object' } },
-      handler: async (params) => {
-        const p: RecentParams = Array.isArray(params) ? (params[0] === undefined ? {} : { limit: params[0] as number }) : ((params ?? {}) as RecentParams);
+    [`${service}.recent`]: defineMethod(
+      {
+        description: `Notifications the ${service} service received, newest first: { limit?, method? } or [limit].`,
+        params: recentParams,
+        // Entries as stored; `unknown` because the store hands back plain JSON.
+        result: Type.Array(Type.Unsafe<unknown>({ type: 'object' })),
+      },
+      async (params) => {
+        const p: RecentParams = params === undefined ? {} : Array.isArray(params) ? (params[0] === undefined ? {} : { limit: params[0] }) : params;
         const limit = p.limit ?? 20;
-        if (p.method === undefined) return (await o.store.recent(o.stream, limit)) as JsonValue;
+        if (p.method === undefined) return o.store.recent(o.stream, limit);
         // Filtering reads the whole capped list; it is small by construction.
         const all = (await o.store.recent(o.stream, 1000)) as unknown as AuditEntry[];
-        return all.filter((e) => e.method === p.method).slice(0, limit) as unknown as JsonValue;
+        return all.filter((e) => e.method === p.method).slice(0, limit);
       },
-    },
+    ),
   };
 }

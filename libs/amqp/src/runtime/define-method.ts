@@ -2,10 +2,17 @@
 // carry and rpc.discover publishes, and the handler's parameter and return types. TypeBox rather
 // than zod because a TypeBox schema IS a JSON Schema object: nothing is converted or lost on the
 // way to ajv, OpenRPC or a client in another language, which read the very same object.
-import type { Static, TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import type { JsonSchema } from '@warren/jsonrpc';
 import type { HandlerContext } from './context';
 import type { ServiceMethod } from './service-options';
+
+/**
+ * Params that may be absent, `[]` or `{}` and nothing else (JSON-RPC params are only ever an
+ * array or an object; `maxItems`/`maxProperties` ignore other types, so absent params pass).
+ * Alone or in a `Type.Union` with the method's other params shapes.
+ */
+export const NoParams: TUnsafe<undefined | [] | Record<string, never>> = Type.Unsafe<undefined | [] | Record<string, never>>({ maxItems: 0, maxProperties: 0 });
 
 /** Everything a `ServiceMethod` declares, with TypeBox schemas for `params` and `result`. */
 export interface MethodSpec<P extends TSchema, R extends TSchema> extends Omit<ServiceMethod, 'params' | 'result' | 'handler'> {

@@ -2,16 +2,16 @@
 // recording what it received, and a query method to read the record back.
 // They see an EventStore (Redis in main.ts, memory in unit tests), never Redis.
 import { Type, type Static } from '@sinclair/typebox';
-import { defineMethod, NoParams, type HandlerContext, type ServiceMethod, type ServiceNotification } from '@warren/amqp';
-import type { Json, EventStore } from '@warren/eventlog';
-import type { JsonSchema, JsonValue } from '@warren/jsonrpc';
+import { defineMethod, defineNotification, NoParams, type HandlerContext, type ServiceMethod, type ServiceNotification } from '@warren/amqp';
+import type { EventStore } from '@warren/eventlog';
+import type { JsonValue, Params } from '@warren/jsonrpc';
 
 /** The notifications the examples send (docs/services.md). */
 export const auditedNotifications = ['logMessage', 'notifyEvent', 'update', 'notify_hello', 'notify_sum'] as const;
 export type AuditedNotification = (typeof auditedNotifications)[number];
 
-/** What is recorded for each notification received. */
-export interface AuditEntry {
+/** What is recorded for each notification received: a type alias rather than an interface, so it is plain JSON to the store. */
+export type AuditEntry = {
   /** ms since the epoch, when this instance handled it. */
   readonly at: number;
   readonly method: string;
@@ -23,21 +23,17 @@ export interface AuditEntry {
   /** The AMQP message id Warren gave the notification. */
   readonly callId: string;
   readonly traceparent: string;
-}
+};
 
 /** Absent params, or any array/object of a sane size. `maxItems`/`maxProperties` ignore other types, so absent passes. */
-const anyParams: JsonSchema = { maxItems: 1000, maxProperties: 1000 };
-const schemas: Record<AuditedNotification, JsonSchema> = {
-  logMessage: {
-    oneOf: [
-      { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 10 },
-      { type: 'object', properties: { message: { type: 'string' }, level: { enum: ['debug', 'info', 'warn', 'error'] } }, required: ['message'] },
-    ],
-  },
+const anyParams = Type.Unsafe<Params | undefined>({ maxItems: 1000, maxProperties: 1000 });
+const logLevel = Type.Union(['debug', 'info', 'warn', 'error'].map((level) => Type.Literal(level)));
+const schemas = {
+  logMessage: Type.Union([Type.Array(Type.String(), { minItems: 1, maxItems: 10 }), Type.Object({ message: Type.String(), level: Type.Optional(logLevel) })]),
   notifyEvent: anyParams,
   update: anyParams,
-  notify_hello: { type: 'array', maxItems: 100 },
-  notify_sum: { type: 'array', items: { type: 'number' }, maxItems: 10_000 },
+  notify_hello: Type.Unsafe<JsonValue[]>({ type: 'array', maxItems: 100 }),
+  notify_sum: Type.Array(Type.Number(), { maxItems: 10_000 }),
 };
 
 export interface AuditOptions {
@@ -49,11 +45,11 @@ export interface AuditOptions {
 
 /** The subscribed notifications, each recording and logging what it received. */
 export function auditNotifications(o: AuditOptions): Record<AuditedNotification, ServiceNotification> {
-  const record = async (params: unknown, ctx: HandlerContext): Promise<void> => {
+  const record = async (params: Params | undefined, ctx: HandlerContext): Promise<void> => {
     const entry: AuditEntry = {
       at: Date.now(),
       method: ctx.method,
-      params: (params ?? null) as JsonValue,
+      params: params ?? null,
       service: ctx.service,
       instanceId: ctx.instanceId,
       callId: ctx.callId,
@@ -61,11 +57,16 @@ export function auditNotifications(o: AuditOptions): Record<AuditedNotification,
     };
     // Params stay out of the log line (they may hold anything); the store has them.
     ctx.log.info({ notification: ctx.method, paramsBytes: JSON.stringify(entry.params).length }, 'notification received');
-    await o.store.append(o.stream, entry as unknown as Json);
+    await o.store.append(o.stream, entry);
   };
-  return Object.fromEntries(
-    auditedNotifications.map((name) => [name, { description: `Recorded by the audit service (${name}).`, params: schemas[name], handler: record }]),
-  ) as Record<AuditedNotification, ServiceNotification>;
+  const described = (name: AuditedNotification) => ({ description: `Recorded by the audit service (${name}).`, params: schemas[name] });
+  return {
+    logMessage: defineNotification(described('logMessage'), record),
+    notifyEvent: defineNotification(described('notifyEvent'), record),
+    update: defineNotification(described('update'), record),
+    notify_hello: defineNotification(described('notify_hello'), record),
+    notify_sum: defineNotification(described('notify_sum'), record),
+  };
 }
 
 const recentByName = Type.Object(

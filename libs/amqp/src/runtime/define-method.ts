@@ -5,7 +5,7 @@
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import type { JsonSchema } from '@warren/jsonrpc';
 import type { HandlerContext } from './context';
-import type { ServiceMethod } from './service-options';
+import type { ServiceMethod, ServiceNotification } from './service-options';
 
 /**
  * Params that may be absent, `[]` or `{}` and nothing else (JSON-RPC params are only ever an
@@ -56,4 +56,14 @@ export function defineMethod<P extends TSchema, R extends TSchema>(spec: MethodS
  */
 export function jsonSchemaOf(schema: TSchema): JsonSchema {
   return JSON.parse(JSON.stringify(schema)) as JsonSchema;
+}
+
+/** A notification declared like `defineMethod`: its TypeBox `params` schema types its handler. */
+export function defineNotification<P extends TSchema>(
+  spec: Omit<ServiceNotification, 'params' | 'handler'> & { readonly params: P },
+  handler: NoInfer<(params: Static<P>, ctx: HandlerContext) => void | Promise<void>>,
+): ServiceNotification {
+  const { params, ...rest } = spec;
+  // As in defineMethod: the dispatcher checks params against this schema before the handler runs.
+  return { ...rest, params: jsonSchemaOf(params), handler: (p, ctx) => handler(p as Static<P>, ctx) };
 }

@@ -3,9 +3,10 @@
 // connections cut and stalled, for 20 s), `npm run test:cluster` (failover on
 // a three-node RabbitMQ cluster of extra nodes) and then `npm run test:restart`
 // (stops and starts the RabbitMQ app, so it runs last and alone); `npm run test:pack`
-// (the packages packed and installed elsewhere) runs after `npm test` because it writes dist/.
-// Plain `npx jest` never picks them up: test/soak/, test/restart/, test/cluster/ and test/pack/
-// match no project of jest.config.js.
+// (the packages packed and installed elsewhere) runs after `npm test` because it writes dist/;
+// `npm run test:rmq4` runs the whole-system, example, Python and queue-rule tests again, against
+// RabbitMQ 4.x. Plain `npx jest` never picks them up: test/soak/, test/restart/, test/cluster/,
+// test/pack/ and test/rmq4/ match no project of jest.config.js.
 const base = require('./jest.config.js');
 
 const integration = base.projects.find((p) => p.displayName === 'integration');
@@ -20,5 +21,18 @@ module.exports = {
     { ...integration, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.test.ts'] },
     // Builds dist/, packs the publishable packages and installs them in a fresh project (test/pack/).
     { ...integration, displayName: 'pack', testMatch: ['<rootDir>/test/pack/**/*.test.ts'] },
+    // The RabbitMQ 4 tier: Debian 13's RabbitMQ 4.x with 4.3's denials, booted (or found running) by its
+    // global setup, which points AMQP_URL and RABBITMQCTL at it (scripts/rabbitmq4.ts); Redis is the machine's.
+    {
+      ...integration,
+      displayName: 'rmq4',
+      testMatch: [
+        '<rootDir>/test/rmq4/**/*.test.ts',
+        '<rootDir>/test/integration/{start,examples,python,queue-rules}.int.test.ts',
+        '<rootDir>/libs/amqp/test/memory-parity.int.test.ts',
+      ],
+      globalSetup: '<rootDir>/test/rmq4/global-setup.ts',
+      globalTeardown: '<rootDir>/test/rmq4/global-teardown.ts',
+    },
   ],
 };

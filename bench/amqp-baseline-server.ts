@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const ch = await conn.createChannel();
   ch.on('error', (err: Error) => console.error('[baseline-server] channel error:', err.message));
   // x-expires is only a safety net for crashed runs; normal shutdown deletes the queue.
-  await ch.assertQueue(queue, { durable: false, autoDelete: false, arguments: { 'x-expires': 60_000 } });
+  await ch.assertQueue(queue, { durable: true, autoDelete: false, arguments: { 'x-expires': 60_000 } });
   await ch.prefetch(PREFETCH);
 
   const onMessage = (msg: ConsumeMessage | null): void => {

@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   const ch = await conn.createChannel();
   ch.on('error', (err: Error) => console.error('[guarded-server] channel error:', err.message));
   await ch.assertExchange(exchange, 'direct', { durable: false, autoDelete: false });
-  await ch.assertQueue(queue, { durable: false, autoDelete: false, arguments: { 'x-expires': 60_000 } });
+  await ch.assertQueue(queue, { durable: true, autoDelete: false, arguments: { 'x-expires': 60_000 } });
   await ch.bindQueue(queue, exchange, 'add');
   await ch.prefetch(PREFETCH);
 

@@ -88,7 +88,7 @@ async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' | 'amqp-guard
   ch.on('close', () => failAll(new Error('channel closed')));
   const named = guarded || spec.reply === 'named';
   const replyQueue = guarded ? spec.replyQueue : spec.reply === 'named' ? (spec.replyQueue ?? '') : DIRECT_REPLY_TO;
-  if (named) await ch.assertQueue(replyQueue, { exclusive: false, autoDelete: false, arguments: { 'x-expires': 60_000 } });
+  if (named) await ch.assertQueue(replyQueue, { durable: true, exclusive: false, autoDelete: false, arguments: { 'x-expires': 60_000 } });
   // Direct reply-to requires consuming (noAck) before publishing, on the same channel.
   const { consumerTag } = await ch.consume(replyQueue, onReply, { noAck: !guarded });
   ch.on('return', (msg: Message) => {

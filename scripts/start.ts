@@ -83,7 +83,7 @@ async function stop(code: number): Promise<void> {
 async function main(): Promise<void> {
   const mode = await chooseStartMode(process.env);
   // A local demo on loopback: without tokens it runs without auth, and says so (the broker
-  // itself refuses to start without either). Set GATEWAY_TOKENS to try auth.
+  // itself refuses to start without either). Set GATEWAY_TOKENS (client) and GATEWAY_OPERATOR_TOKENS (the console's) to try auth.
   if (!process.env['GATEWAY_TOKENS'] && !process.env['GATEWAY_OPERATOR_TOKENS']) process.env['GATEWAY_AUTH'] ||= 'none';
   if (mode.kind === 'embedded') return runEmbedded(mode.why, format);
   const provided = mode.provided;

@@ -15,6 +15,12 @@ export interface BrokerOptions extends GatewayOptions {
   readonly serviceName?: string;
   /** How often the broker's service announces itself. @default 10000 */
   readonly announceIntervalMs?: number;
+  /**
+   * The RabbitMQ user the broker connects as, when each process has its own (docs/security.md): its
+   * service stamps replies with it (ServiceOptions.userId) and its clients' reply queues begin with it
+   * (ClientOptions.clientIdPrefix), as `permissionsFor` expects. @default none
+   */
+  readonly userId?: string;
   /** Options of the broker's RPC client (namespace, logger and timeouts come from here). */
   readonly client?: Omit<ClientOptions, 'namespace' | 'logger' | 'defaultTimeoutMs'>;
   /** Title and version in the OpenRPC document. */
@@ -68,7 +74,8 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
       await own.start();
       cleanup.push(() => own.close());
     }
-    const client = await RpcClient.create(connection, { ...options.client, namespace, logger, defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000 });
+    const asUser = options.userId === undefined ? {} : { clientIdPrefix: options.userId };
+    const client = await RpcClient.create(connection, { ...asUser, ...options.client, namespace, logger, defaultTimeoutMs: options.defaultTimeoutMs ?? 30_000 });
     cleanup.push(() => client.close());
     const registry = await ServiceRegistry.start(connection, { namespace, logger });
     cleanup.push(() => registry.close());
@@ -80,6 +87,7 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
       connection,
       namespace,
       name: options.serviceName ?? 'warren-broker',
+      ...(options.userId === undefined ? {} : { userId: options.userId, client: asUser }),
       logger,
       metadata: { role: 'broker' },
       // dlq.list/show/replay/purge over every service's dead-letter queue (docs/gateway.md).

@@ -6,6 +6,7 @@ import { gatewayDefaults, type TokenSpec } from './options';
 export const brokerEnv = {
   AMQP_URL: 'RabbitMQ URL(s), comma-separated for a cluster. Default amqp://guest:guest@127.0.0.1:5672',
   WARREN_NAMESPACE: 'Namespace of exchanges and queues. Default warren',
+  AMQP_USER_ID: "The RabbitMQ user of AMQP_URL when each process has its own (docs/security.md): stamped on the broker service's replies, and the start of its reply queues' names. Default unset",
   GATEWAY_HOST: `Interface to listen on. Default ${gatewayDefaults.host}`,
   GATEWAY_PORT: `Port to listen on. Default ${gatewayDefaults.port}`,
   GATEWAY_BODY_LIMIT_BYTES: `Largest request body. Default ${gatewayDefaults.bodyLimitBytes}`,
@@ -78,6 +79,7 @@ export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: st
     urls: list('AMQP_URL') ?? ['amqp://guest:guest@127.0.0.1:5672'],
     logLevel: value(env, 'LOG_LEVEL') ?? 'info',
     ...optional('namespace', value(env, 'WARREN_NAMESPACE')),
+    ...optional('userId', value(env, 'AMQP_USER_ID')),
     ...optional('host', value(env, 'GATEWAY_HOST')),
     ...optional('port', int('GATEWAY_PORT')),
     ...optional('bodyLimitBytes', int('GATEWAY_BODY_LIMIT_BYTES')),

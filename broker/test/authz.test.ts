@@ -1,5 +1,5 @@
 // The authorization rule alone (broker/src/authz.ts), method by method and token kind by token
-// kind; test/integration/authz-doors.int.test.ts checks every door applies it.
+// kind; test/unit/authz-doors.test.ts checks every door applies it.
 import { authorize, inflightScope, mayList, mayWatchFeed, type Asker } from '../src/authz';
 import { CallOwners } from '../src/call-owners';
 

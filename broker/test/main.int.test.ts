@@ -15,7 +15,7 @@ async function parkQueue(service: string, method: string): Promise<void> {
   try {
     const ch = await model.createChannel();
     const queue = ns.names.serviceQueue(service);
-    await ch.assertQueue(queue, { durable: false });
+    await ch.assertQueue(queue, { durable: true });
     await ch.bindQueue(queue, ns.names.requestExchange, method);
     await ch.close();
   } finally {

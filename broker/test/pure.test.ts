@@ -78,7 +78,7 @@ describe('outcomeLabel', () => {
 
 describe('catalogue', () => {
   const instance = (service: string, startedAt: number, methods: InstanceInfo['methods']): InstanceInfo => ({
-    v: 1, type: 'announce', durable: false, queueType: 'classic', service, instanceId: `${service}-${startedAt}`, startedAt, intervalMs: 10_000, methods, notifications: [], instanceNotifications: [], metadata: {}, running: 0, lastSeen: startedAt,
+    v: 1, type: 'announce', durable: false, queueType: 'classic', service, instanceId: `${service}-${startedAt}`, startedAt, intervalMs: 10_000, methods, notifications: [], instanceNotifications: [], metadata: {}, running: 0, consuming: true, lastSeen: startedAt,
   });
 
   it('merges instances, newest description first, and lists tools', () => {

@@ -117,14 +117,28 @@ describe('what Warren puts on the wire is in docs/protocol.md', () => {
     expect(seen.request[0]?.properties.headers?.['x-warren-protocol']).toBe(1);
   });
 
-  it('dead letters fit schemas/dead-letter.schema.json', async () => {
+  it('dead letters of both kinds fit schemas/dead-letter.schema.json: copied by hand (x-warren-dead-*) and by RabbitMQ (x-death)', async () => {
     const ajv = new Ajv({ strict: true, allErrors: true });
     const dead = ajv.compile(schema('dead-letter.schema.json'));
-    let msg: false | amqp.GetMessage = false;
-    await waitFor(async () => (msg = await spy.get(ns.names.deadLetterQueue(svc), { noAck: true })) !== false, { message: 'a dead letter' });
-    const props = propertiesOf(msg as unknown as ConsumeMessage);
-    expect({ ok: dead(JSON.parse(JSON.stringify(props))), errors: dead.errors }).toMatchObject({ ok: true });
-    for (const name of Object.keys((props['headers'] ?? {}) as object)) expect(doc).toContain(`\`${name}\``);
+    // RabbitMQ's own kind: a request that expires in a queue dead-lettering to NS.dlx, as an unconsumed request queue does.
+    const { queue: expiring } = await spy.assertQueue('', { exclusive: true, arguments: { 'x-dead-letter-exchange': ns.names.deadLetterExchange, 'x-dead-letter-routing-key': svc } });
+    spy.sendToQueue(expiring, Buffer.from('{"jsonrpc":"2.0","method":"echo","params":[3],"id":3}'), { correlationId: 'spy.3', expiration: '1', headers: { 'x-warren-protocol': 1, 'x-warren-deadline': Date.now() + 1 } });
+    const letters: Record<string, unknown>[] = [];
+    await waitFor(async () => {
+      const msg = await spy.get(ns.names.deadLetterQueue(svc), { noAck: true });
+      if (msg) letters.push(propertiesOf(msg as unknown as ConsumeMessage));
+      return letters.length === 2;
+    }, { message: 'two dead letters: the unservable body and the expired request' });
+    const kinds = letters.map((props) => ('x-death' in (props['headers'] as object) ? 'rabbitmq' : 'hand'));
+    expect(kinds.sort()).toEqual(['hand', 'rabbitmq']);
+    for (const props of letters) {
+      expect({ ok: dead(JSON.parse(JSON.stringify(props))), errors: dead.errors }).toMatchObject({ ok: true });
+      for (const name of Object.keys((props['headers'] ?? {}) as object)) expect(doc).toContain(`\`${name}\``);
+    }
+    // RabbitMQ moved the expiration into x-death (docs/protocol.md, "Dead letters").
+    const byRabbit = letters.find((p) => 'x-death' in (p['headers'] as object)) ?? {};
+    expect(byRabbit['expiration']).toBeUndefined();
+    expect((byRabbit['headers'] as { 'x-death': { 'original-expiration'?: string }[] })['x-death'][0]?.['original-expiration']).toBe('1');
   });
 
   (hasRabbitmqctl() ? it : it.skip)('names every queue, queue argument, exchange and exchange flag declared', async () => {

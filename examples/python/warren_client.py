@@ -6,11 +6,13 @@ confirms, deadlines on the wire, and consume loops that end.
 """
 import json
 import time
+import secrets
 import uuid
 
 import pika
 
 PROTOCOL = 1
+PROTOCOL_MINOR = 1  # v1.1: x-warren-protocol-minor (docs/protocol.md, "Versions")
 
 
 def error(code, message, data=None):
@@ -24,7 +26,6 @@ class WarrenClient:
     def __init__(self, url, namespace="warren"):
         self.ns = namespace
         self.client_id = uuid.uuid4().hex[:12]
-        self.seq = 0
         self.answers = {}
         self.conn = pika.BlockingConnection(pika.URLParameters(url))
         self.ch = self.conn.channel()
@@ -32,7 +33,9 @@ class WarrenClient:
             self.ch.exchange_declare(f"{namespace}.{name}", kind, durable=True)
         # The recommended reply queue: named, not exclusive, expiring 60 s after its consumer left.
         self.reply_queue = f"{namespace}.reply.{self.client_id}"
-        self.ch.queue_declare(self.reply_queue, durable=False, exclusive=False, auto_delete=False, arguments={"x-expires": 60000})
+        # Durable with x-expires, not exclusive (it outlives a reconnect): RabbitMQ 4.3 refuses a queue that is
+        # neither durable nor exclusive (docs/protocol.md, "Queues").
+        self.ch.queue_declare(self.reply_queue, durable=True, exclusive=False, auto_delete=False, arguments={"x-expires": 60000})
         self.ch.add_on_return_callback(self._returned)
         self.ch.confirm_delivery()
         self.tag = self.ch.basic_consume(self.reply_queue, self._reply, auto_ack=False)
@@ -46,8 +49,9 @@ class WarrenClient:
         self.answers[props.correlation_id] = json.loads(body)
 
     def next_call_id(self):
-        self.seq += 1
-        return f"{self.client_id}.{self.seq:x}"
+        # 128 random bits, never a counter: a service that saw one of our requests must not be able
+        # to predict the ids of our next calls and answer them first (docs/security.md).
+        return f"{self.client_id}.{secrets.token_urlsafe(16)}"
 
     def send(self, message, timeout=5.0, routing_key=None, persistent=False):
         """Publishes one request (or a raw batch) and returns (call id, deadline) without waiting for the answer."""
@@ -56,7 +60,7 @@ class WarrenClient:
         props = pika.BasicProperties(
             content_type="application/json", correlation_id=call_id, reply_to=self.reply_queue,
             expiration=str(int(timeout * 1000)), delivery_mode=2 if persistent else 1,
-            headers={"x-warren-protocol": PROTOCOL, "x-warren-deadline": deadline})
+            headers={"x-warren-protocol": PROTOCOL, "x-warren-protocol-minor": PROTOCOL_MINOR, "x-warren-deadline": deadline})
         key = routing_key or message["method"]
         try:
             self.ch.basic_publish(f"{self.ns}.rpc", key, json.dumps(message).encode(), props, mandatory=True)
@@ -98,11 +102,10 @@ class WarrenClient:
         return [None if s is None else self.wait(s[0][0], s[0][1], s[1]) for s in sent]
 
     def notify(self, method, params=None):
-        self.seq += 1
         message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        props = pika.BasicProperties(content_type="application/json", message_id=f"{self.client_id}.n{self.seq:x}", headers={"x-warren-protocol": PROTOCOL})
+        props = pika.BasicProperties(content_type="application/json", message_id=self.next_call_id(), headers={"x-warren-protocol": PROTOCOL, "x-warren-protocol-minor": PROTOCOL_MINOR})
         self.ch.basic_publish(f"{self.ns}.events", method, json.dumps(message).encode(), props)
 
     def cancel(self, call_id, deadline=None, reason="python client"):

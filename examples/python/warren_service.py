@@ -11,7 +11,9 @@ Handlers run in threads so the connection keeps reading (cancels among
 them) while they work; every AMQP operation stays on the connection's own
 thread through add_callback_threadsafe.
 """
+import decimal
 import json
+import re
 import threading
 import time
 import uuid
@@ -78,6 +80,8 @@ def parse_request(body):
 
 def encode_response(response):
     """The response's JSON bytes, a RawNumber id written as the very text it came as."""
+    if isinstance(response, list):
+        return json.dumps(response).encode()
     rid = response.get("id")
     if not isinstance(rid, RawNumber):
         return json.dumps(response).encode()
@@ -85,23 +89,44 @@ def encode_response(response):
     return f'{rest[:-1]}, "id": {rid}}}'.encode()
 
 
-def number_header(headers, name):
-    value = (headers or {}).get(name)
+def deadline_passed(request_id):
+    return {"jsonrpc": "2.0", "error": {"code": -32001, "message": "Deadline exceeded", "data": {"reason": "deadline_passed"}}, "id": request_id}
+
+
+def expired_answer(message, request_id):
+    """The answer to a body whose deadline had passed: -32001 for a request (its id) or an unreadable
+    body (id null), one per request entry for a batch, nothing for notifications."""
+    if isinstance(message, list):
+        entries = [deadline_passed(e.get("id")) for e in message if isinstance(e, dict) and "id" in e]
+        return entries or None
+    if isinstance(message, dict) and "method" in message and "id" not in message:
+        return None
+    return deadline_passed(request_id)
+
+
+def deadline_header(headers):
+    """x-warren-deadline as docs/protocol.md, "Deadlines", says: any AMQP integer or float, a decimal (D,
+    which pika reads as decimal.Decimal), or a string of digits only ("1e3", "0x10", "-5" are not
+    deadlines). A timestamp (T, a datetime in pika: seconds, not milliseconds) and every other type
+    are ignored."""
+    value = (headers or {}).get("x-warren-deadline")
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, (bytes, str)):
-        try:
-            return float(value)
-        except ValueError:
-            return None
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return float(value)
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{1,16}", value):
+        return float(value)
     return None
 
 
 class WarrenService:
-    def __init__(self, url, name, methods, namespace="warren", prefetch=8, announce_interval_ms=10000):
+    def __init__(self, url, name, methods, namespace="warren", prefetch=8, announce_interval_ms=10000, user_id=None):
         self.url, self.name, self.methods, self.ns = url, name, methods, namespace
+        # The RabbitMQ user of `url`, when each service has its own (docs/security.md): stamped on every
+        # reply as user_id, which RabbitMQ checks, so callers can tell this service's answers from forgeries.
+        self.user_id = user_id
         self.instance_id = uuid.uuid4().hex[:12]
         self.prefetch = prefetch
         self.interval_ms = announce_interval_ms
@@ -170,12 +195,15 @@ class WarrenService:
     def on_request(self, ch, method, props, body):
         now = time.time() * 1000
         call_id = props.correlation_id or f"anon.{method.delivery_tag}"
-        header = number_header(props.headers, "x-warren-deadline")
+        header = deadline_header(props.headers)
         deadline = header if header is not None else now + DEFAULT_TIMEOUT_MS
         message = parse_request(body)
         request_id = message.get("id") if isinstance(message, dict) and isinstance(message.get("id"), (str, int, float)) else None
         if deadline <= now:
-            self.reply(props, {"jsonrpc": "2.0", "error": {"code": -32001, "message": "Deadline exceeded", "data": {"reason": "deadline_passed"}}, "id": request_id})
+            # Not run, acked, answered -32001 whatever the body is (docs/protocol.md, "Services", step 1).
+            answer = expired_answer(message, request_id)
+            if answer is not None:
+                self.reply(props, answer)
             ch.basic_ack(method.delivery_tag)
             return
         if message is None:
@@ -228,7 +256,7 @@ class WarrenService:
     def reply(self, props, response):
         if not props.reply_to:
             return
-        out = pika.BasicProperties(content_type="application/json", correlation_id=props.correlation_id)
+        out = pika.BasicProperties(content_type="application/json", correlation_id=props.correlation_id, user_id=self.user_id)
         self.ch.basic_publish("", props.reply_to, encode_response(response), out)
 
     # --- life ---------------------------------------------------------------------------------

@@ -137,15 +137,21 @@ export function consoleSuite(variant: string, start: (td: Teardown) => Promise<C
     const row = page.locator(`tr[data-call-id="${callId}"]`);
     await row.waitFor({ timeout: 15_000 });
     await row.getByText('report.render').waitFor();
-    await row.getByText('jobs-1').waitFor();
+    await row.getByText('jobs-1', { exact: true }).waitFor();
     return { callId, answer };
+  }
+
+  /** Cancel on the call's row, then the confirmation, which names the call by id. */
+  async function cancelConfirmed(callId: string): Promise<void> {
+    await page.locator(`tr[data-call-id="${callId}"]`).getByRole('button', { name: /^Cancel/ }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: `Cancel call ${callId}` }).click();
   }
 
   test('Cancel on a running report.render stops it, and Recent outcomes shows it cancelled', async () => {
     const { callId, answer } = await runningJob(40);
     const row = page.locator(`tr[data-call-id="${callId}"]`);
     await shot('inflight');
-    await row.getByRole('button', { name: /^Cancel/ }).click();
+    await cancelConfirmed(callId);
     await expect(answer).rejects.toMatchObject({ code: ErrorCode.Cancelled });
     await row.waitFor({ state: 'detached', timeout: 15_000 });
     await view('o', 'Recent outcomes');
@@ -162,7 +168,7 @@ export function consoleSuite(variant: string, start: (td: Teardown) => Promise<C
       await shot('inflight');
     } finally {
       // The one jobs worker is free again for the next test, whatever happened here.
-      await page.locator(`tr[data-call-id="${callId}"]`).getByRole('button', { name: /^Cancel/ }).click();
+      await cancelConfirmed(callId);
       await expect(answer).rejects.toMatchObject({ code: ErrorCode.Cancelled });
     }
   });

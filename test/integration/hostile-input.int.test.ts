@@ -163,8 +163,9 @@ describe('numbers', () => {
     expect(await single('{"jsonrpc":"2.0","method":"echo","params":[1e309,-1e309,1e-400,-0,-0.0e5],"id":1}')).toEqual({ jsonrpc: '2.0', result: [null, null, 0, 0, 0], id: 1 });
   });
 
-  it('refuses 1e309 as an id (-32600, id null) and echoes -0 as sent', async () => {
-    expect(await single('{"jsonrpc":"2.0","method":"echo","params":[],"id":1e309}')).toEqual({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request' } });
+  it('echoes 1e309 and 1E400 as ids as written (protocol v1.1: every number id comes back as sent), and -0', async () => {
+    expect((await post('{"jsonrpc":"2.0","method":"echo","params":[],"id":1e309}')).body.toString()).toBe('{"jsonrpc":"2.0","result":[],"id":1e309}');
+    expect((await post('{"jsonrpc":"2.0","method":"echo","params":[],"id":1E400}')).body.toString()).toBe('{"jsonrpc":"2.0","result":[],"id":1E400}');
     expect((await post('{"jsonrpc":"2.0","method":"echo","params":[],"id":-0}')).body.toString()).toBe('{"jsonrpc":"2.0","result":[],"id":-0}');
   });
 

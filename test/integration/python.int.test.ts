@@ -152,6 +152,29 @@ describe('the TypeScript client against the Python service', () => {
     }
   });
 
+  it('reads x-warren-deadline as protocol v1.1 says: "1e3" and a timestamp ignored, a decimal read (as passed), a passed batch answered per entry', async () => {
+    const model = await amqp.connect(url);
+    try {
+      const ch = await model.createChannel();
+      const { queue } = await ch.assertQueue('', { exclusive: true });
+      const got = new Map<string, string>();
+      await ch.consume(queue, (msg) => msg && got.set(String(msg.properties.correlationId), msg.content.toString()), { noAck: true });
+      const send = async (id: string, body: string, deadline: unknown): Promise<unknown> => {
+        ch.publish(ns.names.requestExchange, 'py.add', Buffer.from(body), { replyTo: queue, correlationId: id, contentType: 'application/json', headers: { 'x-warren-deadline': deadline } });
+        await waitFor(() => got.has(id), { message: `the Python service's answer to ${id}` });
+        return JSON.parse(got.get(id) ?? 'null');
+      };
+      const add = '{"jsonrpc":"2.0","method":"py.add","params":[4,5],"id":1}';
+      expect(await send('d.1', add, '1e3')).toMatchObject({ result: 9 });
+      expect(await send('d.2', add, { '!': 'timestamp', value: Math.floor(Date.now() / 1000) })).toMatchObject({ result: 9 });
+      expect(await send('d.3', add, { '!': 'decimal', value: { places: 0, digits: 4_000_000_000 } })).toMatchObject({ error: { code: ErrorCode.DeadlineExceeded, data: { reason: 'deadline_passed' } } });
+      const batch = `[${add},{"jsonrpc":"2.0","method":"py.add","params":[1,1]},{"jsonrpc":"2.0","method":"py.add","params":[1,2],"id":2}]`;
+      expect(await send('d.4', batch, Date.now() - 1000)).toEqual([1, 2].map((id) => ({ jsonrpc: '2.0', id, error: { code: ErrorCode.DeadlineExceeded, message: 'Deadline exceeded', data: { reason: 'deadline_passed' } } })));
+    } finally {
+      await model.close();
+    }
+  });
+
   it('answers -32001 for a call past its deadline', async () => {
     expect(await codeOf(client.call('py.sleep', [5000], { timeoutMs: 300 }))).toBe(ErrorCode.DeadlineExceeded);
   });

@@ -31,10 +31,11 @@ it.each(['SIGTERM', 'SIGINT'] as const)('brings everything up, answers over HTTP
     const res = await fetch(`http://127.0.0.1:${port}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","method":"add","params":[4,5],"id":1}' });
     return ((await res.json()) as { result?: unknown }).result;
   };
-  await waitFor(async () => (await rpc().catch(() => undefined)) === 9, { timeoutMs: 20_000, intervalMs: 200 });
+  // 40 s measured with the machine's 2 cores under load 19 (six tsx processes booting): on 3.10 and on 4.x alike.
+  await waitFor(async () => (await rpc().catch(() => undefined)) === 9, { timeoutMs: 90_000, intervalMs: 200 });
   const exit = await child.kill(signal);
   expect(exit.code).toBe(0);
-}, 60_000);
+}, 150_000);
 
 it('Ctrl-C (SIGINT to the whole process group, as a terminal sends it) drains every process once and exits 0', async () => {
   const port = await freePort();
@@ -61,8 +62,8 @@ it('Ctrl-C (SIGINT to the whole process group, as a terminal sends it) drains ev
     const res = await fetch(`http://127.0.0.1:${port}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","method":"add","params":[4,5],"id":1}' });
     return ((await res.json()) as { result?: unknown }).result;
   };
-  await waitFor(async () => (await rpc().catch(() => undefined)) === 9, { timeoutMs: 30_000, intervalMs: 200 });
-  await waitFor(() => lines.filter((l) => l.includes('"msg":"service ready"')).length === 5, { timeoutMs: 30_000, message: 'every service ready' });
+  await waitFor(async () => (await rpc().catch(() => undefined)) === 9, { timeoutMs: 90_000, intervalMs: 200 });
+  await waitFor(() => lines.filter((l) => l.includes('"msg":"service ready"')).length === 5, { timeoutMs: 60_000, message: 'every service ready' });
   process.kill(-pid, 'SIGINT');
   const [code] = await exited;
   expect(lines.filter((l) => l.includes('second signal'))).toEqual([]);
@@ -70,7 +71,7 @@ it('Ctrl-C (SIGINT to the whole process group, as a terminal sends it) drains ev
   // Every process drained and said so: the broker and the five services.
   expect(lines.filter((l) => l.includes('"msg":"broker stopped"'))).toHaveLength(1);
   expect(lines.filter((l) => l.includes('"msg":"service stopped"'))).toHaveLength(5);
-}, 90_000);
+}, 180_000);
 
 it('prints pino-pretty lines, prefixed per process, with LOG_FORMAT=pretty', async () => {
   const port = await freePort();
@@ -78,7 +79,7 @@ it('prints pino-pretty lines, prefixed per process, with LOG_FORMAT=pretty', asy
     AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), LOG_LEVEL: 'info', LOG_FORMAT: 'pretty',
   });
   td.add(() => child.kill('SIGKILL'));
-  const line = await child.waitForLine(/^broker\s+\| .*INFO.*broker ready/, 30_000);
+  const line = await child.waitForLine(/^broker\s+\| .*INFO.*broker ready/, 90_000);
   expect(line).not.toMatch(/"msg"/);
   expect((await child.kill('SIGTERM')).code).toBe(0);
-}, 90_000);
+}, 150_000);

@@ -17,14 +17,21 @@ export function authHeaders(): Record<string, string> {
   return t === undefined ? {} : { authorization: `Bearer ${t}` };
 }
 
-/** The broker answered 401: the page asks for a token. */
+/**
+ * Why the broker refused the page: no token given yet (`missing`), a token it does not accept
+ * (`invalid`, 401), or a valid client token where the console needs an operator's (`not-operator`,
+ * 403 `operator_token_required` from the feed).
+ */
+export type AuthProblem = 'missing' | 'invalid' | 'not-operator';
+
+/** The broker refused the token: the page asks for one, saying why. */
 export class UnauthorizedError extends Error {
-  constructor() {
-    super('unauthorized');
+  constructor(readonly problem: AuthProblem) {
+    super(`unauthorized: ${problem}`);
   }
 }
 
-type Listener = () => void;
+type Listener = (problem: AuthProblem) => void;
 const unauthorizedListeners = new Set<Listener>();
 
 /** Called whenever any request is refused for its token. */
@@ -33,15 +40,21 @@ export function onUnauthorized(listener: Listener): () => void {
   return () => unauthorizedListeners.delete(listener);
 }
 
-export function reportUnauthorized(): void {
-  for (const l of unauthorizedListeners) l();
+export function reportUnauthorized(problem: AuthProblem): void {
+  for (const l of unauthorizedListeners) l(problem);
+}
+
+/** What a 401 means: no token given yet, or a wrong one. */
+export function refusedToken(): AuthProblem {
+  return token() === undefined ? 'missing' : 'invalid';
 }
 
 export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
   const response = await fetch(path, { headers: { accept: 'application/json', ...authHeaders() }, ...(signal ? { signal } : {}) });
   if (response.status === 401) {
-    reportUnauthorized();
-    throw new UnauthorizedError();
+    const problem = refusedToken();
+    reportUnauthorized(problem);
+    throw new UnauthorizedError(problem);
   }
   if (!response.ok && response.status !== 503) throw new Error(`${path}: HTTP ${response.status}`);
   return (await response.json()) as T;
@@ -71,7 +84,7 @@ export async function rpc(method: string, params?: unknown, timeoutMs?: number):
   });
   const text = await response.text();
   const ms = performance.now() - started;
-  if (response.status === 401) reportUnauthorized();
+  if (response.status === 401) reportUnauthorized(refusedToken());
   let answer: { result?: unknown; error?: RpcError } | undefined;
   try {
     answer = JSON.parse(text) as { result?: unknown; error?: RpcError };

@@ -1,6 +1,6 @@
 // The live feed: server-sent events read through fetch (EventSource cannot send
 // a bearer token), reconnecting with backoff; one stream per tab.
-import { authHeaders, reportUnauthorized } from './api';
+import { authHeaders, refusedToken, reportUnauthorized } from './api';
 
 export type FeedState = 'connecting' | 'live' | 'down' | 'unauthorized';
 
@@ -14,7 +14,13 @@ export function openFeed(onEvent: (event: string, data: unknown) => void, onStat
         const response = await fetch('/console/events', { headers: { accept: 'text/event-stream', ...authHeaders() }, signal: stop.signal, cache: 'no-store' });
         if (response.status === 401) {
           onState('unauthorized');
-          reportUnauthorized();
+          reportUnauthorized(refusedToken());
+          return;
+        }
+        // A valid token that is not an operator's: the feed shows every call, which it may not see.
+        if (response.status === 403 && (await refusalReason(response)) === 'operator_token_required') {
+          onState('unauthorized');
+          reportUnauthorized('not-operator');
           return;
         }
         if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
@@ -30,6 +36,14 @@ export function openFeed(onEvent: (event: string, data: unknown) => void, onStat
     }
   })();
   return () => stop.abort();
+}
+
+async function refusalReason(response: Response): Promise<unknown> {
+  try {
+    return ((await response.json()) as { error?: { data?: { reason?: unknown } } }).error?.data?.reason;
+  } catch {
+    return undefined;
+  }
 }
 
 async function read(body: ReadableStream<Uint8Array>, onEvent: (event: string, data: unknown) => void): Promise<void> {

@@ -30,7 +30,27 @@ export function json(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? 'undefined';
 }
 
-/** Call ids are `<client>.<seq>`: the tail is what tells calls apart at a glance. */
+/**
+ * Call ids are `<client>.<22 random characters>`: the tail is what tells calls apart at a glance. A
+ * replayed dead letter's id is `replay.<hex>`: its kind is kept in front, and the hex's tail after it.
+ */
 export function shortId(id: string): string {
-  return id.length <= 18 ? id : `…${id.slice(-16)}`;
+  if (id.length <= 18) return id;
+  if (id.startsWith('replay.')) return `replay.…${id.slice(-8)}`;
+  return `…${id.slice(-16)}`;
+}
+
+/** An SVG path through the points, broken (a new `M`) wherever a point is missing, never bridging the gap. */
+export function linePath(points: readonly (readonly [number, number] | undefined)[]): string {
+  let out = '';
+  let drawing = false;
+  for (const p of points) {
+    if (p === undefined) {
+      drawing = false;
+      continue;
+    }
+    out += `${out === '' ? '' : ' '}${drawing ? 'L' : 'M'}${p[0].toFixed(1)},${p[1].toFixed(1)}`;
+    drawing = true;
+  }
+  return out;
 }

@@ -1,15 +1,19 @@
 // The Warren console: one page, six views, one live feed.
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { getJson, onUnauthorized, setToken, token, UnauthorizedError } from './api';
-import { openFeed, type FeedState } from './feed';
+import { getJson, onUnauthorized, setToken, token, UnauthorizedError, type AuthProblem } from './api';
+import { openFeed } from './feed';
+import { clock } from './format';
+import { isStale, type Live } from './live';
 import type { InflightEvent, Outcome, ServicesResponse, ThroughputSnapshot } from './types';
 import { ConsoleView } from './views/console';
 import { DeadLettersView } from './views/dead-letters';
+import { Help } from './views/help';
 import { InflightView } from './views/inflight';
 import { OutcomesView } from './views/outcomes';
 import { ServicesView } from './views/services';
 import { ThroughputView } from './views/throughput';
+import { TokenForm } from './views/token-form';
 
 const views = [
   { id: 'services', label: 'Services', key: 's' },
@@ -29,19 +33,11 @@ function viewFromHash(): ViewId {
   return views.some((v) => v.id === id) ? (id as ViewId) : 'services';
 }
 
-export interface Live {
-  readonly feed: FeedState;
-  readonly inflight?: InflightEvent;
-  readonly outcomes: readonly Outcome[];
-  readonly throughput?: ThroughputSnapshot;
-  readonly catalogueVersion: number;
-}
-
 function App() {
-  const [auth, setAuth] = useState<'checking' | 'ok' | 'needed'>('checking');
+  const [auth, setAuth] = useState<'checking' | 'ok' | AuthProblem>('checking');
   const [attempt, setAttempt] = useState(0);
   const [view, setView] = useState<ViewId>(viewFromHash);
-  const [live, setLive] = useState<Live>({ feed: 'connecting', outcomes: [], catalogueVersion: 0 });
+  const [live, setLive] = useState<Live & { liveAt?: number }>({ feed: 'connecting', outcomes: [], catalogueVersion: 0 });
   const [help, setHelp] = useState(false);
   /** What the broker runs on (GET /services `mode`): an embedded one is shown as not durable, always. */
   const [mode, setMode] = useState<ServicesResponse['mode']>(undefined);
@@ -54,8 +50,12 @@ function App() {
         setMode(body.mode);
         setAuth('ok');
       })
-      .catch((err: unknown) => setAuth(err instanceof UnauthorizedError ? 'needed' : 'ok'));
-    return onUnauthorized(() => setAuth('needed'));
+      .catch((err: unknown) => setAuth(err instanceof UnauthorizedError ? err.problem : 'ok'));
+    return onUnauthorized((problem) => {
+      // A token that did not do is forgotten, so a reload asks again rather than failing the same way.
+      if (problem !== 'missing') setToken(undefined);
+      setAuth(problem);
+    });
   }, [attempt]);
 
   useEffect(() => {
@@ -65,7 +65,8 @@ function App() {
         setLive((l) => {
           switch (event) {
             case 'inflight':
-              return { ...l, inflight: data as InflightEvent };
+              // `receivedAt`: when the page read it, for the feed-to-DOM measure In flight makes (bench/console-bench.ts).
+              return { ...l, inflight: { ...(data as InflightEvent), receivedAt: performance.now() }, liveAt: Date.now() };
             case 'throughput':
               return { ...l, throughput: data as ThroughputSnapshot };
             case 'catalogue':
@@ -127,8 +128,9 @@ function App() {
   }, [view]);
 
   if (auth === 'checking') return <div class="splash">Connecting to the broker…</div>;
-  if (auth === 'needed') return <TokenForm onDone={() => { setAuth('checking'); setAttempt((a) => a + 1); }} />;
+  if (auth !== 'ok') return <TokenForm problem={auth} onDone={(t) => { setToken(t); setAuth('checking'); setAttempt((a) => a + 1); }} />;
 
+  const stale = isStale(live);
   const running = (live.inflight?.calls.length ?? 0) + (live.inflight?.gateway.filter((g) => !live.inflight?.calls.some((c) => c.callId === g.callId)).length ?? 0);
   return (
     <div class="shell">
@@ -165,7 +167,12 @@ function App() {
           <strong>embedded: in memory, not durable.</strong> The broker and the services run in one process over an in-memory broker and stores; queues, jobs and results are lost when it stops.
         </div>
       ) : null}
-      <main id="main" ref={main} tabIndex={-1} aria-label={views.find((v) => v.id === view)?.label}>
+      {stale ? (
+        <div class="stale-banner" role="alert" data-stale-banner>
+          <strong>Live feed lost{live.feed === 'connecting' ? ', reconnecting' : ''}.</strong> What you see is how things stood at {clock(live.liveAt)}: rows are dimmed, ages and deadlines are not counting, and actions are off until the feed is back.
+        </div>
+      ) : null}
+      <main id="main" ref={main} tabIndex={-1} aria-label={views.find((v) => v.id === view)?.label} class={stale ? 'stale' : undefined}>
         {view === 'services' && <ServicesView live={live} />}
         {view === 'inflight' && <InflightView live={live} />}
         {view === 'outcomes' && <OutcomesView live={live} />}
@@ -173,56 +180,7 @@ function App() {
         {view === 'console' && <ConsoleView live={live} />}
         {view === 'throughput' && <ThroughputView live={live} />}
       </main>
-      {help ? <Help onClose={() => setHelp(false)} /> : null}
-    </div>
-  );
-}
-
-function TokenForm(props: { onDone: () => void }) {
-  const [value, setValue] = useState('');
-  const input = useRef<HTMLInputElement>(null);
-  useEffect(() => input.current?.focus(), []);
-  return (
-    <form
-      class="token"
-      onSubmit={(e) => {
-        e.preventDefault();
-        setToken(value.trim());
-        props.onDone();
-      }}
-    >
-      <h1>Warren console</h1>
-      <p>This broker asks for a bearer token (one of <code>GATEWAY_TOKENS</code>). It is kept for this tab only.</p>
-      <label for="token">Token</label>
-      <input id="token" ref={input} type="password" autoComplete="off" value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} required />
-      <button type="submit" class="primary">Open the console</button>
-    </form>
-  );
-}
-
-function Help(props: { onClose: () => void }) {
-  const close = useRef<HTMLButtonElement>(null);
-  useEffect(() => close.current?.focus(), []);
-  return (
-    <div class="overlay" role="dialog" aria-modal="true" aria-labelledby="help-title" onClick={props.onClose}>
-      <div class="dialog" onClick={(e) => e.stopPropagation()}>
-        <h2 id="help-title">Keyboard</h2>
-        <dl class="keys">
-          {views.map((v) => (
-            <>
-              <dt><kbd>{v.key}</kbd></dt>
-              <dd>{v.label}</dd>
-            </>
-          ))}
-          <dt><kbd>/</kbd></dt>
-          <dd>Filter the current table</dd>
-          <dt><kbd>Ctrl</kbd>+<kbd>Enter</kbd></dt>
-          <dd>Send the call (Console view)</dd>
-          <dt><kbd>Esc</kbd></dt>
-          <dd>Leave a field, close this</dd>
-        </dl>
-        <button type="button" ref={close} onClick={props.onClose}>Close</button>
-      </div>
+      {help ? <Help views={views} onClose={() => setHelp(false)} /> : null}
     </div>
   );
 }

@@ -144,3 +144,36 @@ function parseField(f: Field, text: string): ParamsResult {
       }
   }
 }
+
+/** A -32602's `data` (the validator's `{path, keyword, message}` list) mapped onto the form's fields. */
+export interface ParamsProblems {
+  /** Field name → what is wrong with it. */
+  readonly fields: Readonly<Record<string, string>>;
+  /** What belongs to no field (the params as a whole, or a service's own reason). */
+  readonly other: readonly string[];
+}
+
+/**
+ * Maps a -32602's data onto the form: `/a` (by name) or `/0` (by position) goes to that field.
+ * Noise from schemas offering several shapes (`oneOf`: "must match exactly one schema", and the
+ * other shape's "must be array") is dropped once a field-level problem explains the refusal.
+ */
+export function paramsProblems(model: FormModel, data: unknown): ParamsProblems {
+  const fields: Record<string, string> = {};
+  const other: string[] = [];
+  const names = model.shape === 'by-name' || model.shape === 'by-position' ? model.fields.map((f) => f.name) : [];
+  const items = Array.isArray(data) ? data : [];
+  for (const item of items) {
+    if (!isObject(item) || typeof item['message'] !== 'string') continue;
+    const path = typeof item['path'] === 'string' ? item['path'] : '';
+    const top = /^\/([^/]+)/.exec(path)?.[1];
+    const name = top === undefined ? undefined : model.shape === 'by-position' && /^\d+$/.test(top) ? names[Number(top)] : names.includes(top) ? top : undefined;
+    const rest = top === undefined ? '' : path.slice(top.length + 1);
+    if (name !== undefined) fields[name] ??= `${name}${rest} ${item['message']}`;
+    else other.push(`${path === '' ? 'params' : path} ${item['message']}`);
+  }
+  const reason = isObject(data) && typeof data['reason'] === 'string' ? data['reason'] : undefined;
+  if (reason !== undefined) other.push(reason);
+  const noise = (text: string): boolean => /must match (exactly one|a) schema|must be (array|object)$/.test(text);
+  return { fields, other: Object.keys(fields).length > 0 ? other.filter((t) => !noise(t)) : other };
+}

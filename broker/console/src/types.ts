@@ -33,6 +33,8 @@ export interface InflightEvent {
   readonly calls: readonly ClusterCall[];
   readonly gateway: readonly GatewayCall[];
   readonly error?: string;
+  /** performance.now() when the page read it (set by the page, not sent). */
+  readonly receivedAt?: number;
 }
 
 export type OutcomeState = 'done' | 'failed' | 'cancelled' | 'expired';

@@ -1,4 +1,4 @@
-import { formFor, paramsFrom } from '../src/schema';
+import { formFor, paramsFrom, paramsProblems } from '../src/schema';
 
 const pairOrNamed = { oneOf: [{ type: 'array', items: { type: 'number' }, minItems: 2, maxItems: 2 }, { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] }] };
 
@@ -33,4 +33,16 @@ test('no params, enums, defaults and nested values', () => {
   const model = formFor({ type: 'object', properties: { mode: { enum: ['fast', 1] }, n: { type: 'integer', default: 3 }, opts: { type: 'object' } } });
   expect(model).toMatchObject({ shape: 'by-name', fields: [{ name: 'mode', kind: 'enum', options: ['fast', 1] }, { name: 'n', initial: '3' }, { name: 'opts', kind: 'json' }] });
   expect(paramsFrom(model, { mode: '1', opts: '{"x": [1]}' })).toEqual({ ok: true, params: { mode: 1, n: 3, opts: { x: [1] } } });
+});
+
+test('a -32602 is mapped onto the form\'s fields, without the oneOf noise', () => {
+  const model = formFor(pairOrNamed);
+  const data = [
+    { path: '', keyword: 'type', message: 'must be array' },
+    { path: '/a', keyword: 'type', message: 'must be number' },
+    { path: '', keyword: 'oneOf', message: 'must match exactly one schema in oneOf' },
+  ];
+  expect(paramsProblems(model, data)).toEqual({ fields: { a: 'a must be number' }, other: [] });
+  expect(paramsProblems(formFor({ type: 'array', items: [{ type: 'number' }, { type: 'number' }] }), [{ path: '/1', message: 'must be number' }])).toEqual({ fields: { '#2': '#2 must be number' }, other: [] });
+  expect(paramsProblems(model, { reason: 'a and b must differ' })).toEqual({ fields: {}, other: ['a and b must differ'] });
 });

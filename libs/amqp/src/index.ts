@@ -88,7 +88,7 @@ export { type Announcement, type AnnounceMessage, type WithdrawMessage, type Ann
 export { type AnnounceNowRequest, parseAnnounceNow } from './discovery/announce-now';
 export { announcementSchema, announceNowSchema, protocolSchemaFiles, protocolVersion, jsonSchemaDraft } from './wire/protocol-schemas';
 export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type RegistryOptions } from './discovery/registry';
-export { readServiceEnv, positiveIntFromEnv, opsFromEnv, type ServiceEnv, type OpsEnv, type Env } from './runtime/service-env';
+export { asUser, readServiceEnv, positiveIntFromEnv, opsFromEnv, type ServiceEnv, type OpsEnv, type Env } from './runtime/service-env';
 export { startOpsServer, defaultOpsHost, type OpsServer, type OpsServerOptions, type OpsAnswer } from './runtime/ops-server';
 export { shutdownHandler, type ShutdownHandler, type ShutdownOptions } from './runtime/shutdown';
 export { runServiceMain, type MainProcess, type RunningService, type ServiceMainOptions } from './runtime/service-main';
@@ -98,4 +98,4 @@ export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, ty
 export { MemoryBroker, type MemoryBrokerOptions } from './transport/memory/broker';
 export { MemoryConnection, MemoryModel } from './transport/memory/connection';
 export { MemoryChannel } from './transport/memory/channel';
-export { MemoryChannelError, MemoryIllegalOperationError, type ChannelErrorCode } from './transport/memory/errors';
+export { MemoryChannelError, MemoryConnectionError, MemoryIllegalOperationError, type ChannelErrorCode } from './transport/memory/errors';

@@ -5,7 +5,7 @@ import { describeInstance } from '../src/runtime/describe';
 import { resolveServiceOptions } from '../src/runtime/service-options';
 
 const base = {
-  v: 1, type: 'announce', service: 'svc', instanceId: 'i1', startedAt: 1, intervalMs: 10_000, methods: [], notifications: [], instanceNotifications: [], metadata: {}, running: 0,
+  v: 1, type: 'announce', service: 'svc', instanceId: 'i1', startedAt: 1, intervalMs: 10_000, methods: [], notifications: [], instanceNotifications: [], metadata: {}, running: 0, consuming: true,
 };
 const bytes = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 const announce = (extra: Record<string, unknown> = {}): Buffer => bytes({ ...base, ...extra });
@@ -21,9 +21,15 @@ describe('parseAnnouncement', () => {
   });
 
   it('fills in the optional fields and leaves out unknown ones', () => {
-    const { instanceNotifications: _i, metadata: _m, running: _r, ...minimal } = base;
+    const { instanceNotifications: _i, metadata: _m, running: _r, consuming: _c, ...minimal } = base;
     const parsed = parseAnnouncement(bytes({ ...minimal, methods: [{ name: 'm', future: 1 }], future: { x: 1 } }));
     expect(parsed).toEqual({ ok: true, announcement: { ...base, methods: [{ name: 'm' }], durable: false, queueType: 'classic' } });
+  });
+
+  it('reads consuming: false (an instance whose consumers RabbitMQ cancelled, re-subscribing)', () => {
+    const parsed = parseAnnouncement(announce({ consuming: false }));
+    expect(parsed).toMatchObject({ ok: true, announcement: { consuming: false } });
+    expect(refused(parseAnnouncement(announce({ consuming: 'no' })))).toBe('schema');
   });
 
   it('reads a withdrawal', () => {

@@ -19,3 +19,34 @@ it.each([
   expect(info.firstDelivery).toBe(first);
   expect(info.attempt).toBe(attempt);
 });
+
+// x-warren-deadline's AMQP types (docs/protocol.md, "Deadlines"), in the form amqplib decodes each.
+describe('the deadline header', () => {
+  const deadlineOf = (value: unknown): number | undefined => {
+    const info = readDelivery(message(false, { [Header.deadline]: value }), 30_000, 1_000);
+    return info.hasDeadlineHeader ? info.deadline : undefined;
+  };
+  it.each([
+    ['an integer (b B s u I i l: a number)', 1_764_000_000_000, 1_764_000_000_000],
+    ['a float (f d)', 1_764_000_000_000.5, 1_764_000_000_000.5],
+    ['a bigint', 1_764_000_000_000n, 1_764_000_000_000],
+    ['a decimal (D)', { '!': 'decimal', value: { places: 2, digits: 123_456 } }, 1234.56],
+    ['a string of digits', '1764000000000', 1_764_000_000_000],
+  ])('reads %s', (_name, value, expected) => {
+    expect(deadlineOf(value)).toBe(expected);
+  });
+  it.each([
+    ['a timestamp (T: seconds in AMQP)', { '!': 'timestamp', value: 1_764_000_000 }],
+    ['"1e3"', '1e3'],
+    ['"0x10"', '0x10'],
+    ['"-5"', '-5'],
+    ['" 7" (whitespace)', ' 7'],
+    ['"1.5"', '1.5'],
+    ['a boolean', true],
+    ['a table', { a: 1 }],
+    ['NaN', Number.NaN],
+  ])('ignores %s: the default deadline applies', (_name, value) => {
+    expect(deadlineOf(value)).toBeUndefined();
+    expect(readDelivery(message(false, { [Header.deadline]: value }), 30_000, 1_000).deadline).toBe(31_000);
+  });
+});

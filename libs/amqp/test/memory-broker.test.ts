@@ -17,7 +17,7 @@ describe('MemoryBroker: routing, confirms, returns', () => {
     await ch.assertExchange('d', 'direct', { durable: false });
     await ch.assertExchange('t', 'topic', { durable: false });
     await ch.assertExchange('f', 'fanout', { durable: false });
-    for (const q of ['q1', 'q2', 'q3']) await ch.assertQueue(q, { durable: false });
+    for (const q of ['q1', 'q2', 'q3']) await ch.assertQueue(q, {});
     await ch.bindQueue('q1', 'd', 'add');
     await ch.bindQueue('q2', 't', 'a.*.c');
     await ch.bindQueue('q3', 't', 'a.#');
@@ -84,13 +84,13 @@ describe('MemoryBroker: routing, confirms, returns', () => {
   it('refuses a redeclare with different arguments (406)', async () => {
     const ch = await channel();
     ch.on('error', () => undefined);
-    await ch.assertQueue('q', { durable: false, arguments: { 'x-expires': 1000 } });
-    await expect(ch.assertQueue('q', { durable: false, arguments: { 'x-expires': 2000 } })).rejects.toMatchObject({ code: 406 });
+    await ch.assertQueue('q', { arguments: { 'x-expires': 1000 } });
+    await expect(ch.assertQueue('q', { arguments: { 'x-expires': 2000 } })).rejects.toMatchObject({ code: 406 });
   });
 
   it('delivers asynchronously, with its own copy of content and headers', async () => {
     const ch = await channel();
-    await ch.assertQueue('q', { durable: false });
+    await ch.assertQueue('q', {});
     const { got } = await collect(ch, 'q', { noAck: true });
     const headers: Record<string, unknown> = { a: 1, nested: { b: [1, 2] } };
     const body = Buffer.from('hello');
@@ -113,7 +113,7 @@ describe('MemoryBroker: consumers, acks and gets', () => {
   beforeEach(async () => {
     bus = new MemoryBroker();
     ch = await (bus.connect().model as NonNullable<ReturnType<MemoryBroker['connect']>['model']>).createChannel();
-    await ch.assertQueue('q', { durable: false });
+    await ch.assertQueue('q', {});
   });
   afterEach(() => bus.close());
 
@@ -233,8 +233,8 @@ describe('MemoryBroker: time (fake timers)', () => {
 
   it('expires per-message and x-message-ttl messages, dead-lettering them with x-death (a retry delay queue)', async () => {
     const ch = await channel();
-    await ch.assertQueue('work', { durable: false });
-    await ch.assertQueue('work.retry.500', { durable: false, arguments: { 'x-message-ttl': 500, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'work' } });
+    await ch.assertQueue('work', {});
+    await ch.assertQueue('work.retry.500', { arguments: { 'x-message-ttl': 500, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'work' } });
     ch.publish('', 'work.retry.500', Buffer.from('again'), { expiration: '2000', headers: { keep: 1 } });
     await settle();
     await jest.advanceTimersByTimeAsync(499);
@@ -248,7 +248,7 @@ describe('MemoryBroker: time (fake timers)', () => {
 
   it('drops a message past its expiration without a dead-letter exchange', async () => {
     const ch = await channel();
-    await ch.assertQueue('q', { durable: false });
+    await ch.assertQueue('q', {});
     ch.publish('', 'q', Buffer.from('x'), { expiration: 100 });
     await settle();
     await jest.advanceTimersByTimeAsync(150);
@@ -257,7 +257,7 @@ describe('MemoryBroker: time (fake timers)', () => {
 
   it('deletes a queue unused for x-expires, but not while it has a consumer', async () => {
     const ch = await channel();
-    await ch.assertQueue('reply', { durable: false, arguments: { 'x-expires': 1000 } });
+    await ch.assertQueue('reply', { arguments: { 'x-expires': 1000 } });
     const c = await collect(ch, 'reply');
     await jest.advanceTimersByTimeAsync(5000);
     expect(bus.queue('reply')).toBeDefined();
@@ -271,9 +271,9 @@ describe('MemoryBroker: time (fake timers)', () => {
   it('dead-letters the oldest past x-max-length, and a rejected message, to the dead-letter exchange', async () => {
     const ch = await channel();
     await ch.assertExchange('dlx', 'direct', { durable: false });
-    await ch.assertQueue('dead', { durable: false });
+    await ch.assertQueue('dead', {});
     await ch.bindQueue('dead', 'dlx', 'svc');
-    await ch.assertQueue('bounded', { durable: false, arguments: { 'x-max-length': 2, 'x-dead-letter-exchange': 'dlx', 'x-dead-letter-routing-key': 'svc' } });
+    await ch.assertQueue('bounded', { arguments: { 'x-max-length': 2, 'x-dead-letter-exchange': 'dlx', 'x-dead-letter-routing-key': 'svc' } });
     for (const b of ['1', '2', '3']) ch.publish('', 'bounded', Buffer.from(b));
     await settle();
     expect(bus.queue('bounded')?.messageCount).toBe(2);
@@ -286,7 +286,7 @@ describe('MemoryBroker: time (fake timers)', () => {
 
   it('counts quorum redeliveries in x-delivery-count and dead-letters past x-delivery-limit', async () => {
     const ch = await channel();
-    await ch.assertQueue('dead', { durable: false });
+    await ch.assertQueue('dead', {});
     await ch.assertQueue('qq', { arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': 1, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': 'dead' } });
     ch.publish('', 'qq', Buffer.from('p'));
     const first = await ch.get('qq');

@@ -4,10 +4,11 @@ import type { Abortable } from './abortable';
  * Isolation of suspect calls on one service instance. A suspect is a call
  * whose previous worker died (or stopped renewing its lease) while running
  * it: it may be what killed that worker. A crash is charged, as an attempt,
- * to every call its worker had started, so a suspect runs alone here: one
- * suspect at a time, once everything else running on this instance has
- * ended, and with new work held back (not claimed, so not charged) until it
- * is done. A crash during a suspect's run is then its own.
+ * to every call its worker had started, so a suspect the tracker wants alone
+ * (in @warren/inflight: from its second crash on, or at its last attempt)
+ * runs alone here: one such suspect at a time, once everything else running
+ * on this instance has ended, and with new work held back (not claimed, so
+ * not charged) until it is done. A crash during its run is then its own.
  *
  * The tracker claims calls through {@link Isolation.enter} and takes a suspect
  * over only inside {@link Isolation.alone}; the runtime counts untracked work

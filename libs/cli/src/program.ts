@@ -3,6 +3,7 @@ import { benchCommand } from './commands/bench';
 import { batchCommand, callCommand, notifyCommand, reportError } from './commands/call';
 import { dlqListCommand, dlqPurgeCommand, dlqReplayCommand, dlqShowCommand } from './commands/dlq';
 import { cancelCommand, inflightCommand, statusCommand } from './commands/inflight';
+import { permissionsCommand } from './commands/permissions';
 import { servicesCommand } from './commands/services';
 import { ExitCode, type ExitCodeValue } from './errors';
 import { wantColor } from './format';
@@ -196,6 +197,18 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .description("empty a service's dead-letter queue")
     .argument('<service>', 'service whose dead-letter queue to empty')
     .action(act((s, service: string) => dlqPurgeCommand(s, service)));
+
+  program
+    .command('permissions')
+    .description("print the rabbitmqctl set_permissions line for one RabbitMQ user per process (docs/security.md); changes nothing")
+    .argument('<user>', 'the RabbitMQ user (also the start of its reply queues: AMQP_USER_ID / clientIdPrefix)')
+    .option('--vhost <vhost>', 'virtual host', '/')
+    .option('-s, --service <name>', 'the user runs this service: its own queues, replies')
+    .option('--discovery', 'the user listens to announcements (the broker, warren services)')
+    .option('--dead-letters', "the user lists, replays and purges every service's dead letters (the broker)")
+    .option('--prefix <prefix>', 'start of its reply queue names, if not the user name')
+    .addHelpText('after', '\nExamples:\n  warren permissions calculator --service calculator\n  warren permissions warren-broker --service warren-broker --discovery --dead-letters\n  warren permissions web')
+    .action(act((s, user: string, flags: { vhost: string; service?: string; discovery?: boolean; deadLetters?: boolean; prefix?: string }) => permissionsCommand(s, user, flags)));
 
   program
     .command('bench')

@@ -103,6 +103,8 @@ export class Session {
       return await connectClient({
         connection,
         namespace: this.settings.namespace,
+        // Run as a RabbitMQ user of its own (docs/security.md): reply queues its permissions allow.
+        ...(this.io.env['AMQP_USER_ID'] ? { clientIdPrefix: this.io.env['AMQP_USER_ID'] } : {}),
         ...(options.persistent === undefined ? {} : { persistent: options.persistent }),
         ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
       });

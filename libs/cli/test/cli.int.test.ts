@@ -199,6 +199,25 @@ describe('warren inflight, status and cancel', () => {
     expect(JSON.parse((await warren(['--json', 'status', 'never.seen'])).stdout)).toMatchObject({ state: 'unknown' });
   }, 40_000);
 
+  it('cancels a call running on an untracked worker, and does not call it "not started"', async () => {
+    const started: string[] = [];
+    const untracked = await startService({
+      urls: amqpUrl(), namespace: ns.namespace, name: ns.service('untracked'), announceIntervalMs: 3_600_000,
+      methods: { 'untracked.wait': { handler: (_p, ctx) => new Promise((resolve) => {
+        started.push(ctx.callId);
+        ctx.signal.addEventListener('abort', () => resolve('stopped'), { once: true });
+      }) } },
+    });
+    td.add(() => untracked.close());
+    const callId = client.nextCallId();
+    const call = client.call('untracked.wait', [], { timeoutMs: 20_000 }).catch((e: unknown) => e);
+    await waitFor(() => started.includes(callId), { message: 'the untracked handler started' });
+    const cancel = await warren(['cancel', callId]);
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toBe(`cancelled ${callId}: no tracked worker runs it; a worker running it untracked was told on RabbitMQ to stop, and one that takes it later answers Cancelled without running it\n`);
+    expect(await call).toBeInstanceOf(CancelledError);
+  }, 30_000);
+
   it('prints the call id with --show-id so a call can be looked up and cancelled from another shell', async () => {
     const r = await warren(['call', 'report.render', '{"size":1}', '--show-id', '--persistent']);
     expect(r.code).toBe(0);

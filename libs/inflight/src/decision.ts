@@ -27,8 +27,9 @@ export type ClaimReply =
   /** Every allowed attempt's worker died: answer WorkerLost and dead-letter it. */
   | { readonly kind: 'dead'; readonly attempts: number; readonly lastOwner: string | undefined }
   /**
-   * Its owner's lease ran out (the worker died, or stalled past its lease): a suspect, taken over only by
-   * a claim made in isolation. Nothing was changed. `attempts`: runs charged so far.
+   * Its owner's lease ran out (the worker died, or stalled past its lease) and the call is past its crowd
+   * takeover (takeover.ts): a suspect, taken over only by a claim made in isolation. Nothing was changed.
+   * `attempts`: runs charged so far.
    */
   | { readonly kind: 'expired'; readonly lastOwner: string | undefined; readonly attempts: number }
   /**

@@ -25,7 +25,7 @@ export interface TrackerHealth {
   readonly waited: number;
   /** Calls taken over from a worker whose lease ran out. */
   readonly takeovers: number;
-  /** Of those, the ones taken over alone in this worker's suspect lane (all of them, when the tracker runs in a Warren service). */
+  /** Of those, the ones taken over alone in this worker's suspect lane (a call's second takeover, or one at its last attempt: takeover.ts). */
   readonly isolated: number;
   /** Calls whose worker was lost sent to wait in a delay queue before their next attempt (their method's retry policy). */
   readonly delayedAfterLoss: number;

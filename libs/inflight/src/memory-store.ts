@@ -1,8 +1,9 @@
 import {
-  parseClaimReply, parseRecord, parseWorkersReply, queuedRecord, recordFields, recordSeparator, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
+  parseRecord, parseWorkersReply, queuedRecord, recordSeparator, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
 } from './decision';
 import { minTtlMs } from './keys';
-import type { CancelReply, ClaimArgs, FinishArgs, TrackerStore, ViewStore } from './store';
+import { at, claimTransition, fields, join, put, stateName } from './memory-record';
+import type { CancelReply, ClaimArgs, FinishArgs, TrackerStore, ViewStore } from './store-port';
 
 /**
  * The in-flight store in memory, for embedded mode (one process: the broker and every service in
@@ -43,66 +44,11 @@ export class MemoryInflightStore {
 
   /** @internal */ claim(callId: string, a: ClaimArgs): ClaimReply {
     const now = this.write();
-    const fresh = fields({ state: 'R', startedAt: String(now), lease: String(now + a.leaseMs), worker: a.worker, token: a.token, attempt: String(a.attempt), meta: a.meta });
-    const f = this.get(this.records, callId)?.split(recordSeparator);
-    if (f === undefined) {
-      this.set(this.records, callId, join(fresh), a.runningTtlMs, now);
-      return parseClaimReply(a.attempt);
-    }
-    const state = at(f, 'state');
-    if (at(f, 'result') !== '' || state === 'D' || state === 'F' || state === 'E') return parseClaimReply(['stored', at(f, 'result'), at(f, 'code'), stateName[state] ?? state, at(f, 'meta')]);
-    // Cancelled before it was claimed, and its handler started already: the run is recorded, marked cancelled.
-    const runsCancelled = (): ClaimReply => {
-      put(fresh, 'attempt', String((Number(at(f, 'attempt')) || 0) + 1));
-      put(fresh, 'cancel', '1');
-      this.set(this.records, callId, join(fresh), a.runningTtlMs, now);
-      return parseClaimReply(['cancelled']);
-    };
-    if (state === 'C') {
-      if (a.running === true && !a.takeover) return runsCancelled();
-      put(f, 'meta', a.meta);
-      this.set(this.records, callId, join(f), a.finishedTtlMs, now);
-      return parseClaimReply(['cancelled']);
-    }
-    const lease = Number(at(f, 'lease'));
-    if (state === 'R' && at(f, 'lease') !== '' && lease > now) return parseClaimReply(['busy', at(f, 'worker'), lease - now]);
-    // Waited out a delay after its worker was lost: still a suspect.
-    const lost = state === 'W' && at(f, 'token') === 'lost';
-    put(f, 'lease', '');
-    put(f, 'token', '');
-    put(f, 'finishedAt', String(now));
-    if (at(f, 'cancel') === '1') {
-      if (a.running === true && !a.takeover) return runsCancelled();
-      put(f, 'state', 'C');
-      this.set(this.records, callId, join(f), a.finishedTtlMs, now);
-      return parseClaimReply(['cancelled']);
-    }
-    const next = (Number(at(f, 'attempt')) || 0) + 1;
-    if (next > a.maxAttempts) {
-      put(f, 'state', 'F');
-      put(f, 'code', String(a.workerLostCode));
-      this.set(this.records, callId, join(f), a.finishedTtlMs, now);
-      return parseClaimReply(['dead', next - 1, at(f, 'worker')]);
-    }
-    // Queued, or a retry's next attempt: nobody died, so no previous owner.
-    if (state !== 'R' && !lost) {
-      put(fresh, 'attempt', String(next));
-      this.set(this.records, callId, join(fresh), a.runningTtlMs, now);
-      return parseClaimReply(['run', next, '']);
-    }
-    const wait = state === 'R' ? retryWait(a.retry, next - 1, now) : undefined;
-    if (wait !== undefined) {
-      put(f, 'state', 'W');
-      put(f, 'lease', String(now + wait));
-      put(f, 'token', 'lost');
-      put(f, 'finishedAt', '');
-      this.keep(callId, join(f));
-      return parseClaimReply(['retry', next, wait, now + wait, at(f, 'worker')]);
-    }
-    if (!a.takeover) return parseClaimReply(['expired', at(f, 'worker'), next - 1]);
-    put(fresh, 'attempt', String(next));
-    this.set(this.records, callId, join(fresh), a.runningTtlMs, now);
-    return parseClaimReply(['run', next, at(f, 'worker')]);
+    const { reply, write } = claimTransition(this.get(this.records, callId), a, now);
+    if (write === undefined) return reply;
+    if (write.ttlMs === 'keep') this.keep(callId, write.value);
+    else this.set(this.records, callId, write.value, write.ttlMs, now);
+    return reply;
   }
 
   /** @internal retryingAdd: lists a call waiting in a delay queue until its deadline, dropping the entries past theirs. */
@@ -343,20 +289,6 @@ interface Entry<T> {
   value: T;
   expiresAt: number;
 }
-
-type Field = (typeof recordFields)[number];
-const index = Object.fromEntries(recordFields.map((name, i) => [name, i])) as Record<Field, number>;
-const at = (f: readonly string[], name: Field): string => f[index[name]] ?? '';
-const put = (f: string[], name: Field, value: string): void => void (f[index[name]] = value);
-const fields = (given: Partial<Record<Field, string>>): string[] => recordFields.map((name) => given[name] ?? '');
-const join = (f: readonly string[]): string => f.join(recordSeparator);
-
-/** The wait before attempt `failed` + 1 under a retry policy, if it ends before the deadline (the claim script's retryWait). */
-function retryWait(retry: ClaimArgs['retry'], failed: number, now: number): number | undefined {
-  const wait = retry?.delaysMs[failed - 1];
-  return retry !== undefined && wait !== undefined && now + wait < retry.deadline ? wait : undefined;
-}
-const stateName: Readonly<Record<string, string>> = { R: 'running', Q: 'queued', W: 'retrying', D: 'done', F: 'failed', C: 'cancelled', E: 'expired' };
 
 /**
  * One tracker's or view's connection to a {@link MemoryInflightStore}: the {@link TrackerStore}

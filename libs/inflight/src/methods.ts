@@ -37,10 +37,15 @@ function callIdOf(params: unknown): string {
  * await startService({ urls, name: 'inflight', methods: inflightMethods(view), notifications: inflightNotifications(view) });
  */
 export function inflightMethods(view: InflightView, options: { readonly cancelOnWire?: (callId: string) => Promise<void> } = {}): Record<string, MethodDefinition<unknown, JsonValue>> {
-  // Told on RabbitMQ too (NS.cancel), so a worker that does not track calls in Redis (another language) stops as well.
-  const cancel = (callId: string): Promise<CancelOutcome> => {
-    void options.cancelOnWire?.(callId).catch(() => undefined);
-    return view.cancel(callId);
+  // Told on RabbitMQ too (NS.cancel), so a worker that does not track calls in Redis (another language) stops as well;
+  // but only once the store holds the cancel: a worker hearing the wire first would store `cancelled` itself, and this
+  // cancel would then read as someone else's (`already-cancelled`). A store failure still lets the wire cancel go.
+  const cancel = async (callId: string): Promise<CancelOutcome> => {
+    try {
+      return await view.cancel(callId);
+    } finally {
+      void options.cancelOnWire?.(callId).catch(() => undefined);
+    }
   };
   return {
     'inflight.list': { description: 'Calls running now, cluster-wide.', params: serviceSchema, handler: (p) => wire(() => view.list(p as { service?: string })) },

@@ -52,6 +52,11 @@ export interface TrackerOptions extends StoreOptions {
   /** While another live worker runs the same call, how often to look for its result. @default 100 */
   readonly waitPollMs?: number;
   /**
+   * A takeover (a call whose worker died) with less than this left before its deadline is not started: the
+   * call is recorded expired and answered DeadlineExceeded (-32001) at once. @default 1000
+   */
+  readonly takeoverMinMs?: number;
+  /**
    * Fail calls with ServiceUnavailableError (-32002, the handler not run)
    * while Redis is unavailable, instead of running them untracked. @default false
    */
@@ -88,6 +93,7 @@ export const trackerDefaults = {
   resultTtlMs: 300_000,
   graceMs: 60_000,
   waitPollMs: 100,
+  takeoverMinMs: 1000,
   requireTracking: false,
   connectTimeoutMs: 2000,
   awaitClaim: 'redeliveries',
@@ -118,6 +124,7 @@ export function resolveTrackerOptions(options: TrackerOptions = {}): ResolvedTra
     resultTtlMs: options.resultTtlMs ?? trackerDefaults.resultTtlMs,
     graceMs: options.graceMs ?? trackerDefaults.graceMs,
     waitPollMs: options.waitPollMs ?? trackerDefaults.waitPollMs,
+    takeoverMinMs: options.takeoverMinMs ?? trackerDefaults.takeoverMinMs,
     requireTracking: options.requireTracking ?? trackerDefaults.requireTracking,
     connectTimeoutMs: options.connectTimeoutMs ?? trackerDefaults.connectTimeoutMs,
     awaitClaim: options.awaitClaim ?? trackerDefaults.awaitClaim,
@@ -125,7 +132,7 @@ export function resolveTrackerOptions(options: TrackerOptions = {}): ResolvedTra
   };
   assertKeyPrefix(resolved.keyPrefix);
   if (resolved.awaitClaim !== 'redeliveries' && resolved.awaitClaim !== 'always') throw new RangeError(`TrackerOptions.awaitClaim must be 'redeliveries' or 'always', got ${String(resolved.awaitClaim)}`);
-  positive('TrackerOptions', resolved, ['commandTimeoutMs', 'leaseMs', 'heartbeatMs', 'maxAttempts', 'resultTtlMs', 'graceMs', 'waitPollMs', 'connectTimeoutMs']);
+  positive('TrackerOptions', resolved, ['commandTimeoutMs', 'leaseMs', 'heartbeatMs', 'maxAttempts', 'resultTtlMs', 'graceMs', 'waitPollMs', 'takeoverMinMs', 'connectTimeoutMs']);
   if (resolved.heartbeatMs * 3 > resolved.leaseMs) {
     throw new RangeError(`TrackerOptions.heartbeatMs must be at most leaseMs / 3 (so a lease is renewed before it runs out), got ${resolved.heartbeatMs} with leaseMs ${resolved.leaseMs}`);
   }

@@ -17,6 +17,8 @@
  * the rest; JSON text never holds a raw U+001F, and meta is checked not to.
  */
 
+import { lateTakeoverCode, takeoverRuleLua } from './takeover';
+
 const now = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
@@ -44,7 +46,8 @@ local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'fai
  * claim(call1..callN; worker, leaseMs, maxAttempts, workerLostCode,
  *   then per call: owner (worker, token, attempt, cancel, meta: fields 4 to 8, joined), runningTtlMs, finishedTtlMs,
  *   mode ('1': a takeover, this claim runs alone in the worker's suspect lane; 'r': the handler runs
- *   already, a first delivery started once its claim was written; '0': neither),
+ *   already, a first delivery started once its claim was written; 'l': too little time is left before
+ *   the deadline for a takeover to start; '0': none of these),
  *   retry ('' or "deadline wait1 wait2 ...": the method's retry policy, the wait after each failed attempt))
  * → 0: every call claimed fresh (the common case, kept small)
  *   | one reply per call: 0 (claimed fresh) | {'run', attempt, previousOwner}
@@ -57,9 +60,12 @@ local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'fai
  *
  * Attempts count the runs that started on a worker that then died (or gave the
  * call back). A call whose owner's lease ran out is a suspect: it may be what
- * killed that worker. Only a claim made in isolation (mode '1') takes it
- * over, at attempt + 1; any other claim gets `expired` and changes nothing, so
- * the calls that merely waited beside a suspect are never charged for its crash.
+ * killed that worker. Any claim takes it over, at attempt + 1, in the crowd,
+ * the first time (takeover.ts); its second takeover, or one at its last
+ * allowed attempt, only a claim made in isolation (mode '1') makes: any other
+ * claim gets `expired` and changes nothing, so a call is never dead-lettered
+ * for a crash it only stood beside. A takeover with too little time left
+ * (mode 'l') is not made: the call is recorded expired (DeadlineExceeded).
  * A call given back (queued again by a graceful shutdown) is no suspect: any
  * claim takes it, with no previous owner.
  *
@@ -77,6 +83,7 @@ local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'fai
 const claim = `${now}
 ${fields}
 local leaseMs, maxAttempts, lostCode = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+${takeoverRuleLua}
 local head = 'R' .. S .. now .. S .. (now + leaseMs) .. S
 -- The wait before attempt failed + 1 under a retry spec ("deadline wait1 wait2 ..."), if it ends before the deadline.
 local function retryWait(spec, failed)
@@ -133,6 +140,11 @@ local function existing(key, fresh, runningTtl, finishedTtl, mode, retry)
     redis.call('SET', key, encode(mine), 'PX', runningTtl)
     return {'run', next, ''}
   end
+  if mode == 'l' then
+    f[1], f[9] = 'E', '${lateTakeoverCode}'
+    redis.call('SET', key, encode(f), 'PX', finishedTtl)
+    return {'stored', '', f[9], 'expired', f[8]}
+  end
   if state == 'R' then
     local wait = retryWait(retry, next - 1)
     if wait then
@@ -141,7 +153,7 @@ local function existing(key, fresh, runningTtl, finishedTtl, mode, retry)
       return {'retry', next, wait, now + wait, f[4]}
     end
   end
-  if mode ~= '1' then return {'expired', f[4], next - 1} end
+  if mode ~= '1' and takeoverAlone(next) then return {'expired', f[4], next - 1} end
   mine[6] = next
   redis.call('SET', key, encode(mine), 'PX', runningTtl)
   return {'run', next, f[4]}

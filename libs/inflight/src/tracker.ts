@@ -1,5 +1,5 @@
 import {
-  outcomeOf, type Abortable, type CallTracker, type EffectLedger, type EffectStart, type Executed, type Isolation, type Progress, type RunInfo, type RunningCall,
+  outcomeOf, type Abortable, type CallTracker, type EffectStart, type Executed, type Isolation, type Progress, type RunInfo, type RunningCall,
   type TrackedOutcome, type TrackingReport,
 } from '@warren/calls';
 import {
@@ -14,58 +14,8 @@ import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions
 import { sleep } from './sleep';
 import { RedisStore, type TrackerStore } from './store';
 import { effectMark, parseEffectStart } from './effects';
-
-/** A call this instance claimed and runs. */
-interface Claim {
-  readonly call: RunningCall;
-  readonly token: string;
-  readonly controller: Abortable;
-  renewedAt: number;
-  /** `finish` was called: release needs no script. */
-  finished: boolean;
-  /** Another worker took the call over while it still ran here. */
-  lost: boolean;
-  /** Gives back its place in the suspect lane: leaves it, or ends its turn alone. */
-  readonly free: () => void;
-}
-
-/** What a run decision asks of its tracker. */
-interface RunOwner {
-  release(claim: Claim): void;
-  effectStart(claim: Claim, name: string): Promise<EffectStart>;
-  effectComplete(claim: Claim, name: string, json: string): Promise<void>;
-  effectForget(claim: Claim, name: string): Promise<void>;
-}
-
-/**
- * The decision to run a claimed call, and the ledger of its `ctx.once`
- * effects. A class, so that its methods are on the prototype rather than
- * closures made for every call.
- */
-class RunDecision implements EffectLedger {
-  readonly action = 'run';
-  constructor(readonly attempt: number, private readonly claim: Claim, private readonly owner: RunOwner) {}
-
-  get effects(): EffectLedger {
-    return this;
-  }
-
-  release(): void {
-    this.owner.release(this.claim);
-  }
-
-  start(name: string): Promise<EffectStart> {
-    return this.owner.effectStart(this.claim, name);
-  }
-
-  complete(name: string, json: string): Promise<void> {
-    return this.owner.effectComplete(this.claim, name, json);
-  }
-
-  forget(name: string): Promise<void> {
-    return this.owner.effectForget(this.claim, name);
-  }
-}
+import { RunDecision, type Claim, type RunOwner } from './run-decision';
+import { tooLateToTakeOver } from './takeover';
 
 /** What to do with a delivered request, decided before its handler runs (the first half of {@link RedisCallTracker.run}). */
 export type Decision =
@@ -133,7 +83,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
    */
   private marksOverflowUntil = 0;
   private instance: Instance | undefined;
-  /** The service's suspect lane: every claim goes through it, and a suspect is taken over only alone in it. */
+  /** The service's suspect lane: every claim goes through it, and a suspect past its crowd takeover (takeover.ts) is taken over only alone in it. */
   private lane: Isolation = noIsolation;
   private readonly leaveLane = (): void => this.lane.leave();
   private timer: NodeJS.Timeout | undefined;
@@ -356,7 +306,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   /**
    * Its worker was lost and its method has a retry policy: the claim script marked it retrying (still
    * a suspect) rather than taking it over; the runtime sends it to the delay queue, and when it comes
-   * back it is taken over alone, like any suspect.
+   * back it is taken over like any suspect (in the crowd or alone, takeover.ts).
    */
   private delayed(call: RunningCall, reply: Extract<ClaimReply, { kind: 'retry' }>): Promise<Decision> {
     this.status.count('delayedAfterLoss');
@@ -398,8 +348,9 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   }
 
   /**
-   * A suspect (its owner's lease ran out: that worker died, maybe of this call): take it over only
-   * alone in the lane, so that if it kills this worker too, no other call here is charged for it.
+   * A suspect past its crowd takeover (its owner's lease ran out again, or this is its last attempt,
+   * takeover.ts): take it over only alone in the lane, so that if it kills this worker too, no other
+   * call here is charged for it.
    */
   private async isolate(call: RunningCall, controller: Abortable, token: string, waited: boolean): Promise<Decision> {
     const end = await this.lane.alone(controller);
@@ -435,6 +386,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
       workerLostCode: ErrorCode.WorkerLost,
       takeover,
       running,
+      late: !running && tooLateToTakeOver(call.deadline, now, this.o.takeoverMinMs),
       ...(call.retryDelaysMs === undefined ? {} : { retry: { deadline: call.deadline, delaysMs: call.retryDelaysMs } }),
     };
     return attempt(() => this.store.claim(call.callId, args)).catch((err: unknown) => {
@@ -478,7 +430,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     this.status.count('tracked');
     if (previousOwner !== undefined) {
       this.status.count('takeovers');
-      this.log.info({ callId: call.callId, method: call.method, attempt, previousOwner }, 'took over, alone, a call whose worker stopped renewing its lease');
+      this.log.info({ callId: call.callId, method: call.method, attempt, previousOwner }, 'took over a call whose worker stopped renewing its lease');
     }
     if (this.earlyCancels.delete(call.callId)) this.abort(claim);
     return new RunDecision(attempt, claim, this);

@@ -1,7 +1,8 @@
 // The memory store against the Lua scripts: random sequences of the same operations on the same
 // call ids, run on a RedisStore and on a MemoryInflightStore handle, give the same replies and leave
-// the same records (times aside: the two clocks read at different moments). Leases are long here,
-// so no lease runs out mid-sequence; the lease paths are in memory-store.test.ts.
+// the same records (times aside: the two clocks read at different moments). A claim's lease is either
+// long (it never runs out mid-sequence) or 0 (it has run out by the next operation, on both clocks), so
+// takeovers in the crowd and alone, and late ones, are compared too; renewals are long.
 import fc from 'fast-check';
 import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
@@ -25,7 +26,7 @@ beforeAll(async () => {
 afterAll(() => td.run());
 
 type Op =
-  | { readonly op: 'claim'; readonly call: number; readonly worker: number; readonly takeover: boolean; readonly running: boolean; readonly maxAttempts: number }
+  | { readonly op: 'claim'; readonly call: number; readonly worker: number; readonly takeover: boolean; readonly running: boolean; readonly late: boolean; readonly maxAttempts: number; readonly leaseMs: number }
   | { readonly op: 'finish'; readonly call: number; readonly state: 'done' | 'failed' | 'cancelled' | 'expired'; readonly unclaimed: boolean }
   | { readonly op: 'release' | 'renew' | 'retrying' | 'progress'; readonly call: number; readonly worker: number }
   | { readonly op: 'cancel' | 'markQueued' | 'status'; readonly call: number }
@@ -34,7 +35,7 @@ type Op =
 const call = fc.integer({ min: 0, max: 2 });
 const worker = fc.integer({ min: 0, max: 2 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ op: fc.constant('claim' as const), call, worker, takeover: fc.boolean(), running: fc.boolean(), maxAttempts: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ op: fc.constant('claim' as const), call, worker, takeover: fc.boolean(), running: fc.boolean(), late: fc.boolean(), maxAttempts: fc.integer({ min: 1, max: 4 }), leaseMs: fc.constantFrom(0, 60_000) }),
   fc.record({ op: fc.constant('finish' as const), call, state: fc.constantFrom('done' as const, 'failed' as const, 'cancelled' as const, 'expired' as const), unclaimed: fc.boolean() }),
   fc.record({ op: fc.constantFrom('release' as const, 'renew' as const, 'retrying' as const, 'progress' as const), call, worker }),
   fc.record({ op: fc.constantFrom('cancel' as const, 'markQueued' as const, 'status' as const), call }),
@@ -52,8 +53,8 @@ async function apply(store: TrackerStore & ViewStore, ids: readonly string[], o:
   switch (o.op) {
     case 'claim': {
       const reply: ClaimReply = await store.claim(id, {
-        token: token(o.worker, o.call), worker: `w${o.worker}`, meta, attempt: 1, leaseMs: 60_000, runningTtlMs: 60_000, maxAttempts: o.maxAttempts,
-        finishedTtlMs: 60_000, workerLostCode: ErrorCode.WorkerLost, takeover: o.takeover, running: o.running,
+        token: token(o.worker, o.call), worker: `w${o.worker}`, meta, attempt: 1, leaseMs: o.leaseMs, runningTtlMs: 60_000, maxAttempts: o.maxAttempts,
+        finishedTtlMs: 60_000, workerLostCode: ErrorCode.WorkerLost, takeover: o.takeover, running: o.running, late: o.late,
       });
       return reply.kind === 'busy' ? { kind: 'busy', owner: reply.owner } : reply;
     }

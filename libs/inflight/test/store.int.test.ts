@@ -95,21 +95,48 @@ it('release gives an unfinished call back at once; only the owner can release or
   expect(await store.claim(callId, args({ worker: 'w2', takeover: false }))).toEqual({ kind: 'run', attempt: 2, previousOwner: undefined });
 });
 
-it('a claim made outside the suspect lane gets a lapsed lease as expired and changes nothing; only an isolated claim takes it over', async () => {
-  const callId = uniqueName('c');
-  await store.claim(callId, args({ leaseMs: 30 }));
+/** Claims `callId` as `worker` until its current owner's lease has run out (the claim is not `busy`). */
+async function afterLapse(callId: string, over: Partial<ClaimArgs>): Promise<Awaited<ReturnType<RedisStore['claim']>> | undefined> {
   let reply: Awaited<ReturnType<RedisStore['claim']>> | undefined;
   await waitFor(async () => {
-    reply = await store.claim(callId, args({ worker: 'w2', takeover: false }));
+    reply = await store.claim(callId, args({ takeover: false, ...over }));
     return reply.kind !== 'busy';
   });
-  expect(reply).toEqual({ kind: 'expired', lastOwner: 'w1', attempts: 1 });
-  expect(await store.claim(callId, args({ worker: 'w3', takeover: false }))).toEqual({ kind: 'expired', lastOwner: 'w1', attempts: 1 });
-  expect(await store.record(callId)).toMatchObject({ state: 'running', worker: 'w1', attempt: '1' });
-  expect(await store.claim(callId, args({ worker: 'w2', takeover: true }))).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
+  return reply;
+}
+
+it('a call in its first crash is taken over by any claim; its second takeover only by a claim made alone, outside which it changes nothing', async () => {
+  const callId = uniqueName('c');
+  await store.claim(callId, args({ leaseMs: 30 }));
+  // Its first crash: taken over in the crowd, as attempt 2.
+  expect(await afterLapse(callId, { worker: 'w2', leaseMs: 30 })).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
+  // Its second: a claim outside the suspect lane gets it as expired, and nothing changes.
+  expect(await afterLapse(callId, { worker: 'w3' })).toEqual({ kind: 'expired', lastOwner: 'w2', attempts: 2 });
+  expect(await store.claim(callId, args({ worker: 'w3', takeover: false }))).toEqual({ kind: 'expired', lastOwner: 'w2', attempts: 2 });
+  expect(await store.record(callId)).toMatchObject({ state: 'running', worker: 'w2', attempt: '2' });
+  expect(await store.claim(callId, args({ worker: 'w3', takeover: true }))).toEqual({ kind: 'run', attempt: 3, previousOwner: 'w2' });
 });
 
-it('under a retry policy a lapsed call is sent to wait (retrying, still a suspect), then taken over only alone, as attempt 2', async () => {
+it('a takeover at the last allowed attempt is made only alone, even in a first crash (maxAttempts 2)', async () => {
+  const callId = uniqueName('c');
+  await store.claim(callId, args({ leaseMs: 30, maxAttempts: 2 }));
+  expect(await afterLapse(callId, { worker: 'w2', maxAttempts: 2 })).toEqual({ kind: 'expired', lastOwner: 'w1', attempts: 1 });
+  expect(await store.claim(callId, args({ worker: 'w2', maxAttempts: 2, takeover: true }))).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
+});
+
+it('a takeover with too little time left is not made: the call is recorded expired (-32001) and answered from the store; a live owner is still waited for', async () => {
+  const callId = uniqueName('c');
+  await store.claim(callId, args({ leaseMs: 200 }));
+  expect(await store.claim(callId, args({ worker: 'w2', takeover: false, late: true }))).toMatchObject({ kind: 'busy', owner: 'w1' });
+  expect(await afterLapse(callId, { worker: 'w2', takeover: true, late: true })).toEqual({ kind: 'stored', result: undefined, code: ErrorCode.DeadlineExceeded, state: 'expired', rid: '7' });
+  expect(toCallStatus(callId, await store.record(callId), Date.now())).toMatchObject({ state: 'expired', attempt: 1, response: { error: { code: ErrorCode.DeadlineExceeded } } });
+  expect(await tp.redis.pttl(k.call(callId))).toBeGreaterThan(20_000);
+  // A late claim of a call nobody died on runs as usual.
+  const fresh = uniqueName('c');
+  expect(await store.claim(fresh, args({ late: true, takeover: false }))).toEqual({ kind: 'run', attempt: 1, previousOwner: undefined });
+});
+
+it('under a retry policy a lapsed call is sent to wait (retrying, still a suspect), then taken over, in its first crash by any claim, as attempt 2', async () => {
   const callId = uniqueName('c');
   const retry = { deadline, delaysMs: [400, 800] };
   await store.claim(callId, args({ leaseMs: 30, retry }));
@@ -123,9 +150,8 @@ it('under a retry policy a lapsed call is sent to wait (retrying, still a suspec
   expect(nextTryAt).toBeGreaterThan(Date.now() - 1000);
   expect(toCallStatus(callId, await store.record(callId), Date.now())).toMatchObject({ state: 'retrying', worker: 'w1', attempt: 1, nextTryAt });
   expect(await tp.redis.pttl(k.call(callId))).toBeGreaterThan(0);
-  // Back from its wait: a claim outside the lane changes nothing; an isolated one takes it over (no second wait).
-  expect(await store.claim(callId, args({ worker: 'w2', takeover: false, retry }))).toEqual({ kind: 'expired', lastOwner: 'w1', attempts: 1 });
-  expect(await store.claim(callId, args({ worker: 'w2', takeover: true, retry }))).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
+  // Back from its wait: taken over (no second wait), in the crowd since this is its first crash.
+  expect(await store.claim(callId, args({ worker: 'w2', takeover: false, retry }))).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
   expect(await store.finish(callId, { state: 'done', result: result(1), ttlMs: 30_000, code: '' })).toBe(1);
 });
 
@@ -138,7 +164,7 @@ it('under a retry policy a lapsed call is taken over at once when the wait would
     reply = await store.claim(callId, args({ worker: 'w2', takeover: false, retry }));
     return reply.kind !== 'busy';
   });
-  expect(reply).toEqual({ kind: 'expired', lastOwner: 'w1', attempts: 1 });
+  expect(reply).toEqual({ kind: 'run', attempt: 2, previousOwner: 'w1' });
 });
 
 it('lists calls waiting to retry until their deadline; drops past ones on add and read, and unlisted ones', async () => {

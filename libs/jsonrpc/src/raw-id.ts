@@ -38,8 +38,14 @@ export function restoreRawId(text: string, item: unknown, position: number | und
   if (position === undefined || typeof item !== 'object' || item === null) return;
   const record = item as Record<string, unknown>;
   const id = record['id'];
-  // Not finite (1e309): refused as an id, as before, rather than echoed as a number no reader can hold.
-  if (typeof id !== 'number' || !Number.isFinite(id)) return;
+  if (typeof id !== 'number') return;
+  // Not finite (1e309, 1E400): JSON.parse made it Infinity, but it was a valid JSON number, so it comes back
+  // as written, like every number id (protocol v1.1; v1 refused it with -32600 and a null id).
+  if (!Number.isFinite(id)) {
+    const token = numberToken(text, position);
+    if (token !== undefined) record['id'] = new RawNumberId(token);
+    return;
+  }
   // The common case, a safe integer written plainly, is settled without making a string.
   if (Number.isSafeInteger(id) && plainInteger(text, position, id)) return;
   const token = numberToken(text, position);

@@ -4,7 +4,7 @@ import {
   ErrorCode, JsonRpcError, LocalErrorCode, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError, RpcInvalidMethodError,
   RpcNoConsumersError, RpcNoRouteError, RpcNotConfirmedError, RpcPendingLimitError, RpcReplyQueueLostError, RpcShuttingDownError,
   RpcTimeoutError, RpcTooLargeError, RpcUnreadableReplyError, DeadlineExceededError, InternalError, isLocalError, isWireError,
-  toJsonRpcError, toWireError, wireErrorOf, type LocalError, type WireError,
+  decode, toJsonRpcError, toWireError, wireErrorOf, type LocalError, type WireError,
 } from '../src';
 
 const cause = new Error('socket closed');
@@ -99,4 +99,17 @@ it('docs/errors.md lists every wire code and every local code', () => {
   const doc = readFileSync(join(__dirname, '../../../docs/errors.md'), 'utf8');
   for (const code of Object.values(ErrorCode)) expect(doc).toContain(`| ${code} |`);
   for (const code of Object.values(LocalErrorCode)) expect(doc).toContain(`| \`${code}\` |`);
+});
+
+it('docs/errors.md lists the -32700 reasons the decoder sends, and none it never sends', () => {
+  const doc = readFileSync(join(__dirname, '../../../docs/errors.md'), 'utf8');
+  const row = doc.split('\n').find((l) => l.startsWith('| -32700 | `'));
+  const listed = [...(row?.split('|')[2] ?? '').matchAll(/`([a-z0-9_]+)`/g)].map((m) => m[1]).sort();
+  const sent = new Set<string>();
+  for (const body of [new Uint8Array([0xc3, 0x28]), Buffer.from('not json'), Buffer.from(`${'['.repeat(65)}${']'.repeat(65)}`), Buffer.from(`"${'x'.repeat(1024 * 1024)}"`)]) {
+    const decoded = decode(body);
+    const data = decoded.kind === 'rejected' ? decoded.response.error.data : undefined;
+    if (typeof data === 'object' && data !== null && 'reason' in data) sent.add(String((data as { reason: unknown }).reason));
+  }
+  expect(listed).toEqual([...sent].sort());
 });

@@ -45,8 +45,14 @@ describe('exact ids', () => {
     expect(JSON.parse(answer)).toHaveLength(4);
   });
 
-  it('still refuses a number id no reader can hold (1e309 is Infinity)', () => {
-    expect(decode('{"jsonrpc":"2.0","method":"a","id":1e309}')).toMatchObject({ item: { kind: 'invalid', response: { id: null } } });
+  it('keeps a number id past a double (1e309, 1E400: Infinity to JSON.parse) as written (protocol v1.1)', () => {
+    for (const text of ['1e309', '1E400', '-1e309']) {
+      const decoded = decode(`{"jsonrpc":"2.0","method":"a","id":${text}}`);
+      expect(decoded).toMatchObject({ item: { kind: 'request' } });
+      const id = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message.id : undefined;
+      expect(id).toEqual(new RawNumberId(text));
+      expect(encodeResponse({ jsonrpc: '2.0', result: 1, id: id ?? null })).toBe(`{"jsonrpc":"2.0","result":1,"id":${text}}`);
+    }
   });
 
   it('answers an invalid request with its exact id', () => {

@@ -5,7 +5,7 @@
 // Fanout: run it a second time under another SERVICE_NAME (docker-compose runs
 // `audit` and `notifier`): each service has its own event queue, so each gets
 // every notification; instances of one service share theirs.
-import { readServiceEnv, runServiceMain, startService, type RunningService } from '@warren/amqp';
+import { asUser, readServiceEnv, runServiceMain, startService, type RunningService } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
 import { redactUrl, type Logger } from '@warren/logger';
 import { auditDefaults, auditService, auditSettings } from './service';
@@ -16,7 +16,7 @@ const config = { ...env, redisUrl: env.redisUrl ?? 'redis://127.0.0.1:6379', ...
 async function start(log: Logger): Promise<RunningService> {
   const store = new RedisEventLog({ url: config.redisUrl, keyPrefix: config.keyPrefix, maxEntries: config.maxEntries, ttlMs: config.ttlMs });
   // What the service is lives in service.ts (embedded mode starts the same one in memory); here, only where it connects.
-  const service = await startService({ urls: config.amqpUrls, ...auditService(config, { logger: log, store }) });
+  const service = await startService({ urls: config.amqpUrls, ...asUser(auditService(config, { logger: log, store }), config.userId) });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
   return { ready: () => service.ready, close: () => service.close().then(() => store.close()) };

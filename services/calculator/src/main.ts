@@ -7,7 +7,7 @@
 // To write a new service, copy both files, rename, and replace the methods.
 //
 // Run: AMQP_URL=amqp://guest:guest@127.0.0.1:5672 npx tsx services/calculator/src/main.ts
-import { readServiceEnv, runServiceMain, startService, type RunningService } from '@warren/amqp';
+import { asUser, readServiceEnv, runServiceMain, startService, type RunningService } from '@warren/amqp';
 import { RedisDirectory, createRedisTracker } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
 import { calculatorDefaults, calculatorService } from './service';
@@ -25,7 +25,7 @@ async function start(log: Logger): Promise<RunningService> {
   // With Redis, its methods are recorded there too, so `warren call add 4 5` names calculator when no instance runs.
   const directory = config.redisUrl === undefined ? undefined : new RedisDirectory({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
   // What the service is lives in service.ts (embedded mode starts the same one in memory); here, only where it connects.
-  const service = await startService({ urls: config.amqpUrls, ...calculatorService(config, { logger: log, ...(tracker === undefined ? {} : { tracker }) }), ...(directory === undefined ? {} : { directory }) });
+  const service = await startService({ urls: config.amqpUrls, ...asUser(calculatorService(config, { logger: log, ...(tracker === undefined ? {} : { tracker }) }), config.userId), ...(directory === undefined ? {} : { directory }) });
   log.info({ amqp: config.amqpUrls.map(redactUrl), tracking: tracker?.state ?? 'off', namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
   return { ready: () => service.ready, close: () => service.close().then(() => directory?.close()) };
 }

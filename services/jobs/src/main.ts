@@ -15,7 +15,7 @@
 // - A job whose worker dies on every attempt: after JOBS_MAX_ATTEMPTS the
 //   tracker answers the caller WorkerLost (-32005) and the request goes to the
 //   dead-letter queue `<namespace>.svc.<name>.dead`.
-import { readServiceEnv, runServiceMain, startService, type RunningService } from '@warren/amqp';
+import { asUser, readServiceEnv, runServiceMain, startService, type RunningService } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
 import { InflightView, RedisDirectory, createRedisTracker } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
@@ -30,7 +30,7 @@ async function start(log: Logger): Promise<RunningService> {
   const tracker = createRedisTracker({ redis: config.redisUrl, ...jobsTrackerOptions(config, log) });
   const directory = new RedisDirectory({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
   // What the service is lives in service.ts (embedded mode starts the same one in memory); here, only where it connects.
-  const service = await startService({ urls: config.amqpUrls, ...jobsService(config, { logger: log, store, tracker, status: (callId) => view.status(callId) }), directory });
+  const service = await startService({ urls: config.amqpUrls, ...asUser(jobsService(config, { logger: log, store, tracker, status: (callId) => view.status(callId) }), config.userId), directory });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), tracking: tracker.state, namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
   return { ready: () => service.ready, close: () => service.close().then(() => Promise.all([store.close(), view.close(), directory.close()])).then(() => undefined) };

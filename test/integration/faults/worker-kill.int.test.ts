@@ -3,9 +3,10 @@
 // tracker lets a survivor take each call over once the dead worker's lease
 // runs out, and every call ends with its answer. Only a run cut short by its
 // worker's death is ever repeated; no call runs on two live workers. The
-// calls a dead worker was running are suspects and run one at a time, alone,
-// on the survivors (the suspect lane), so recovery takes about prefetch x
-// handler time / survivors: prefetch 32 keeps it well inside the deadlines.
+// calls a dead worker was running are suspects: taken over on the survivors
+// beside new work, and alone (the suspect lane) only if the second kill
+// catches them again in their takeover. faults/crash-recovery does the same
+// at prefetch 100 with both kills at once.
 import { Teardown } from '@warren/testkit';
 import { activeTimers, expectNewCallsSucceed, expectNotesDelivered, expectQuiet, repeatedRuns } from './checks';
 import { Load, lateOrUnexpected, tally } from './load';

@@ -2,8 +2,8 @@ import { useMemo, useState } from 'preact/hooks';
 import { rpc, type RpcAnswer } from '../api';
 import { duration, json } from '../format';
 import { useDiscover } from '../hooks';
-import type { Live } from '../main';
-import { formFor, paramsFrom, type Field, type Schema } from '../schema';
+import type { Live } from '../live';
+import { formFor, paramsFrom, paramsProblems, type Field, type ParamsProblems, type Schema } from '../schema';
 import type { DiscoverMethod } from '../types';
 import { Badge, Empty, Header, Notice } from './common';
 
@@ -59,6 +59,9 @@ function CallForm(props: { method: DiscoverMethod }) {
     setAsJson(checked);
   };
 
+  // A -32602 is shown on the fields it is about, not as a raw dump (in the JSON editor, listed by field name).
+  const problems: ParamsProblems | undefined = answer && !answer.ok && answer.error.code === -32602 ? paramsProblems(model, answer.error.data) : undefined;
+
   const send = async (): Promise<void> => {
     const p = asJson ? paramsFrom({ shape: 'json', example: '' }, {}, raw) : paramsFrom(model, values);
     if (!p.ok) {
@@ -66,6 +69,8 @@ function CallForm(props: { method: DiscoverMethod }) {
       return;
     }
     setProblem(undefined);
+    // The previous answer goes at once: what shows next is this call's, never the last one's under it.
+    setAnswer(undefined);
     setSending(true);
     try {
       const t = Number(timeoutMs);
@@ -88,7 +93,8 @@ function CallForm(props: { method: DiscoverMethod }) {
       onKeyDown={(e) => {
         if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
           e.preventDefault();
-          void send();
+          // As the Send button: the browser checks the fields' required/min/max first, and submits only if they hold.
+          (e.currentTarget as HTMLFormElement).requestSubmit();
         }
       }}
     >
@@ -108,7 +114,7 @@ function CallForm(props: { method: DiscoverMethod }) {
       ) : model.shape === 'json' ? null : (
         <fieldset>
           <legend>Params {model.shape === 'by-position' ? '(by position)' : ''}</legend>
-          {model.fields.map((f) => <FieldInput key={f.name} field={f} value={values[f.name] ?? f.initial} onInput={(v) => setValues((x) => ({ ...x, [f.name]: v }))} />)}
+          {model.fields.map((f) => <FieldInput key={f.name} field={f} value={values[f.name] ?? f.initial} problem={problems?.fields[f.name]} onInput={(v) => setValues((x) => ({ ...x, [f.name]: v }))} />)}
         </fieldset>
       )}
       <div class="send-row">
@@ -125,16 +131,25 @@ function CallForm(props: { method: DiscoverMethod }) {
             {answer.ok ? <Badge kind="done">result</Badge> : <Badge kind="failed">error {answer.error.code}</Badge>}
             <span class="timing" data-timing>{duration(answer.ms)}</span>
           </div>
-          <pre class="code-block" data-answer>{answer.ok ? json(answer.result) : json(answer.error)}</pre>
+          {problems ? (
+            <div class="notice error" role="alert" data-params-problems>
+              <strong>{answer.ok ? '' : answer.error.message}</strong>
+              <ul>{[...(asJson ? Object.values(problems.fields) : []), ...problems.other].map((t) => <li key={t}>{t}</li>)}</ul>
+              {!asJson && Object.keys(problems.fields).length > 0 ? <span>See the fields marked above.</span> : null}
+            </div>
+          ) : (
+            <pre class="code-block" data-answer>{answer.ok ? json(answer.result) : json(answer.error)}</pre>
+          )}
         </section>
       ) : null}
     </form>
   );
 }
 
-function FieldInput(props: { field: Field; value: string; onInput: (v: string) => void }) {
+function FieldInput(props: { field: Field; value: string; problem?: string | undefined; onInput: (v: string) => void }) {
   const f = props.field;
   const id = `field-${f.name}`;
+  const invalid = props.problem === undefined ? {} : { 'aria-invalid': true, 'aria-describedby': `${id}-problem` };
   const label = (
     <label for={id} class="block">
       {f.name}
@@ -142,7 +157,12 @@ function FieldInput(props: { field: Field; value: string; onInput: (v: string) =
       <span class="muted kind"> {f.kind === 'json' ? 'JSON' : f.kind}</span>
     </label>
   );
-  const help = f.description ? <p class="help">{f.description}</p> : null;
+  const help = (
+    <>
+      {f.description ? <p class="help">{f.description}</p> : null}
+      {props.problem !== undefined ? <p class="help field-problem" id={`${id}-problem`} data-field-problem={f.name}>{props.problem}</p> : null}
+    </>
+  );
   const onInput = (e: Event): void => props.onInput((e.target as HTMLInputElement).value);
   switch (f.kind) {
     case 'boolean':
@@ -158,7 +178,7 @@ function FieldInput(props: { field: Field; value: string; onInput: (v: string) =
       return (
         <div class="field">
           {label}
-          <select id={id} value={props.value} onChange={onInput}>
+          <select id={id} {...invalid} value={props.value} onChange={onInput}>
             <option value="">–</option>
             {(f.options ?? []).map((o) => <option key={JSON.stringify(o)} value={JSON.stringify(o)}>{JSON.stringify(o)}</option>)}
           </select>
@@ -170,7 +190,7 @@ function FieldInput(props: { field: Field; value: string; onInput: (v: string) =
       return (
         <div class="field">
           {label}
-          <input id={id} type="number" step={f.kind === 'integer' ? 1 : 'any'} {...(f.minimum === undefined ? {} : { min: f.minimum })} {...(f.maximum === undefined ? {} : { max: f.maximum })} required={f.required} value={props.value} onInput={onInput} />
+          <input id={id} {...invalid} type="number" step={f.kind === 'integer' ? 1 : 'any'} {...(f.minimum === undefined ? {} : { min: f.minimum })} {...(f.maximum === undefined ? {} : { max: f.maximum })} required={f.required} value={props.value} onInput={onInput} />
           {help}
         </div>
       );
@@ -178,7 +198,7 @@ function FieldInput(props: { field: Field; value: string; onInput: (v: string) =
       return (
         <div class="field">
           {label}
-          <input id={id} type="text" class={f.kind === 'json' ? 'mono' : ''} required={f.required} value={props.value} onInput={onInput} spellcheck={false} />
+          <input id={id} {...invalid} type="text" class={f.kind === 'json' ? 'mono' : ''} required={f.required} value={props.value} onInput={onInput} spellcheck={false} />
           {help}
         </div>
       );

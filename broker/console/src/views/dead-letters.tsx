@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { rpc, type RpcError } from '../api';
 import { bytes, clock, json, shortId } from '../format';
 import { useServices } from '../hooks';
-import type { Live } from '../main';
+import type { Live } from '../live';
 import type { DeadLetter } from '../types';
 import { Empty, Header, Notice } from './common';
 

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { clock, duration, shortId } from '../format';
-import type { Live } from '../main';
+import type { Live } from '../live';
 import type { OutcomeState } from '../types';
 import { Badge, Empty, Filter, Header, matches } from './common';
 

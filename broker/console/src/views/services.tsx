@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { json, relative } from '../format';
 import { useDiscover, useServices } from '../hooks';
-import type { Live } from '../main';
+import type { Live } from '../live';
 import type { DiscoverMethod, ServiceSummary } from '../types';
 import { Badge, Empty, Filter, Header, matches, Notice } from './common';
 

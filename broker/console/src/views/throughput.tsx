@@ -1,5 +1,5 @@
-import { duration } from '../format';
-import type { Live } from '../main';
+import { duration, linePath } from '../format';
+import type { Live } from '../live';
 import type { ThroughputPoint } from '../types';
 import { Empty, Header } from './common';
 
@@ -54,8 +54,8 @@ function Chart(props: { series: readonly ThroughputPoint[]; bucketMs: number; to
   const maxRate = Math.max(...s.map(rate), 0.0001);
   const maxLatency = Math.max(...s.map((p) => p.p99 ?? 0), 0.0001);
   const bw = W / s.length;
-  const line = (key: 'p50' | 'p99'): string =>
-    s.map((p, i) => (p[key] === undefined ? null : `${(i + 0.5) * bw},${H - ((p[key] as number) / maxLatency) * (H - 6) - 3}`)).filter((x): x is string => x !== null).join(' ');
+  // A gap where a bucket had no calls: the line does not pretend the minutes between had a latency.
+  const line = (key: 'p50' | 'p99'): string => linePath(s.map((p, i) => (p[key] === undefined ? undefined : [(i + 0.5) * bw, H - (p[key] / maxLatency) * (H - 6) - 3])));
   return (
     <figure class="chart" data-total={props.total}>
       <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={`calls per second, peak ${maxRate.toFixed(2)}; p99 peak ${duration(maxLatency)}`}>
@@ -63,8 +63,8 @@ function Chart(props: { series: readonly ThroughputPoint[]; bucketMs: number; to
           const h = (rate(p) / maxRate) * (H - 4);
           return <rect key={p.t} class={p.errors > 0 ? 'bar-err' : 'bar-ok'} x={i * bw + 0.5} y={H - h} width={Math.max(0.5, bw - 1)} height={h} />;
         })}
-        <polyline class="p50" points={line('p50')} />
-        <polyline class="p99" points={line('p99')} />
+        <path class="p50" d={line('p50')} />
+        <path class="p99" d={line('p99')} />
       </svg>
       <div class="axis" aria-hidden="true"><span>{Math.round((s.length * props.bucketMs) / 60_000)} min ago</span><span>now</span></div>
       <figcaption>

@@ -47,6 +47,8 @@ export interface AnnounceMessage {
   readonly instanceNotifications: readonly NotificationDescription[];
   readonly metadata: Readonly<Record<string, string>>;
   readonly running: number;
+  /** Its consumers are in place; false while RabbitMQ has cancelled them and it retries (issue 28). Default true. */
+  readonly consuming: boolean;
   /** The service request queue is durable. */
   readonly durable: boolean;
   readonly queueType: QueueType;
@@ -119,7 +121,7 @@ function senderOf(value: unknown): string {
 /** The wire form: what the schema guarantees, before defaults. */
 type WireAnnouncement =
   | WithdrawMessage
-  | (Omit<AnnounceMessage, 'instanceNotifications' | 'metadata' | 'running' | 'durable' | 'queueType'> & Partial<Pick<AnnounceMessage, 'instanceNotifications' | 'metadata' | 'running' | 'durable' | 'queueType'>>);
+  | (Omit<AnnounceMessage, 'instanceNotifications' | 'metadata' | 'running' | 'consuming' | 'durable' | 'queueType'> & Partial<Pick<AnnounceMessage, 'instanceNotifications' | 'metadata' | 'running' | 'consuming' | 'durable' | 'queueType'>>);
 
 /** Keeps the known fields only (unknown ones are for later versions, never shown), with defaults filled in. */
 function normalize(w: WireAnnouncement): Announcement {
@@ -136,6 +138,7 @@ function normalize(w: WireAnnouncement): Announcement {
     instanceNotifications: (w.instanceNotifications ?? []).map(notificationOf),
     metadata: { ...w.metadata },
     running: w.running ?? 0,
+    consuming: w.consuming ?? true,
     durable: w.durable ?? false,
     queueType: w.queueType ?? 'classic',
     ...(w.tracking === undefined ? {} : { tracking: { state: w.tracking.state, since: w.tracking.since, degradedTransitions: w.tracking.degradedTransitions, untracked: w.tracking.untracked } }),

@@ -103,7 +103,9 @@ export type AvailabilityVerdict = undefined | LocalError | Promise<undefined | L
  * or newly announced instance clears the cache for its service at once.
  *
  * A method whose service is unknown (no announcement heard yet), or whose
- * queue does not exist (`mandatory` answers -32601 then), goes ahead as before.
+ * queue cannot be read (missing, or its classic queue's home node down), goes
+ * ahead as before; if RabbitMQ then returns it unrouted, `returned` answers
+ * -32002 for a service it has heard of, and -32601 stays for any other.
  */
 export class AvailabilityGate {
   private readonly ttlMs: number;
@@ -121,6 +123,18 @@ export class AvailabilityGate {
     const known = this.seen.get(service);
     if (known && Date.now() - known.at < this.ttlMs) return verdict(known.depth, service, method);
     return this.refresh(service).then((depth) => (depth ? verdict(depth, service, method) : undefined));
+  }
+
+  /**
+   * What a request RabbitMQ returned unrouted fails with: a method of a service it has heard of is unavailable
+   * (-32002: its queue exists but cannot take it now, e.g. a classic queue whose home node is down, which
+   * RabbitMQ returns 312 NO_ROUTE exactly as if no queue were bound); any other stays -32601 (undefined here).
+   */
+  returned(method: string): RpcNoConsumersError | undefined {
+    const service = this.directory.serviceOf(method);
+    if (service === undefined) return undefined;
+    this.forget(service);
+    return new RpcNoConsumersError(service, method, 0);
   }
 
   /** Forgets what is known of `service` (its instances changed), so the next call reads its queue again. */
@@ -154,7 +168,7 @@ function verdict(depth: QueueDepth, service: string, method: string): RpcNoConsu
  * await client.call('add', [1, 2]); // RpcNoConsumersError (-32002 on the wire) at once if no calculator instance is running
  */
 export function guardAvailability(
-  client: Pick<RpcClient, 'checkAvailability' | 'namespace'>,
+  client: Pick<RpcClient, 'checkAvailability' | 'explainReturns' | 'namespace'>,
   connection: Pick<WireConnection, 'model'>,
   registry: Pick<ServiceRegistry, 'list' | 'on' | 'off'>,
   options: AvailabilityOptions = {},
@@ -177,12 +191,14 @@ export function guardAvailability(
   };
   registry.on('change', onChange);
   client.checkAvailability((method) => gate.check(method));
+  client.explainReturns((method) => gate.returned(method));
   return {
     gate,
     depths,
     /** Removes the check from the client and stops listening to the registry (the owner's close). */
     close: () => {
       client.checkAvailability(undefined);
+      client.explainReturns(undefined);
       registry.off('change', onChange);
       directory.close();
     },

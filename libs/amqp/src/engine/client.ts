@@ -9,13 +9,14 @@ import {
 import type { Logger } from '@warren/logger';
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
 import { closeChannel } from '../transport/close';
-import { Header, protocolVersion } from '../wire/headers';
+import { Header, protocolMinor, protocolMinorHeader, protocolVersion } from '../wire/headers';
 import { assertMethodName, names, type Names } from '../wire/names';
 import { OfflineBuffer } from './offline-buffer';
 import { CallIds } from './call-ids';
+import { ReplyTrust } from './reply-users';
 import { progressHeader, type Progress, type ProgressListener } from '../wire/progress';
 import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
-import { applyTopology, coreTopology } from '../wire/topology';
+import { applyTopology, coreTopology, replyQueueOptions } from '../wire/topology';
 import type { AvailabilityVerdict } from '../discovery/availability';
 import { publishCancel } from '../wire/wire-cancel';
 import { childTraceparent, parseTraceparent } from '../wire/trace';
@@ -89,10 +90,10 @@ interface OutboundRequest {
  * same object for the next publish is safe.
  */
 class PublishHeaders {
-  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.deadline]: 0, [Header.traceparent]: '' };
-  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.traceparent]: '' };
+  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '' };
+  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.traceparent]: '' };
   /** A second table for requests asking for progress, so neither table changes shape. */
-  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
+  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1 };
 
   forRequest(deadline: number, traceparent: string, progress = false): Record<string, number | string> {
     const table = progress ? this.withProgress : this.request;
@@ -135,8 +136,7 @@ export class RpcClient {
   /** Counts default JSON-RPC ids (the body's, not the call id). */
   private idSeq = 0;
   /** With `replyUsers`: the RabbitMQ user each checked call's reply and progress must come from. */
-  private readonly expectedUsers = new Map<string, string>();
-  private untrustedReplies = 0;
+  private readonly trust: ReplyTrust;
   private closing: Promise<void> | undefined;
   private unregister: (() => void) | undefined;
   private lateReplies = 0;
@@ -147,12 +147,14 @@ export class RpcClient {
   /** Progress listeners of pending calls, by call id; each leaves with its call (onSettled). */
   private readonly progressListeners = new Map<string, ProgressListener>();
   private availability: ((method: string) => AvailabilityVerdict) | undefined;
+  private explainReturn: ((method: string) => LocalError | undefined) | undefined;
 
   private constructor(private readonly connection: WireConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
     this.o = resolveClientOptions(options);
     this.n = names(this.o.namespace);
     this.log = this.o.logger.child({ component: 'rpc-client', clientId: this.o.clientId });
     this.ids = new CallIds(this.o.clientId);
+    this.trust = new ReplyTrust(this.o.replyUsers);
     this.buffer = new OfflineBuffer(this.o.maxBuffered);
     this.pending = new PendingCalls<string, ResponseMessage>({
       maxPending: this.o.maxPending,
@@ -182,12 +184,21 @@ export class RpcClient {
   }
 
   stats(): ClientStats {
-    return { pending: this.pending.size, buffered: this.buffer.size, onWire: this.onWire.size, lateReplies: this.lateReplies, returned: this.returned, untrustedReplies: this.untrustedReplies };
+    return { pending: this.pending.size, buffered: this.buffer.size, onWire: this.onWire.size, lateReplies: this.lateReplies, returned: this.returned, untrustedReplies: this.trust.dropped };
   }
 
   /** Installs the check that fails calls to a service without consumers (see AvailabilityGate); undefined removes it. */
   checkAvailability(check: ((method: string) => AvailabilityVerdict) | undefined): void {
     this.availability = check;
+  }
+
+  /**
+   * Installs what a request RabbitMQ returned (mandatory, 312 NO_ROUTE) fails with, when it knows better than
+   * RpcNoRouteError: RabbitMQ returns it alike when no queue is bound and when the bound classic queue's home
+   * node is down, so only a directory of services can tell the two apart (guardAvailability installs one).
+   */
+  explainReturns(explain: ((method: string) => LocalError | undefined) | undefined): void {
+    this.explainReturn = explain;
   }
 
   /** Registers a listener for calls the caller aborted (used to cancel them across workers). */
@@ -335,8 +346,7 @@ export class RpcClient {
     if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline });
     // Only for a call the table took: a refused one (limit, aborted signal) never settles through onSettled.
     if (opts.onProgress && this.pending.has(request.callId)) this.progressListeners.set(request.callId, opts.onProgress);
-    const expectedUser = this.o.replyUsers?.(message.method);
-    if (expectedUser !== undefined && this.pending.has(request.callId)) this.expectedUsers.set(request.callId, expectedUser);
+    if (this.pending.has(request.callId)) this.trust.expect(request.callId, message.method);
     const queueIfDown = (opts.whenNoConsumer ?? (request.persistent ? 'queue' : 'fail')) === 'queue';
     const verdict = queueIfDown || !this.availability ? undefined : this.availability(message.method);
     if (verdict === undefined) this.publishRequest(request);
@@ -358,7 +368,7 @@ export class RpcClient {
   private readonly onSettled: SettleListener<string> = (outcome, callId) => {
     const wasOnWire = this.onWire.delete(callId);
     if (this.progressListeners.size > 0) this.progressListeners.delete(callId);
-    if (this.expectedUsers.size > 0) this.expectedUsers.delete(callId);
+    this.trust.forget(callId);
     if (outcome !== 'aborted') return;
     // The worker running it (any language) hears this on NS.cancel and stops; the caller already has RpcAbortedError.
     // Published, not confirmed: nothing waits for it (the caller has its answer), so no confirms wait per abort.
@@ -453,7 +463,7 @@ export class RpcClient {
       const callId = msg.properties.correlationId as string | undefined;
       this.returned++;
       // No queue is bound for this method: nobody serves it. Answer now instead of at the deadline.
-      if (callId) this.pending.reject(callId, new RpcNoRouteError(msg.fields.routingKey));
+      if (callId) this.pending.reject(callId, this.explainReturn?.(msg.fields.routingKey) ?? new RpcNoRouteError(msg.fields.routingKey));
     });
     ch.on('close', () => {
       if (this.channel !== ch) return;
@@ -465,7 +475,9 @@ export class RpcClient {
     });
     await applyTopology(ch, coreTopology(this.n));
     if (this.o.replyMode === 'named') {
-      await ch.assertQueue(this.replyQueue, { durable: false, exclusive: false, autoDelete: false, arguments: { 'x-expires': this.o.replyQueueExpiresMs } });
+      // Durable with x-expires, never transient non-exclusive (RabbitMQ 4.3 refuses those): it outlives a reconnect
+      // (not exclusive) and goes by itself once nobody has consumed it for replyQueueExpiresMs.
+      await ch.assertQueue(this.replyQueue, replyQueueOptions(this.o.replyQueueExpiresMs));
     }
     await consumeReplies(ch, this.replyQueue, (callId, response, userId) => {
       if (!this.trusted(callId, userId, 'reply')) return;
@@ -476,18 +488,11 @@ export class RpcClient {
     this.buffer.flush();
   }
 
-  /**
-   * False, counted and logged for a reply or progress report of a call
-   * `replyUsers` checks that RabbitMQ did not take from the expected user:
-   * any member of the bus can publish to a reply queue (default exchange),
-   * but only RabbitMQ sets a `user_id` it has checked (docs/security.md).
-   */
+  /** False (and logged) for a reply or progress report of a checked call from another RabbitMQ user than its service's. */
   private trusted(callId: string | undefined, userId: string | undefined, what: 'reply' | 'progress'): boolean {
-    const expected = callId === undefined || this.expectedUsers.size === 0 ? undefined : this.expectedUsers.get(callId);
-    if (expected === undefined || userId === expected) return true;
-    this.untrustedReplies++;
-    this.log.warn({ callId, userId: userId ?? null, expected }, `${what} from an unexpected RabbitMQ user dropped`);
-    return false;
+    const expected = this.trust.refusal(callId, userId);
+    if (expected !== undefined) this.log.warn({ callId, userId: userId ?? null, expected }, `${what} from an unexpected RabbitMQ user dropped`);
+    return expected === undefined;
   }
 
   private readonly onProgress = (callId: string, progress: Progress, userId: string | undefined): void => {

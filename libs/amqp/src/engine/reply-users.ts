@@ -35,3 +35,38 @@ export function replyUsersOf(services: Readonly<Record<string, TrustedService>>)
   }
   return (method) => byMethod.get(method);
 }
+
+/**
+ * One client's checks of who answered (ClientOptions.replyUsers): the user
+ * each checked call expects, from send until it settles, and what was dropped.
+ */
+export class ReplyTrust {
+  private readonly expected = new Map<string, string>();
+  /** Replies and progress dropped as not from the expected user. */
+  dropped = 0;
+
+  constructor(private readonly users: ReplyUsers | undefined) {}
+
+  /** Remembers whose answers the call `callId` to `method` accepts (nothing when the method is not checked). */
+  expect(callId: string, method: string): void {
+    const user = this.users?.(method);
+    if (user !== undefined) this.expected.set(callId, user);
+  }
+
+  forget(callId: string): void {
+    if (this.expected.size > 0) this.expected.delete(callId);
+  }
+
+  /**
+   * The user a reply or progress report for `callId` with this `userId` should
+   * have come from, when it did not (the caller drops it); undefined: accepted.
+   * Any member of the bus can publish to a reply queue (default exchange), but
+   * only RabbitMQ sets a `user_id` it has checked (docs/security.md).
+   */
+  refusal(callId: string | undefined, userId: string | undefined): string | undefined {
+    const expected = callId === undefined || this.expected.size === 0 ? undefined : this.expected.get(callId);
+    if (expected === undefined || userId === expected) return undefined;
+    this.dropped++;
+    return expected;
+  }
+}

@@ -185,11 +185,21 @@ function read(service: string, message: WireGetMessage, index: number): Browsed 
     callId,
     reason: stringHeader(headers, DeadHeader.reason) ?? death.reason ?? 'unknown',
     ...(code === undefined ? {} : { code }),
-    attempts: numberHeader(headers, DeadHeader.attempts) ?? death.count ?? 1,
+    attempts: numberHeader(headers, DeadHeader.attempts) ?? attemptsOf(death),
     deadLetteredAt: numberHeader(headers, DeadHeader.at) ?? death.at ?? 0,
     paramsBytes: request?.params === undefined ? 0 : Buffer.byteLength(JSON.stringify(request.params)),
   };
   return { summary, request: request ?? safeText(message.content), message };
+}
+
+/**
+ * Attempts of a message RabbitMQ dead-lettered itself (no Warren header): one that expired or
+ * overflowed in the queue never reached a worker (0; x-death's count says how often it was
+ * dead-lettered, not run); a rejected one ran as often as it was rejected.
+ */
+function attemptsOf(death: { reason?: string; count?: number }): number {
+  if (death.reason === 'expired' || death.reason === 'maxlen') return 0;
+  return death.count ?? 1;
 }
 
 /** RabbitMQ's own record of the latest dead-lettering (`x-death`, newest first), for messages it dead-lettered itself. */

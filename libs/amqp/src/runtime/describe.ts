@@ -3,7 +3,7 @@ import { protocolVersion } from '../wire/protocol-schemas';
 import type { ResolvedServiceOptions, ServiceMethod, ServiceNotification } from './service-options';
 
 /** What an instance announces for discovery, built from its options (see docs/schemas/announcement.schema.json). */
-export function describeInstance(o: ResolvedServiceOptions, startedAt: number, running: number): AnnounceMessage {
+export function describeInstance(o: ResolvedServiceOptions, startedAt: number, running: number, consuming = true): AnnounceMessage {
   return {
     v: protocolVersion,
     type: 'announce',
@@ -16,6 +16,7 @@ export function describeInstance(o: ResolvedServiceOptions, startedAt: number, r
     instanceNotifications: Object.entries(o.instanceNotifications).map(([name, n]) => describeNotification(name, n)),
     metadata: o.metadata,
     running,
+    consuming,
     // Quorum queues are always durable (topology.ts).
     durable: o.durable || o.queueType === 'quorum',
     queueType: o.queueType,

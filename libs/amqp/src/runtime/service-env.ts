@@ -1,3 +1,4 @@
+import type { ServiceOptions } from './service-options';
 /** An environment to read settings from; mains pass `process.env`, tests pass a plain object. */
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -19,6 +20,12 @@ export interface ServiceEnv {
   readonly keyPrefix: string;
   /** `LOG_LEVEL`. @default 'info' */
   readonly logLevel: string;
+  /**
+   * `AMQP_USER_ID`: the RabbitMQ user of `AMQP_URL`, when each service has its own (docs/security.md).
+   * Replies and progress then carry it as `user_id`, and the service's own calls use reply queues
+   * `NS.reply.<user>-…`, which its permissions allow. @default unset (one user for everyone)
+   */
+  readonly userId: string | undefined;
   /**
    * `SHUTDOWN_TIMEOUT_MS`: the most a graceful shutdown may take before the process exits with 1
    * anyway; calls still unacknowledged then are redelivered by RabbitMQ to another instance.
@@ -56,6 +63,7 @@ export function readServiceEnv(env: Env, defaults: { readonly name: string; read
     redisUrl: env['REDIS_URL'] || undefined,
     keyPrefix: env['WARREN_KEY_PREFIX'] || namespace,
     logLevel: env['LOG_LEVEL'] || 'info',
+    userId: env['AMQP_USER_ID'] || undefined,
     shutdownTimeoutMs: positiveIntFromEnv(env, 'SHUTDOWN_TIMEOUT_MS', 15_000),
     supervised: env['WARREN_SUPERVISOR'] === 'stdin',
     ops: opsFromEnv(env),
@@ -68,6 +76,18 @@ export function opsFromEnv(env: Env): OpsEnv | undefined {
   const port = positiveIntFromEnv(env, 'WARREN_OPS_PORT', 0);
   if (port > 65535) throw new RangeError(`WARREN_OPS_PORT must be a TCP port (1-65535), got ${JSON.stringify(env['WARREN_OPS_PORT'])}`);
   return { port, host: env['WARREN_OPS_HOST'] || '127.0.0.1' };
+}
+
+/**
+ * A service's options as run by RabbitMQ user `userId` (AMQP_USER_ID): its
+ * replies and progress carry the user (ServiceOptions.userId) and its nested
+ * calls' reply queues begin with it (ClientOptions.clientIdPrefix), as
+ * permissionsFor expects. `undefined` leaves the options as they are.
+ *
+ * @example startService({ urls, ...asUser(calculatorService(config, deps), config.userId) })
+ */
+export function asUser<O extends ServiceOptions>(options: O, userId: string | undefined): O {
+  return userId === undefined ? options : { ...options, userId, client: { ...options.client, clientIdPrefix: userId } };
 }
 
 /** Reads a positive integer variable, or `fallback` when it is unset or empty. */

@@ -70,10 +70,18 @@ export interface ServiceOptions {
    * earlier and answers the caller. Not set by default: RabbitMQ refuses to
    * re-declare an existing queue with a new argument (PRECONDITION_FAILED), so
    * turning it on for a queue that exists needs a policy instead (docs/scaling.md).
-   * RabbitMQ 4.0 and later apply a limit of 20 by themselves. @default none
+   * Unset, RabbitMQ's own applies: none on 3.x, 20 on 4.0 and later (docs/reliability.md,
+   * "Delivery limits"); a `delivery-limit` policy makes both the same. @default none
    */
   readonly deliveryLimit?: number;
-  /** Durable queues, surviving a broker restart (with persistent messages). @default true */
+  /**
+   * true: a lasting service, its queues never expire and job-style requests are published persistent.
+   * false: a temporary service (embedded mode, tests). Its queues are still durable (RabbitMQ 4.3
+   * refuses queues that are neither durable nor exclusive), but its request and event queues carry
+   * `x-expires` (1 h, wire/topology.ts) so they go once no instance has consumed them for that long,
+   * and it announces `durable: false`, so nothing is published persistent to it. Quorum queues ignore it.
+   * @default true
+   */
   readonly durable?: boolean;
   /** Time running handlers get to finish on close before they are aborted and requeued. @default 10000 */
   readonly shutdownGraceMs?: number;

@@ -24,7 +24,9 @@ import type { Announcement, AnnounceMessage } from '../discovery/announcement';
 import { AnnounceOnRequest } from '../discovery/announce-now';
 import { DirectoryRecorder } from '../discovery/directory';
 import { describeInstance } from './describe';
+import { expiredResponse } from './late-answer';
 import { CancelReceiver } from '../wire/wire-cancel';
+import { Resubscriber } from './resubscribe';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
@@ -53,7 +55,20 @@ export class WarrenService {
   /** Cancels heard on the wire (NS.cancel), from any language. */
   private readonly cancels: CancelReceiver;
   private channel: WireChannel | undefined;
+  /** The model `channel` was opened on: a setup on a newer one (after a reconnect) replaces it. */
+  private channelModel: WireModel | undefined;
   private consumerTags: string[] = [];
+  /** Whether the consumers are in place; false from a consumer cancel or a lost channel until they are back. */
+  private consumingNow = false;
+  /** Setups one after another: the connection's (after a reconnect) and the resubscriber's never run at once. */
+  private setups: Promise<void> = Promise.resolve();
+  /** Retries a lost subscription with backoff until it is back (resubscribe.ts). */
+  private readonly resubscriber: Resubscriber;
+  /**
+   * Announcements go on a channel of their own: a re-declare that fails (404) closes the consuming channel, and an
+   * instance that cannot consume must still say so (`consuming: false`) rather than fall silent and vanish.
+   */
+  private control: { readonly model: WireModel; readonly ch: WireChannel } | undefined;
   private state: ServiceState = 'starting';
   private closing: Promise<void> | undefined;
   private unregister: (() => void) | undefined;
@@ -84,6 +99,7 @@ export class WarrenService {
     this.recorder = this.o.directory && announced.length > 0 ? new DirectoryRecorder(this.o.directory, this.o.name, announced, this.log) : undefined;
     this.limits = resolveDecodeLimits(this.o.decodeLimits);
     this.cancels = new CancelReceiver(() => this.running.entries(), this.log);
+    this.resubscriber = new Resubscriber({ attempt: () => this.resubscribe(), log: this.log });
     this.dispatcher = new Dispatcher<HandlerContext>({
       exposeErrorStack: this.o.exposeErrorStack,
       onNotificationError: (err, call) => this.log.warn({ err, method: call.method }, 'notification handler failed'),
@@ -127,13 +143,25 @@ export class WarrenService {
     return this.o;
   }
 
-  /** Connected and consuming: what a readiness probe asks (false while starting, reconnecting, draining, closed). */
+  /**
+   * Connected and consuming: what a readiness probe asks (false while starting, reconnecting, draining, closed, and
+   * from a consumer cancel until the re-subscribe succeeds, so the ops port's /readyz says so too).
+   */
   get ready(): boolean {
-    return this.state === 'running' && this.connection.state.type === 'open' && this.channel !== undefined && this.consumerTags.length > 0;
+    return this.state === 'running' && this.connection.state.type === 'open' && this.channel !== undefined && this.consumerTags.length > 0 && this.consumingNow;
   }
 
   stats(): Readonly<ServiceStats> {
     return { ...this.counters, running: this.running.size };
+  }
+
+  /**
+   * Whether the instance's consumers are in place now. False while RabbitMQ has cancelled them (the
+   * queue deleted, or its classic queue's home node down) and the re-subscribe is still retrying, or
+   * while the connection is down; announced as `consuming` (the broker's /services shows it).
+   */
+  get consuming(): boolean {
+    return this.consumingNow;
   }
 
   /**
@@ -144,6 +172,7 @@ export class WarrenService {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.state = 'draining';
+      this.resubscriber.close();
       clearInterval(this.announceTimer);
       this.askedToAnnounce.close();
       this.publishControl({ v: 1, type: 'withdraw', service: this.o.name, instanceId: this.o.instanceId });
@@ -161,6 +190,9 @@ export class WarrenService {
       await this.recorder?.settled();
       this.channel = undefined;
       if (ch) await closeChannel(ch);
+      const control = this.control?.ch;
+      this.control = undefined;
+      if (control) await closeChannel(control).catch(() => undefined);
       if (this.ownsConnection) await this.connection.close();
       this.state = 'closed';
       this.log.info('service closed');
@@ -168,18 +200,61 @@ export class WarrenService {
     return this.closing;
   }
 
-  private async setup(model: WireModel): Promise<void> {
+  /** Declares and consumes on `model`: run by the connection on every (re)connect, and by the resubscriber. One at a time. */
+  private setup(model: WireModel): Promise<void> {
+    const run = this.setups.then(() => this.subscribe(model));
+    this.setups = run.catch(() => undefined);
+    return run;
+  }
+
+  /** One re-subscribe attempt under a live connection; without one, the connection's reconnect runs the setup. */
+  private async resubscribe(): Promise<void> {
+    const model = this.connection.model;
+    if (this.state !== 'running' || !model) return;
+    await this.setup(model);
+  }
+
+  private async subscribe(model: WireModel): Promise<void> {
     if (this.state === 'draining' || this.state === 'closed') return;
+    // Already consuming on this model (a retry scheduled before the connection's own setup ran).
+    if (this.channel !== undefined && this.channelModel === model) return;
+    await this.openControl(model);
     const ch = await model.createChannel();
     ch.on('error', (err: Error) => this.log.warn({ err }, 'service channel error'));
     ch.on('close', () => {
       if (this.channel !== ch) return;
       this.channel = undefined;
-      // Its consumers went with it; ready again once setup has consumed on the next channel.
       this.consumerTags = [];
-      const current = this.connection.model;
-      if (current && this.state === 'running') this.setup(current).catch((err: unknown) => this.log.error({ err }, 'service channel rebuild failed'));
+      this.consumingNow = false;
+      // Under a live connection (a cancel, a channel error) the resubscriber brings it back, for as long as it takes.
+      if (this.state === 'running') this.resubscriber.lost();
     });
+    try {
+      await this.declareAndConsume(ch);
+    } catch (err) {
+      // The channel is closed by RabbitMQ (a 404 while the queue's node is down) or closed here: its close must not count twice.
+      if (this.channel === ch) this.channel = undefined;
+      await closeChannel(ch).catch(() => undefined);
+      throw err;
+    }
+    this.channelModel = model;
+    this.consumingNow = true;
+    this.resubscriber.consuming();
+    this.recorder?.reconnected();
+    this.announce();
+  }
+
+  private async openControl(model: WireModel): Promise<void> {
+    if (this.control?.model === model) return;
+    const ch = await model.createChannel();
+    ch.on('error', (err: Error) => this.log.debug({ err }, 'control channel error'));
+    ch.on('close', () => {
+      if (this.control?.ch === ch) this.control = undefined;
+    });
+    this.control = { model, ch };
+  }
+
+  private async declareAndConsume(ch: WireChannel): Promise<void> {
     await applyTopology(ch, coreTopology(this.n));
     await applyTopology(ch, serviceTopology(this.n, {
       service: this.o.name,
@@ -209,13 +284,11 @@ export class WarrenService {
     }
     tags.push((await ch.consume(this.n.instanceControlQueue(this.o.name, this.o.instanceId), (msg) => msg && this.askedToAnnounce.onMessage(msg.content), { noAck: true })).consumerTag);
     this.consumerTags = tags;
-    this.recorder?.reconnected();
-    this.announce();
   }
 
   /** What this instance announces for discovery. */
   describe(): AnnounceMessage {
-    return describeInstance(this.o, this.startedAt, this.running.size);
+    return describeInstance(this.o, this.startedAt, this.running.size, this.consumingNow);
   }
 
   private announce(): void {
@@ -226,7 +299,7 @@ export class WarrenService {
 
   private publishControl(message: Announcement): void {
     try {
-      this.channel?.publish(this.n.controlExchange, '', Buffer.from(JSON.stringify(message)), { contentType: 'application/json', expiration: String(this.o.announceIntervalMs * 3) });
+      (this.control?.ch ?? this.channel)?.publish(this.n.controlExchange, '', Buffer.from(JSON.stringify(message)), { contentType: 'application/json', expiration: String(this.o.announceIntervalMs * 3) });
     } catch (err) {
       this.log.debug({ err }, 'announcement not published');
     }
@@ -234,8 +307,13 @@ export class WarrenService {
 
   private onDelivery(ch: WireChannel, msg: WireMessage | null, kind: 'request' | 'event'): void {
     if (msg === null) {
-      // The broker cancelled our consumer (queue deleted): rebuild the channel, which re-declares the queue.
-      this.log.warn({ kind }, 'consumer cancelled by the broker');
+      // RabbitMQ cancelled our consumer (its queue deleted, or a classic queue's home node down): say so while
+      // this channel can still carry the announcement, then rebuild on a new one, retried until it consumes again.
+      this.log.warn({ kind }, 'consumer cancelled by the broker; re-subscribing');
+      if (this.channel === ch && this.consumingNow) {
+        this.consumingNow = false;
+        this.announce();
+      }
       void ch.close().catch(() => undefined);
       return;
     }
@@ -529,12 +607,6 @@ function unservableResponse(decoded: Decoded): ResponseMessage | undefined {
   if (decoded.kind === 'single' && decoded.item.kind === 'invalid') return decoded.item.response;
   if (decoded.kind === 'single' && decoded.item.kind === 'response') return errorResponse(decoded.item.message.id, ErrorCode.InvalidRequest);
   return undefined;
-}
-
-/** The answer to a request whose deadline had passed when it was taken. */
-function expiredResponse(decoded: Decoded): ResponseMessage | undefined {
-  if (decoded.kind !== 'single' || decoded.item.kind !== 'request') return undefined;
-  return { jsonrpc: '2.0', error: new DeadlineExceededError(undefined, { reason: 'deadline_passed' }).toErrorObject(), id: decoded.item.message.id };
 }
 
 /** The answer to a request cancelled before it arrived (the call's id when it has one). */

@@ -1,5 +1,5 @@
 import type { WireMessage } from '../transport/contract';
-import { Header, numberHeader, stringHeader } from './headers';
+import { Header, deadlineHeader, numberHeader, stringHeader } from './headers';
 import { progressHeader } from './progress';
 
 /** What the runtime reads off an AMQP delivery, in Warren's terms. */
@@ -23,7 +23,7 @@ export interface DeliveryInfo {
 export function readDelivery(msg: WireMessage, defaultTimeoutMs: number, now = Date.now()): DeliveryInfo {
   const p = msg.properties;
   const headers = p.headers as Record<string, unknown> | undefined;
-  const deadlineHeader = numberHeader(headers, Header.deadline);
+  const deadline = deadlineHeader(headers);
   const deliveryCount = numberHeader(headers, Header.deliveryCount);
   // A retried request (retry.ts) carries the attempt it is on; redeliveries of it count on top.
   const retried = numberHeader(headers, Header.attempt);
@@ -32,8 +32,8 @@ export function readDelivery(msg: WireMessage, defaultTimeoutMs: number, now = D
   return {
     callId,
     replyTo: typeof p.replyTo === 'string' && p.replyTo.length > 0 ? p.replyTo : undefined,
-    deadline: deadlineHeader ?? now + defaultTimeoutMs,
-    hasDeadlineHeader: deadlineHeader !== undefined,
+    deadline: deadline ?? now + defaultTimeoutMs,
+    hasDeadlineHeader: deadline !== undefined,
     traceparent: stringHeader(headers, Header.traceparent),
     // Quorum queues count deliveries; on a classic queue the header is whatever the publisher put there, so a count
     // that is not a whole number >= 0 is ignored rather than turned into attempt 0, -4 or 2.5.

@@ -16,8 +16,36 @@ export const Header = {
   death: 'x-death',
 } as const;
 
-/** The protocol version this implementation speaks, sent as `x-warren-protocol`. */
+/** The protocol's major version, sent as `x-warren-protocol` (an AMQP integer, as v1 peers expect). */
 export const protocolVersion = 1;
+
+/**
+ * The minor version (v1.1), sent as `x-warren-protocol-minor`: a v1 peer ignores a header it does
+ * not know, so 1.1 is signalled without changing what v1 readers compare (docs/protocol.md, "Versions").
+ */
+export const protocolMinor = 1;
+export const protocolMinorHeader = 'x-warren-protocol-minor';
+
+/** A decimal string of digits only: "1e3", "0x10", "-5", " 7", "1.5" are not deadlines. */
+const digitsOnly = /^[0-9]{1,16}$/;
+
+/**
+ * Reads `x-warren-deadline` (ms since the epoch) as docs/protocol.md, "Deadlines", says: any AMQP
+ * integer (`b B s u I i l`, decoded as numbers), a float (`f d`), a decimal (`D`: digits / 10^places),
+ * or a string of digits only. A timestamp (`T`) is ignored: AMQP timestamps are seconds, and a
+ * reader that took it as milliseconds would read 1970. So is every other type. undefined: ignored.
+ */
+export function deadlineHeader(headers: Record<string, unknown> | undefined): number | undefined {
+  const value = headers?.[Header.deadline];
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'string') return digitsOnly.test(value) ? Number(value) : undefined;
+  if (value && typeof value === 'object' && (value as { '!'?: unknown })['!'] === 'decimal') {
+    const d = (value as { value?: { places?: unknown; digits?: unknown } }).value;
+    return typeof d?.places === 'number' && typeof d.digits === 'number' ? d.digits / 10 ** d.places : undefined;
+  }
+  return undefined;
+}
 
 /** Reads a numeric header; AMQP tables may carry numbers as strings or typed values depending on the publisher. */
 export function numberHeader(headers: Record<string, unknown> | undefined, name: string): number | undefined {

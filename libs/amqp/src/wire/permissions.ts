@@ -96,7 +96,8 @@ export function setPermissionsArgs(vhost: string, user: string, p: Permissions):
   return ['set_permissions', '-p', vhost, user, p.configure, p.write, p.read];
 }
 
-/** The same as one shell line, each argument single-quoted. */
+/** The same as one shell line; arguments with characters a shell would read are single-quoted. */
 export function setPermissionsLine(vhost: string, user: string, p: Permissions): string {
-  return ['rabbitmqctl', ...setPermissionsArgs(vhost, user, p)].map((a, i) => (i === 0 ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+  const quoted = (arg: string): string => (/^[A-Za-z0-9_.,/=-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
+  return ['rabbitmqctl', ...setPermissionsArgs(vhost, user, p)].map(quoted).join(' ');
 }

@@ -48,8 +48,15 @@ export interface ServiceTopologyInput {
   readonly notifications: readonly string[];
   readonly instanceNotifications: readonly string[];
   readonly queueType: QueueType;
-  /** Durable queue (survives a broker restart); quorum queues are always durable. */
+  /**
+   * false: a temporary service. Its request and event queues are still declared durable (RabbitMQ 4.3
+   * refuses queues that are neither durable nor exclusive) but with `x-expires: transientExpiresMs`, so
+   * they go once no instance has consumed them for that long; its requests are not published persistent.
+   * Quorum queues ignore it (always durable, no expiry).
+   */
   readonly durable: boolean;
+  /** `x-expires` of a temporary (`durable: false`) classic service's request and event queues. @default 3600000 */
+  readonly transientExpiresMs?: number;
   /** Most messages kept in the dead-letter queue; older ones are dropped first. */
   readonly deadLetterMax: number;
   /** Quorum request queues: deliveries of one request before RabbitMQ dead-letters it (`x-delivery-limit`). */
@@ -67,14 +74,18 @@ export interface ServiceTopologyInput {
 export function serviceTopology(n: Names, s: ServiceTopologyInput): Topology {
   const requestQueue = n.serviceQueue(s.service);
   const deadQueue = n.deadLetterQueue(s.service);
-  const durable = s.queueType === 'quorum' || s.durable;
+  // Every shared queue is durable: RabbitMQ 4.3 refuses queues that are neither durable nor exclusive.
+  const durable = true;
   const typeArgs = { 'x-queue-type': s.queueType };
+  // A temporary service's consumed queues expire once unused; the dead-letter and delay queues have no
+  // consumer (x-expires would delete them while the service runs), so they never expire.
+  const expiry = s.queueType === 'classic' && !s.durable ? { 'x-expires': s.transientExpiresMs ?? defaultTransientExpiresMs } : {};
   const queues: QueueDecl[] = [
     {
       name: requestQueue,
       options: {
         durable,
-        arguments: { ...typeArgs, ...deliveryLimitArgs(s), 'x-dead-letter-exchange': n.deadLetterExchange, 'x-dead-letter-routing-key': s.service },
+        arguments: { ...typeArgs, ...expiry, ...deliveryLimitArgs(s), 'x-dead-letter-exchange': n.deadLetterExchange, 'x-dead-letter-routing-key': s.service },
       },
     },
     { name: deadQueue, options: { durable, arguments: { ...typeArgs, 'x-max-length': s.deadLetterMax } } },
@@ -89,7 +100,7 @@ export function serviceTopology(n: Names, s: ServiceTopologyInput): Topology {
   }
   if (s.notifications.length > 0) {
     const q = n.serviceEventQueue(s.service);
-    queues.push({ name: q, options: { durable, arguments: typeArgs } });
+    queues.push({ name: q, options: { durable, arguments: { ...typeArgs, ...expiry } } });
     bindings.push(...s.notifications.map((m) => ({ queue: q, exchange: n.eventExchange, routingKey: m })));
   }
   if (s.instanceNotifications.length > 0) {
@@ -103,7 +114,24 @@ export function serviceTopology(n: Names, s: ServiceTopologyInput): Topology {
   return { exchanges: [], queues, bindings };
 }
 
-/** The poison guard of a quorum request queue; classic queues have no delivery count. */
+/** How long a temporary service's queues outlive their last consumer. */
+export const defaultTransientExpiresMs = 3_600_000;
+
+/**
+ * A named reply queue: durable with `x-expires` (RabbitMQ's advice for a temporary shared queue; 4.3
+ * refuses non-durable non-exclusive ones). Not exclusive, so replies published while the client
+ * reconnects wait for it; not auto-deleted, so a consumer cancel does not lose it; it goes by itself
+ * `expiresMs` after its client stopped consuming.
+ */
+export function replyQueueOptions(expiresMs: number): WireQueueOptions {
+  return { durable: true, exclusive: false, autoDelete: false, arguments: { 'x-expires': expiresMs } };
+}
+
+/**
+ * The poison guard of a quorum request queue; classic queues have no delivery count. Only when
+ * `deliveryLimit` is set: adding the argument to an existing queue is a 406 PRECONDITION_FAILED on
+ * redeclare (measured on 3.10), so an unset limit leaves RabbitMQ's own (none on 3.x, 20 on 4.0+).
+ */
 function deliveryLimitArgs(s: ServiceTopologyInput): Record<string, number> {
   return s.queueType === 'quorum' && s.deliveryLimit !== undefined ? { 'x-delivery-limit': s.deliveryLimit } : {};
 }

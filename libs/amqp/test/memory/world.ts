@@ -14,8 +14,9 @@ export class World {
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'], now: 1_700_000_000_000 });
   }
 
-  async service(options: ServiceOptions): Promise<WarrenService> {
-    const s = await startService({ connection: this.bus.connect(), announceIntervalMs: 60_000, ...options });
+  /** A service on a connection of its own, or on `connection` (one a test cuts with `simulateLoss`). */
+  async service(options: ServiceOptions & { readonly connection?: MemoryConnection }): Promise<WarrenService> {
+    const s = await startService({ announceIntervalMs: 60_000, ...options, connection: options.connection ?? this.bus.connect() });
     this.closers.push(() => s.close());
     return s;
   }

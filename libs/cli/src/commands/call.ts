@@ -49,8 +49,8 @@ export function schemaFailures(data: unknown): string[] | undefined {
 /** `warren call <method> [params...]`: prints the result as JSON; exits 1 with the error code on an error answer. */
 export async function callCommand(s: Session, method: string, words: readonly string[], flags: CallFlags): Promise<ExitCodeValue> {
   const params = parseParams(words);
-  // Always an explicit id: the client then takes the call id nextCallId() predicts (it does not
-  // when it also has to number the JSON-RPC id), which --show-id prints.
+  // Always an explicit JSON-RPC id (1 by default); the call id is another thing: nextCallId()
+  // shows the random one the next call takes, which --show-id prints.
   const id = flags.id === undefined ? 1 : parseId(flags.id);
   // The directory is read while RabbitMQ connects: a missing service is named without a wait of its own.
   const [client, services] = await Promise.all([s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) }), flags.persistent ? new Map() : lookUpServices(s, [method])]);

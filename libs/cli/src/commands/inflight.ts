@@ -132,7 +132,13 @@ export async function cancelCommand(s: Session, callId: string): Promise<ExitCod
       s.out(`${s.c.green('cancelled')} ${callId}: its worker ${outcome.worker} was told to stop`);
       break;
     case 'marked':
-      s.out(`${s.c.green('cancelled')} ${callId}: not started; it will be answered Cancelled without running`);
+      // No tracked worker holds it: queued, given back, or running on a worker that tracks nothing in Redis (a
+      // service in another language, say). Only the wire cancel reaches the last; the mark covers the others.
+      s.out(
+        wire
+          ? `${s.c.green('cancelled')} ${callId}: no tracked worker runs it; a worker running it untracked was told on RabbitMQ to stop, and one that takes it later answers Cancelled without running it`
+          : `${s.c.green('cancelled')} ${callId}: no tracked worker runs it; a tracked worker that takes it answers Cancelled without running it`,
+      );
       break;
     case 'already-cancelled':
       s.out(`${s.c.yellow('already cancelled')} ${callId}`);

@@ -51,6 +51,14 @@ export class MemoryBroker {
     return q ? { queue: name, messageCount: q.messages.length, consumerCount: q.consumers.length } : undefined;
   }
 
+  /**
+   * Simulates the loss of a classic queue's home node, as RabbitMQ 3.10 behaves (BrokerState.takeDown):
+   * consumers cancelled, declares and consumes 404, publishes returned NO_ROUTE; `up()` brings it back.
+   */
+  takeQueueDown(name: string): { up(): void } {
+    return this.state.takeDown(name);
+  }
+
   /** Names of the queues that exist now. */
   queueNames(): string[] {
     return [...this.state.queues.keys()];

@@ -3,7 +3,7 @@ import type {
   WireConfirmChannel, WireConsumeOptions, WireDelivered, WireExchangeOptions, WireExchangeType, WireGetMessage, WireMessage,
   WirePublishOptions, WireQueueInfo, WireQueueOptions, WireReturned,
 } from '../contract';
-import { MemoryChannelError, MemoryIllegalOperationError, preconditionFailed } from './errors';
+import { MemoryChannelError, MemoryConnectionError, MemoryIllegalOperationError, preconditionFailed } from './errors';
 import { copyProperties, propertiesOf, type StoredMessage } from './message';
 import type { MemoryQueue, QueueConsumer } from './queue';
 import { directReplyTo, type ChannelHost } from './host';
@@ -38,6 +38,8 @@ export class MemoryChannel extends EventEmitter implements WireConfirmChannel {
     readonly connectionId: number,
     readonly id: number,
     private readonly confirm: boolean,
+    /** A hard error (MemoryConnectionError): the connection closes with it, as RabbitMQ's does. */
+    private readonly closeConnection: (error: MemoryConnectionError) => void = () => undefined,
   ) {
     super();
   }
@@ -258,6 +260,7 @@ export class MemoryChannel extends EventEmitter implements WireConfirmChannel {
         } catch (err) {
           reject(err);
           if (err instanceof MemoryChannelError) this.fail(err);
+          else if (err instanceof MemoryConnectionError) this.closeConnection(err);
         }
       }),
     );

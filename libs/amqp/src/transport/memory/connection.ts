@@ -49,7 +49,7 @@ export class MemoryModel extends EventEmitter implements WireModel {
 
   private open(confirm: boolean): Promise<MemoryChannel> {
     if (this.closed) return Promise.reject(new MemoryIllegalOperationError('Connection closed'));
-    const channel = new MemoryChannel(this.state, this.id, ++this.channelSeq, confirm);
+    const channel = new MemoryChannel(this.state, this.id, ++this.channelSeq, confirm, (error) => this.end(error));
     this.channels.add(channel);
     channel.once('close', () => this.channels.delete(channel));
     return new Promise((resolve, reject) => this.state.timers.defer(() => (this.closed ? reject(new MemoryIllegalOperationError('Connection closed')) : resolve(channel))));

@@ -29,3 +29,18 @@ export const resourceLocked = (queue: string): MemoryChannelError =>
 export class MemoryIllegalOperationError extends Error {
   override readonly name = 'IllegalOperationError';
 }
+
+/**
+ * A connection closed by the broker (a hard error, AMQP code 541 INTERNAL_ERROR for a denied deprecated
+ * feature), worded as amqplib words it (`Connection closed: 541 (INTERNAL-ERROR) with message "..."`).
+ * Every channel of the connection closes with it, and its exclusive queues go.
+ */
+export class MemoryConnectionError extends Error {
+  override readonly name = 'MemoryConnectionError';
+  constructor(
+    readonly code: 541,
+    readonly replyText: string,
+  ) {
+    super(`Connection closed: ${code} (INTERNAL-ERROR) with message "${replyText}"`);
+  }
+}

@@ -7,7 +7,7 @@ import type { BrokerTimers } from './timers';
 /** RabbitMQ's direct reply-to pseudo-queue: consumed (no-ack) on a channel, named in `replyTo` by publishes on it. */
 export const directReplyTo = 'amq.rabbitmq.reply-to';
 
-/** What a channel asks of its broker. Methods throw MemoryChannelError where RabbitMQ closes the channel. */
+/** What a channel asks of its broker. Methods throw MemoryChannelError where RabbitMQ closes the channel, MemoryConnectionError where it closes the connection. */
 export interface ChannelHost {
   readonly timers: BrokerTimers;
   assertExchange(name: string, type: WireExchangeType, options: WireExchangeOptions): void;

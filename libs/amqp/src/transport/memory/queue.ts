@@ -36,6 +36,16 @@ export interface QueueArgs {
   readonly deliveryLimit: number | undefined;
 }
 
+/** The delivery limit RabbitMQ 4.0 and later put on a quorum queue declared without `x-delivery-limit`. */
+export const defaultQuorumDeliveryLimit = 20;
+
+/** RabbitMQ 4.0+: 20 unless one is set, and a negative limit means none (a policy's limit is not modelled). */
+function deliveryLimitOf(declared: number | undefined, quorum: boolean): number | undefined {
+  if (!quorum) return undefined;
+  if (declared === undefined) return defaultQuorumDeliveryLimit;
+  return declared < 0 ? undefined : declared;
+}
+
 export function readArgs(args: Record<string, unknown> | undefined): QueueArgs {
   const num = (k: string): number | undefined => (typeof args?.[k] === 'number' ? (args[k] as number) : undefined);
   const str = (k: string): string | undefined => (typeof args?.[k] === 'string' ? (args[k] as string) : undefined);
@@ -46,7 +56,7 @@ export function readArgs(args: Record<string, unknown> | undefined): QueueArgs {
     deadLetterRoutingKey: str('x-dead-letter-routing-key'),
     maxLength: num('x-max-length'),
     quorum: args?.['x-queue-type'] === 'quorum',
-    deliveryLimit: num('x-delivery-limit'),
+    deliveryLimit: deliveryLimitOf(num('x-delivery-limit'), args?.['x-queue-type'] === 'quorum'),
   };
 }
 

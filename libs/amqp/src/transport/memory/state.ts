@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { WireExchangeOptions, WireExchangeType, WireHeaders, WireProperties, WireQueueInfo, WireQueueOptions } from '../contract';
 import type { MemoryChannel } from './channel';
-import { notFound, preconditionFailed, resourceLocked } from './errors';
+import { assertPermittedQueue } from './deprecated';
+import { MemoryChannelError, notFound, preconditionFailed, resourceLocked } from './errors';
 import { directReplyTo, type ChannelHost } from './host';
 import { cloneTable, copyProperties, expirationMs, type StoredMessage } from './message';
 import { MemoryQueue, type DeathReason, type QueueHost } from './queue';
@@ -17,6 +18,8 @@ export class BrokerState implements ChannelHost, QueueHost {
   readonly exchanges = new Map<string, MemoryExchange>();
   readonly queues = new Map<string, MemoryQueue>();
   private readonly replyChannels = new Map<string, MemoryChannel>();
+  /** Queues whose home node is down (takeDown): they and their bindings stay, but nothing reaches them. */
+  private readonly down = new Set<string>();
 
   constructor() {
     for (const [name, type] of [['amq.direct', 'direct'], ['amq.topic', 'topic'], ['amq.fanout', 'fanout']] as const) this.exchanges.set(name, { name, type, durable: true, bindings: [] });
@@ -32,6 +35,8 @@ export class BrokerState implements ChannelHost, QueueHost {
 
   assertQueue(name: string, options: WireQueueOptions, connectionId: number): WireQueueInfo {
     const queueName = name === '' ? `amq.gen-${randomBytes(16).toString('base64url')}` : name;
+    assertPermittedQueue(queueName, options);
+    this.assertUp(queueName);
     const existing = this.queues.get(queueName);
     if (existing) {
       this.assertAccess(existing, connectionId);
@@ -50,10 +55,30 @@ export class BrokerState implements ChannelHost, QueueHost {
   }
 
   queueFor(name: string, connectionId: number): MemoryQueue {
+    this.assertUp(name);
     const queue = this.queues.get(name);
     if (!queue) throw notFound('queue', name);
     this.assertAccess(queue, connectionId);
     return queue;
+  }
+
+  /**
+   * As RabbitMQ 3.10 does with a durable classic queue whose home node goes down (measured on a cluster,
+   * issue 28): its consumers are cancelled; declaring, checking or consuming it answers 404; a publish
+   * routed only to it is returned 312 NO_ROUTE (and confirmed), like one no queue is bound for. Its
+   * messages and bindings stay, for when the node is back (`up`).
+   */
+  takeDown(name: string): { up(): void } {
+    const queue = this.queues.get(name);
+    if (!queue) throw new Error(`no queue ${name} to take down`);
+    this.down.add(name);
+    const consumers = queue.consumers.splice(0);
+    if (consumers.length > 0) this.timers.defer(() => consumers.forEach((c) => c.cancelled()));
+    return { up: () => void this.down.delete(name) };
+  }
+
+  private assertUp(name: string): void {
+    if (this.down.has(name)) throw new MemoryChannelError(404, `home node 'memory@localhost' of durable queue '${name}' in vhost '/' is down or inaccessible`);
   }
 
   /** Deleting a missing queue is not an error (RabbitMQ answers delete-ok with 0). */
@@ -149,7 +174,7 @@ export class BrokerState implements ChannelHost, QueueHost {
     let routed = false;
     for (const name of queues) {
       const queue = this.queues.get(name);
-      if (!queue) continue;
+      if (!queue || this.down.has(name)) continue;
       this.enqueue(queue, exchange, routingKey, content, properties, ttl);
       routed = true;
     }

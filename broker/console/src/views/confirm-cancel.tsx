@@ -1,0 +1,40 @@
+import { useEffect, useRef } from 'preact/hooks';
+
+/** The call a Cancel was pressed on, copied when pressed: rows below may reflow, this does not. */
+export interface CancelTarget {
+  readonly callId: string;
+  readonly method: string;
+  readonly worker?: string | undefined;
+}
+
+/**
+ * Asks before a cancel, naming the call by its full id: In flight's rows reflow every second as
+ * calls above finish, so the row under the pointer may not be the one aimed at. What is cancelled
+ * is the id shown here, never a row position.
+ */
+export function ConfirmCancel(props: { target: CancelTarget; disabled: boolean; onConfirm: (callId: string) => void; onClose: () => void }) {
+  const keep = useRef<HTMLButtonElement>(null);
+  // Focus on the harmless choice: Enter right after the click keeps the call.
+  useEffect(() => keep.current?.focus(), []);
+  const { target } = props;
+  return (
+    <div class="overlay" onClick={props.onClose} onKeyDown={(e) => e.key === 'Escape' && props.onClose()}>
+      <div class="dialog" role="alertdialog" aria-modal="true" aria-labelledby="cancel-title" aria-describedby="cancel-what" onClick={(e) => e.stopPropagation()} data-confirm-call-id={target.callId}>
+        <h2 id="cancel-title">Cancel this call?</h2>
+        <dl id="cancel-what" class="keys">
+          <dt>Call id</dt>
+          <dd class="mono" data-confirm-id>{target.callId}</dd>
+          <dt>Method</dt>
+          <dd class="strong">{target.method}</dd>
+          <dt>Worker</dt>
+          <dd class="mono">{target.worker ?? '–'}</dd>
+        </dl>
+        <p class="help">Its caller gets -32003 Cancelled; a running handler is told to stop.</p>
+        <div class="send-row">
+          <button type="button" ref={keep} onClick={props.onClose}>Keep it running</button>
+          <button type="button" class="danger" disabled={props.disabled} onClick={() => props.onConfirm(target.callId)}>Cancel call {target.callId}</button>
+        </div>
+      </div>
+    </div>
+  );
+}

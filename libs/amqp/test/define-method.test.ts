@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { Dispatcher, ErrorCode, type Params } from '@warren/jsonrpc';
 import type { HandlerContext } from '../src/runtime/context';
-import { defineMethod, jsonSchemaOf } from '../src/runtime/define-method';
+import { defineMethod, defineNotification, jsonSchemaOf, NoParams } from '../src/runtime/define-method';
 
 const pair = Type.Union([Type.Tuple([Type.Number(), Type.Number()]), Type.Object({ minuend: Type.Number(), subtrahend: Type.Number() }, { additionalProperties: false })]);
 
@@ -33,5 +33,29 @@ describe('defineMethod', () => {
     seen.length = 0;
     await expect(call(params)).resolves.toMatchObject({ error: { code: ErrorCode.InvalidParams } });
     expect(seen).toEqual([]);
+  });
+});
+
+describe('defineNotification and NoParams', () => {
+  it('runs a notification handler only with params its schema lets through', async () => {
+    const heard: number[][] = [];
+    const sum = defineNotification({ params: Type.Array(Type.Number(), { maxItems: 3 }) }, (numbers) => {
+      heard.push(numbers);
+    });
+    expect(sum.params).toEqual({ type: 'array', items: { type: 'number' }, maxItems: 3 });
+    const dispatcher = new Dispatcher<HandlerContext>({ onNotificationError: () => undefined }).notification('sum', sum);
+    for (const params of [[1, 2], ['x'], [1, 2, 3, 4]]) await dispatcher.handleNotification({ jsonrpc: '2.0', method: 'sum', params }, {} as HandlerContext);
+    expect(heard).toEqual([[1, 2]]);
+  });
+
+  it('NoParams accepts absent, [] and {} only', async () => {
+    const none = defineMethod({ params: NoParams, result: Type.Literal('ok') }, () => 'ok');
+    const dispatcher = new Dispatcher<HandlerContext>().method('none', none);
+    const code = async (params?: Params) => {
+      const r = await dispatcher.handleRequest({ jsonrpc: '2.0', method: 'none', ...(params === undefined ? {} : { params }), id: 1 }, {} as HandlerContext);
+      return 'error' in r ? r.error.code : r.result;
+    };
+    expect([await code(), await code([]), await code({})]).toEqual(['ok', 'ok', 'ok']);
+    expect([await code([1]), await code({ a: 1 })]).toEqual([ErrorCode.InvalidParams, ErrorCode.InvalidParams]);
   });
 });

@@ -1,16 +1,17 @@
 // The audit service's handlers: one per notification it subscribes to, each
 // recording what it received, and a query method to read the record back.
 // They see an EventStore (Redis in main.ts, memory in unit tests), never Redis.
-import type { HandlerContext, ServiceMethod, ServiceNotification } from '@warren/amqp';
-import type { Json, EventStore } from '@warren/eventlog';
-import type { JsonSchema, JsonValue } from '@warren/jsonrpc';
+import { Type, type Static } from '@sinclair/typebox';
+import { defineMethod, defineNotification, NoParams, type HandlerContext, type ServiceMethod, type ServiceNotification } from '@warren/amqp';
+import type { EventStore } from '@warren/eventlog';
+import type { JsonValue, Params } from '@warren/jsonrpc';
 
 /** The notifications the examples send (docs/services.md). */
 export const auditedNotifications = ['logMessage', 'notifyEvent', 'update', 'notify_hello', 'notify_sum'] as const;
 export type AuditedNotification = (typeof auditedNotifications)[number];
 
-/** What is recorded for each notification received. */
-export interface AuditEntry {
+/** What is recorded for each notification received: a type alias rather than an interface, so it is plain JSON to the store. */
+export type AuditEntry = {
   /** ms since the epoch, when this instance handled it. */
   readonly at: number;
   readonly method: string;
@@ -22,21 +23,17 @@ export interface AuditEntry {
   /** The AMQP message id Warren gave the notification. */
   readonly callId: string;
   readonly traceparent: string;
-}
+};
 
 /** Absent params, or any array/object of a sane size. `maxItems`/`maxProperties` ignore other types, so absent passes. */
-const anyParams: JsonSchema = { maxItems: 1000, maxProperties: 1000 };
-const schemas: Record<AuditedNotification, JsonSchema> = {
-  logMessage: {
-    oneOf: [
-      { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 10 },
-      { type: 'object', properties: { message: { type: 'string' }, level: { enum: ['debug', 'info', 'warn', 'error'] } }, required: ['message'] },
-    ],
-  },
+const anyParams = Type.Unsafe<Params | undefined>({ maxItems: 1000, maxProperties: 1000 });
+const logLevel = Type.Union(['debug', 'info', 'warn', 'error'].map((level) => Type.Literal(level)));
+const schemas = {
+  logMessage: Type.Union([Type.Array(Type.String(), { minItems: 1, maxItems: 10 }), Type.Object({ message: Type.String(), level: Type.Optional(logLevel) })]),
   notifyEvent: anyParams,
   update: anyParams,
-  notify_hello: { type: 'array', maxItems: 100 },
-  notify_sum: { type: 'array', items: { type: 'number' }, maxItems: 10_000 },
+  notify_hello: Type.Unsafe<JsonValue[]>({ type: 'array', maxItems: 100 }),
+  notify_sum: Type.Array(Type.Number(), { maxItems: 10_000 }),
 };
 
 export interface AuditOptions {
@@ -48,11 +45,11 @@ export interface AuditOptions {
 
 /** The subscribed notifications, each recording and logging what it received. */
 export function auditNotifications(o: AuditOptions): Record<AuditedNotification, ServiceNotification> {
-  const record = async (params: unknown, ctx: HandlerContext): Promise<void> => {
+  const record = async (params: Params | undefined, ctx: HandlerContext): Promise<void> => {
     const entry: AuditEntry = {
       at: Date.now(),
       method: ctx.method,
-      params: (params ?? null) as JsonValue,
+      params: params ?? null,
       service: ctx.service,
       instanceId: ctx.instanceId,
       callId: ctx.callId,
@@ -60,26 +57,28 @@ export function auditNotifications(o: AuditOptions): Record<AuditedNotification,
     };
     // Params stay out of the log line (they may hold anything); the store has them.
     ctx.log.info({ notification: ctx.method, paramsBytes: JSON.stringify(entry.params).length }, 'notification received');
-    await o.store.append(o.stream, entry as unknown as Json);
+    await o.store.append(o.stream, entry);
   };
-  return Object.fromEntries(
-    auditedNotifications.map((name) => [name, { description: `Recorded by the audit service (${name}).`, params: schemas[name], handler: record }]),
-  ) as Record<AuditedNotification, ServiceNotification>;
+  const described = (name: AuditedNotification) => ({ description: `Recorded by the audit service (${name}).`, params: schemas[name] });
+  return {
+    logMessage: defineNotification(described('logMessage'), record),
+    notifyEvent: defineNotification(described('notifyEvent'), record),
+    update: defineNotification(described('update'), record),
+    notify_hello: defineNotification(described('notify_hello'), record),
+    notify_sum: defineNotification(described('notify_sum'), record),
+  };
 }
 
-export interface RecentParams {
-  /** Most entries to return, newest first. @default 20 */
-  readonly limit?: number;
-  /** Only entries of this notification. */
-  readonly method?: string;
-}
-
-const recentParams: JsonSchema = {
-  oneOf: [
-    { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 1000 }, method: { type: 'string', maxLength: 255 } }, additionalProperties: false },
-    { type: 'array', items: [{ type: 'integer', minimum: 1, maximum: 1000 }], maxItems: 1 },
-  ],
-};
+const recentByName = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Most entries to return, newest first. Default 20.' })),
+    method: Type.Optional(Type.String({ maxLength: 255, description: 'Only entries of this notification.' })),
+  },
+  { additionalProperties: false },
+);
+/** `{ limit?, method? }`, `[limit]`, `[]` or nothing. */
+const recentParams = Type.Union([recentByName, Type.Array(Type.Integer({ minimum: 1, maximum: 1000 }), { maxItems: 1 }), NoParams]);
+export type RecentParams = Static<typeof recentByName>;
 
 /**
  * `<service>.recent`: what this service recorded, newest first. Named after
@@ -90,18 +89,21 @@ const recentParams: JsonSchema = {
  */
 export function auditMethods(service: string, o: AuditOptions): Record<string, ServiceMethod> {
   return {
-    [`${service}.recent`]: {
-      description: `Notifications the ${service} service received, newest first: { limit?, method? } or [limit].`,
-      params: { anyOf: [recentParams, { maxItems: 0, maxProperties: 0 }] },
-      result: { type: 'array', items: { type: 'object' } },
-      handler: async (params) => {
-        const p: RecentParams = Array.isArray(params) ? (params[0] === undefined ? {} : { limit: params[0] as number }) : ((params ?? {}) as RecentParams);
+    [`${service}.recent`]: defineMethod(
+      {
+        description: `Notifications the ${service} service received, newest first: { limit?, method? } or [limit].`,
+        params: recentParams,
+        // Entries as stored; `unknown` because the store hands back plain JSON.
+        result: Type.Array(Type.Unsafe<unknown>({ type: 'object' })),
+      },
+      async (params) => {
+        const p: RecentParams = params === undefined ? {} : Array.isArray(params) ? (params[0] === undefined ? {} : { limit: params[0] }) : params;
         const limit = p.limit ?? 20;
-        if (p.method === undefined) return (await o.store.recent(o.stream, limit)) as JsonValue;
+        if (p.method === undefined) return o.store.recent(o.stream, limit);
         // Filtering reads the whole capped list; it is small by construction.
         const all = (await o.store.recent(o.stream, 1000)) as unknown as AuditEntry[];
-        return all.filter((e) => e.method === p.method).slice(0, limit) as unknown as JsonValue;
+        return all.filter((e) => e.method === p.method).slice(0, limit);
       },
-    },
+    ),
   };
 }

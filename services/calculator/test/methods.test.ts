@@ -1,4 +1,4 @@
-import type { HandlerContext } from '@warren/amqp';
+import { jsonSchemaOf, type HandlerContext } from '@warren/amqp';
 import { Dispatcher, ErrorCode, type Params, type ResponseMessage } from '@warren/jsonrpc';
 import { calculateInput, calculatorMethods } from '../src/methods';
 
@@ -86,8 +86,10 @@ describe('the calculate tool', () => {
   it('declares itself as an MCP tool with an object input schema', () => {
     const tool = calculatorMethods['calculate']?.tool;
     expect(tool?.description).toEqual(expect.any(String));
-    expect(tool?.inputSchema).toBe(calculateInput);
-    expect(calculateInput).toMatchObject({ type: 'object', required: ['expression'] });
+    // No copy of the schema: the gateway lists the params schema as the tool's input schema.
+    expect(tool?.inputSchema).toBeUndefined();
+    expect(calculatorMethods['calculate']?.params).toEqual(jsonSchemaOf(calculateInput));
+    expect(calculatorMethods['calculate']?.params).toMatchObject({ type: 'object', required: ['expression'], additionalProperties: false });
   });
 
   it('gives every method a params schema and a description', () => {

@@ -4,10 +4,10 @@
 // `report.progress`, which reads a running or finished job's progress by call
 // id from the in-flight store, so any instance can answer for a job another runs.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ServiceMethod } from '@warren/amqp';
-import type { EventStore, Json } from '@warren/eventlog';
-import type { CallStatus } from '@warren/inflight';
-import type { JsonSchema, JsonValue } from '@warren/jsonrpc';
+import { Type, type Static } from '@sinclair/typebox';
+import { defineMethod, type ServiceMethod } from '@warren/amqp';
+import type { EventStore } from '@warren/eventlog';
+import type { CallState, CallStatus } from '@warren/inflight';
 
 export interface JobsOptions {
   /** Where completions are appended (what the kill test counts). */
@@ -22,35 +22,43 @@ export interface JobsOptions {
   readonly maxSize?: number;
 }
 
+/** Every in-flight state `report.progress` can answer ('unknown' answers null); the check below keeps it complete. */
+const answeredStates = ['queued', 'retrying', 'running', 'done', 'failed', 'cancelled', 'expired'] as const satisfies readonly Exclude<CallState, 'unknown'>[];
+// Fails to compile when @warren/inflight gains a state this list lacks.
+const allStatesAnswered: [Exclude<CallState, 'unknown' | (typeof answeredStates)[number]>] extends [never] ? true : never = true;
+void allStatesAnswered;
+
 /** A job's progress, as `report.progress` answers it (from its in-flight record). */
-export interface JobProgress {
-  readonly callId: string;
-  readonly state: CallStatus['state'];
-  /** 0..100, from the last `ctx.progress` (100 once done). */
-  readonly percent: number;
-  readonly message?: string;
-  readonly worker?: string;
-  readonly attempt?: number;
-  /** When the last progress was reported, ms since the epoch. */
-  readonly updatedAt?: number;
-}
+export const jobProgress = Type.Object({
+  callId: Type.String(),
+  state: Type.Union(answeredStates.map((state) => Type.Literal(state))),
+  percent: Type.Integer({ minimum: 0, maximum: 100, description: 'From the last ctx.progress (100 once done).' }),
+  message: Type.Optional(Type.String()),
+  worker: Type.Optional(Type.String()),
+  attempt: Type.Optional(Type.Integer()),
+  updatedAt: Type.Optional(Type.Integer({ description: 'When the last progress was reported, ms since the epoch.' })),
+});
+export type JobProgress = Static<typeof jobProgress>;
 
-export interface RenderResult {
-  readonly report: string;
-  readonly size: number;
-  readonly pages: number;
-  readonly renderedBy: string;
-  readonly attempt: number;
-  readonly tookMs: number;
-}
+export const renderResult = Type.Object({
+  report: Type.String(),
+  size: Type.Integer(),
+  pages: Type.Integer(),
+  renderedBy: Type.String(),
+  attempt: Type.Integer(),
+  tookMs: Type.Integer(),
+});
+export type RenderResult = Static<typeof renderResult>;
 
-/** One entry per job finished, in `<prefix>.completed`: what the kill test counts. */
-export interface Completion {
+/** One entry per job finished, in `<prefix>.completed`: what the kill test counts. A type alias, so it is plain JSON to the store. */
+export type Completion = {
   readonly callId: string;
   readonly instanceId: string;
   readonly attempt: number;
   readonly at: number;
-}
+};
+
+const callId = Type.String({ minLength: 1, maxLength: 150 });
 
 export const jobsDefaults = { stepMs: 1000, maxSize: 600 } as const;
 
@@ -61,22 +69,21 @@ export function completedStream(prefix: string): string {
 export function jobsMethods(options: JobsOptions): Record<string, ServiceMethod> {
   const o = { ...jobsDefaults, ...options };
 
-  const render: ServiceMethod = {
-    // Announced: /services, rpc.discover and `warren services` tell callers to send it persistent.
-    jobStyle: true,
-    description: 'Renders a report; takes `size` steps of the configured step time (1 s by default), reporting progress (ctx.progress) after each.',
-    params: {
-      type: 'object',
-      properties: {
-        size: { type: 'integer', minimum: 1, maximum: o.maxSize, description: 'How many steps the job takes.' },
-        title: { type: 'string', maxLength: 200 },
-      },
-      required: ['size'],
-      additionalProperties: false,
+  const render = defineMethod(
+    {
+      // Announced: /services, rpc.discover and `warren services` tell callers to send it persistent.
+      jobStyle: true,
+      description: 'Renders a report; takes `size` steps of the configured step time (1 s by default), reporting progress (ctx.progress) after each.',
+      params: Type.Object(
+        {
+          size: Type.Integer({ minimum: 1, maximum: o.maxSize, description: 'How many steps the job takes.' }),
+          title: Type.Optional(Type.String({ maxLength: 200 })),
+        },
+        { additionalProperties: false },
+      ),
+      result: renderResult,
     },
-    result: { type: 'object', properties: { report: { type: 'string' }, size: { type: 'integer' }, pages: { type: 'integer' }, renderedBy: { type: 'string' }, attempt: { type: 'integer' }, tookMs: { type: 'integer' } } },
-    handler: async (params, ctx) => {
-      const { size, title } = params as { size: number; title?: string };
+    async ({ size, title }, ctx) => {
       const startedAt = Date.now();
       ctx.log.info({ size, attempt: ctx.attempt }, 'render started');
       ctx.progress(0, `page 0 of ${size}`);
@@ -88,28 +95,26 @@ export function jobsMethods(options: JobsOptions): Record<string, ServiceMethod>
         ctx.progress(step / size, `page ${step} of ${size}`);
       }
       const completion: Completion = { callId: ctx.callId, instanceId: ctx.instanceId, attempt: ctx.attempt, at: Date.now() };
-      await o.store.append(completedStream(o.prefix), completion as unknown as Json).catch((err: unknown) => ctx.log.warn({ err }, 'completion not recorded'));
+      await o.store.append(completedStream(o.prefix), completion).catch((err: unknown) => ctx.log.warn({ err }, 'completion not recorded'));
       const result: RenderResult = { report: `${title ?? 'report'}-${ctx.callId}`, size, pages: size * 10, renderedBy: ctx.instanceId, attempt: ctx.attempt, tookMs: Date.now() - startedAt };
       ctx.log.info({ tookMs: result.tookMs }, 'render finished');
-      return result as unknown as JsonValue;
+      return result;
     },
-  };
+  );
 
-  const progress: ServiceMethod = {
-    description: 'Progress of a report.render call by its call id, from the in-flight store: { callId } or [callId]; null when unknown or expired.',
-    params: {
-      oneOf: [
-        { type: 'object', properties: { callId: { type: 'string', minLength: 1, maxLength: 150 } }, required: ['callId'], additionalProperties: false },
-        { type: 'array', items: [{ type: 'string', minLength: 1, maxLength: 150 }], minItems: 1, maxItems: 1 },
-      ],
-    } satisfies JsonSchema,
-    handler: async (params) => {
-      const callId = Array.isArray(params) ? (params[0] as string) : (params as { callId: string }).callId;
-      const status = await o.status(callId);
+  const progress = defineMethod(
+    {
+      description: 'Progress of a report.render call by its call id, from the in-flight store: { callId } or [callId]; null when unknown or expired.',
+      params: Type.Union([Type.Object({ callId }, { additionalProperties: false }), Type.Tuple([callId])]),
+      result: Type.Union([jobProgress, Type.Null()]),
+    },
+    async (params) => {
+      const id = Array.isArray(params) ? params[0] : params.callId;
+      const status = await o.status(id);
       if (status.state === 'unknown') return null;
       const p = status.progress;
-      const answer: JobProgress = {
-        callId,
+      return {
+        callId: id,
         state: status.state,
         percent: status.state === 'done' ? 100 : Math.floor((p?.fraction ?? 0) * 100),
         ...(p?.message === undefined ? {} : { message: p.message }),
@@ -117,9 +122,8 @@ export function jobsMethods(options: JobsOptions): Record<string, ServiceMethod>
         ...(status.attempt === undefined ? {} : { attempt: status.attempt }),
         ...(p === undefined ? {} : { updatedAt: p.at }),
       };
-      return answer as unknown as JsonValue;
     },
-  };
+  );
 
   return { 'report.render': render, 'report.progress': progress };
 }

@@ -170,7 +170,8 @@ describe('warren services', () => {
 describe('warren inflight, status and cancel', () => {
   it('shows a running job, its status by call id, cancels it (the caller gets -32003), then shows it cancelled', async () => {
     const callId = client.nextCallId();
-    const job = client.call('report.render', { size: 400 }, { id: 1 }) // 40 s: still running after five CLI runs on a loaded machine; cancelled below.catch((e: unknown) => e);
+    // 40 s of steps (it is cancelled below): still running after five CLI runs on a busy machine.
+    const job = client.call('report.render', { size: 400 }, { id: 1 }).catch((e: unknown) => e);
     await waitFor(async () => JSON.parse((await warren(['--json', 'inflight'])).stdout).calls.some((c: { callId: string }) => c.callId === callId), { timeoutMs: 10_000, intervalMs: 100 });
 
     const table = await warren(['inflight']);

@@ -86,3 +86,16 @@ function defaultClientId(prefix: string | undefined): string {
   if (!clientIdPrefixPattern.test(prefix)) throw new RangeError(`ClientOptions.clientIdPrefix must match ${clientIdPrefixPattern.source}, got ${JSON.stringify(prefix)}`);
   return `${prefix}-${random}`;
 }
+
+/**
+ * A new name tail for a client's reply queue, of the same shape as its client id (so the same
+ * permission pattern covers it, docs/security.md): the client moves to it when its reply queue
+ * cannot be declared again (a durable queue whose home node is down, on a cluster).
+ */
+export function movedReplyId(clientId: string): string {
+  const random = randomBytes(9).toString('base64url').replace(/^-/, '_');
+  const tail = /-[A-Za-z0-9_-]{12}$/.exec(clientId);
+  if (tail) return `${clientId.slice(0, tail.index)}-${random}`;
+  if (/^[A-Za-z0-9_-]{12}$/.test(clientId)) return random;
+  return `${clientId}-${random}`;
+}

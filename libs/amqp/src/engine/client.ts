@@ -7,7 +7,7 @@ import {
   type Params, type RequestMessage, type ResponseMessage, type SettleListener,
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
-import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
+import { movedReplyId, resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
 import { closeChannel } from '../transport/close';
 import { Header, protocolMinor, protocolMinorHeader, protocolVersion } from '../wire/headers';
 import { assertMethodName, names, type Names } from '../wire/names';
@@ -134,6 +134,8 @@ export class RpcClient {
   private channel: WireConfirmChannel | undefined;
   /** Call ids (correlation ids) and notification message ids: random, so nobody can predict them. */
   private readonly ids: CallIds;
+  /** Names the named reply queue: the client id, until a reply queue that cannot be declared again is left for a new one. */
+  private replyId: string;
   /** Counts default JSON-RPC ids (the body's, not the call id). */
   private idSeq = 0;
   /** With `replyUsers`: the RabbitMQ user each checked call's reply and progress must come from. */
@@ -155,6 +157,7 @@ export class RpcClient {
     this.n = names(this.o.namespace);
     this.log = this.o.logger.child({ component: 'rpc-client', clientId: this.o.clientId });
     this.ids = new CallIds(this.o.clientId);
+    this.replyId = this.o.clientId;
     this.trust = new ReplyTrust(this.o.replyUsers);
     this.buffer = new OfflineBuffer(this.o.maxBuffered);
     this.pending = new PendingCalls<string, ResponseMessage>({
@@ -181,7 +184,7 @@ export class RpcClient {
   }
 
   get replyQueue(): string {
-    return this.o.replyMode === 'direct' ? directReplyQueue : this.n.replyQueue(this.o.clientId);
+    return this.o.replyMode === 'direct' ? directReplyQueue : this.n.replyQueue(this.replyId);
   }
 
   stats(): ClientStats {
@@ -478,7 +481,18 @@ export class RpcClient {
     if (this.o.replyMode === 'named') {
       // Durable with x-expires, never transient non-exclusive (RabbitMQ 4.3 refuses those): it outlives a reconnect
       // (not exclusive) and goes by itself once nobody has consumed it for replyQueueExpiresMs.
-      await ch.assertQueue(this.replyQueue, replyQueueOptions(this.o.replyQueueExpiresMs));
+      await ch.assertQueue(this.replyQueue, replyQueueOptions(this.o.replyQueueExpiresMs)).catch((err: unknown) => {
+        // 404 on a declare: a durable queue whose home node is down (a cluster) cannot be declared, nor used, until
+        // that node returns. Move to a new reply queue (this attempt fails; the connection's retry declares the new
+        // one); answers to what was on the wire went to the old one, so those calls fail now, as they would if it
+        // had expired (tracked callers recover them from the store).
+        if ((err as { code?: unknown }).code === 404) {
+          this.log.warn({ err, replyQueue: this.replyQueue }, 'reply queue unavailable (its node is down): moving to a new one');
+          this.replyId = movedReplyId(this.o.clientId);
+          this.failOnWire(new RpcReplyQueueLostError());
+        }
+        throw err;
+      });
     }
     await consumeReplies(ch, this.replyQueue, (callId, response, userId) => {
       if (!this.trusted(callId, userId, 'reply')) return;

@@ -1,4 +1,4 @@
-import { RpcConnectionLostError, RpcNoRouteError, RpcTimeoutError, type JsonValue } from '@warren/jsonrpc';
+import { RpcConnectionLostError, RpcNoRouteError, RpcReplyQueueLostError, RpcTimeoutError, type JsonValue } from '@warren/jsonrpc';
 import { connectClient } from '@warren/amqp';
 import { World, useWorld, gate, rejection, settleTicks, until } from './world';
 
@@ -92,6 +92,25 @@ describe('reply queue modes', () => {
     await connection.simulateLoss();
     release.open();
     await expect(until(calls)).resolves.toEqual([[0], [1], [2], [3], [4]]);
+    await until(client.close());
+  });
+
+  it('named: a reply queue that cannot be declared again (its home node down) is left for a new one; calls on the wire fail as reply_queue_lost, later ones are answered', async () => {
+    const release = gate();
+    await w.service({ name: 'steady', methods: { 'steady.slow': { handler: async (p) => (await release.promise, p as JsonValue) } } });
+    const connection = w.bus.connect();
+    const client = await connectClient({ connection, defaultTimeoutMs: 60_000 });
+    const before = client.replyQueue;
+    const onWire = rejection(client.call('steady.slow', [1]));
+    await settleTicks();
+    const down = w.bus.takeQueueDown(before);
+    await connection.simulateLoss();
+    expect(await until(onWire)).toBeInstanceOf(RpcReplyQueueLostError);
+    release.open();
+    await expect(until(client.call('steady.slow', [2]))).resolves.toEqual([2]);
+    expect(client.replyQueue).not.toBe(before);
+    expect(client.replyQueue.startsWith(before.slice(0, -12))).toBe(true);
+    down.up();
     await until(client.close());
   });
 

@@ -149,7 +149,13 @@ export class MemoryConnection extends EventEmitter<ConnectionEvents> implements 
     const model = new MemoryModel(this.broker, this.nextId());
     this.current = model;
     this.watch(model);
-    await this.setups.runOn(model);
+    try {
+      await this.setups.runOn(model);
+    } catch (err) {
+      // As AmqpConnection: a setup that fails fails this attempt, and the next one comes after the delay.
+      if (this.current === model && !this.closing) model.end(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
     if (this.current !== model) return;
     this.reconnects++;
     this.setState({ type: 'open', url: 'memory://' });

@@ -5,6 +5,7 @@ import { getJson, onUnauthorized, setToken, token, UnauthorizedError, type AuthP
 import { openFeed } from './feed';
 import { clock } from './format';
 import { isStale, type Live } from './live';
+import { href, useRoute } from './route';
 import type { InflightEvent, Outcome, ServicesResponse, ThroughputSnapshot } from './types';
 import { ConsoleView } from './views/console';
 import { DeadLettersView } from './views/dead-letters';
@@ -28,15 +29,15 @@ type ViewId = (typeof views)[number]['id'];
 /** Most outcomes the page keeps (the broker keeps its own, larger, history). */
 const maxOutcomes = 500;
 
-function viewFromHash(): ViewId {
-  const id = location.hash.slice(1);
-  return views.some((v) => v.id === id) ? (id as ViewId) : 'services';
+function isView(id: string): id is ViewId {
+  return views.some((v) => v.id === id);
 }
 
 function App() {
   const [auth, setAuth] = useState<'checking' | 'ok' | AuthProblem>('checking');
   const [attempt, setAttempt] = useState(0);
-  const [view, setView] = useState<ViewId>(viewFromHash);
+  const route = useRoute();
+  const view: ViewId = isView(route.view) ? route.view : 'services';
   const [live, setLive] = useState<Live & { liveAt?: number }>({ feed: 'connecting', outcomes: [], catalogueVersion: 0 });
   const [help, setHelp] = useState(false);
   /** What the broker runs on (GET /services `mode`): an embedded one is shown as not durable, always. */
@@ -86,12 +87,6 @@ function App() {
   }, [auth]);
 
   useEffect(() => {
-    const onHash = (): void => setView(viewFromHash());
-    addEventListener('hashchange', onHash);
-    return () => removeEventListener('hashchange', onHash);
-  }, []);
-
-  useEffect(() => {
     const onKey = (e: KeyboardEvent): void => {
       if (e.ctrlKey || e.metaKey || e.altKey) return;
       const target = e.target as HTMLElement | null;
@@ -107,7 +102,7 @@ function App() {
       const v = views.find((x) => x.key === e.key);
       if (v) {
         e.preventDefault();
-        location.hash = v.id;
+        location.hash = href(v.id);
         main.current?.focus();
       }
       if (e.key === '/') {
@@ -144,7 +139,7 @@ function App() {
           <ul>
             {views.map((v) => (
               <li key={v.id}>
-                <a href={`#${v.id}`} aria-current={view === v.id ? 'page' : undefined} aria-keyshortcuts={v.key}>
+                <a href={href(v.id)} aria-current={view === v.id ? 'page' : undefined} aria-keyshortcuts={v.key}>
                   {v.label}
                   {v.id === 'inflight' && running > 0 ? <span class="count" aria-label={`${running} running`}>{running}</span> : null}
                   <kbd aria-hidden="true">{v.key}</kbd>

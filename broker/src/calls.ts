@@ -61,6 +61,11 @@ export class CallGate {
     return asker.operator || (asker.token !== undefined && this.owners.owner(callId) === asker.token);
   }
 
+  /** The token (index) a call relayed through this gate was made with; undefined without auth, or when forgotten. */
+  ownerOf(callId: string): number | undefined {
+    return this.owners.owner(callId);
+  }
+
   /** Tells `listener` of every request the gate relayed once it is answered (the console's outcomes); returns the unsubscribe. */
   onSettled(listener: SettledListener): () => void {
     this.settled.add(listener);
@@ -147,11 +152,17 @@ export class CallGate {
     return new UnauthorizedError(message, data);
   }
 
-  /** inflight.list for a client token: the entries of its own calls only (an error passes through). */
+  /**
+   * inflight.list (a list) and delayed.list (`{ calls }`) for a client token: the entries of its own calls
+   * only, made through this gate, or recorded with its token as `principal` (an error passes through).
+   */
   private ownOnly(response: ResponseMessage, asker: Asker): ResponseMessage {
-    if (isErrorResponse(response) || !Array.isArray(response.result)) return response;
-    const mine = response.result.filter((c) => typeof c === 'object' && c !== null && !Array.isArray(c) && typeof c['callId'] === 'string' && this.owns(asker, c['callId']));
-    return { ...response, result: mine };
+    if (isErrorResponse(response)) return response;
+    const mine = (list: JsonValue[]): JsonValue[] => list.filter((c) => typeof c === 'object' && c !== null && !Array.isArray(c) && typeof c['callId'] === 'string'
+      && (this.owns(asker, c['callId']) || (asker.token !== undefined && c['principal'] === String(asker.token))));
+    if (Array.isArray(response.result)) return { ...response, result: mine(response.result) };
+    const calls = typeof response.result === 'object' && response.result !== null ? (response.result as { calls?: unknown }).calls : undefined;
+    return Array.isArray(calls) ? { ...response, result: { ...(response.result as Record<string, JsonValue>), calls: mine(calls as JsonValue[]) } } : response;
   }
 
   private full(): boolean {

@@ -7,8 +7,9 @@
 export { RedisCallTracker, createRedisTracker } from './tracker';
 export { RedisDirectory, parseEntry as parseDirectoryEntry, type DirectoryOptions, type MethodEntry, type RecordedMethod } from './directory';
 export { InflightView, type InflightCall, type CancelOutcome, type QueuedCall } from './view';
+export { DelayedCalls, trackDelayed, maxDelayedListed, type DelayedCall, type DelayedEntry, type DelayedCancel } from './delayed';
 export { cancelOnAbort, callWithRecovery, trackQueued, type RecoveryOptions } from './client';
-export { inflightMethods, inflightNotifications } from './methods';
+export { inflightMethods, inflightNotifications, delayedMethods } from './methods';
 export { type TrackerHealth, type TrackingState } from './health';
 export {
   type TrackerOptions, type ViewOptions, type StoreOptions, type RedisConfig, trackerDefaults, viewDefaults,

@@ -121,8 +121,10 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('--show-id', 'print the call id (for status/cancel) on stderr first')
     .option('--progress', 'show the progress the handler reports (a bar on a terminal, else a line per report)')
     .option('--no-progress', 'never show progress')
+    .option('--at <time>', 'start no earlier than this time (ISO 8601, e.g. 2030-01-01T02:00:00Z); the deadline counts from then')
+    .option('--in <duration>', 'start after this long (90s, 10m, 1h30m, 2d, or ms); the deadline counts from then')
     .addHelpText('after', '\nExamples:\n  warren call add 4 5\n  warren call subtract \'{"minuend":42,"subtrahend":23}\'\n  warren call calculate \'{"expression":"1+3+6"}\'\n  warren call add -- -5 3          (use -- before negative numbers)\n  warren call report.render \'{"size":5}\' --persistent --timeout 60000 --show-id')
-    .action(act((s, method: string, params: string[], flags: { timeout?: number; id?: string; persistent?: boolean; showId?: boolean; progress?: boolean }) => callCommand(s, method, params, flags)));
+    .action(act((s, method: string, params: string[], flags: { timeout?: number; id?: string; persistent?: boolean; showId?: boolean; progress?: boolean; at?: string; in?: string }) => callCommand(s, method, params, flags)));
 
   program
     .command('notify')
@@ -131,8 +133,10 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .argument('[params...]', 'as for call')
     .addOption(new Option('-t, --timeout <ms>', 'wait this long for RabbitMQ to confirm').argParser(positiveInt))
     .option('--persistent', 'persist the message to disk')
-    .addHelpText('after', '\nExamples:\n  warren notify notify_hello 7\n  warren notify logMessage "User logged in"')
-    .action(act((s, method: string, params: string[], flags: { timeout?: number; persistent?: boolean }) => notifyCommand(s, method, params, flags)));
+    .option('--at <time>', 'deliver no earlier than this time (ISO 8601); waits in RabbitMQ, durably')
+    .option('--in <duration>', 'deliver after this long (90s, 10m, 1h30m, 2d, or ms)')
+    .addHelpText('after', '\nExamples:\n  warren notify notify_hello 7\n  warren notify logMessage "User logged in"\n  warren notify report.render \'{"id":7}\' --in 10m')
+    .action(act((s, method: string, params: string[], flags: { timeout?: number; persistent?: boolean; at?: string; in?: string }) => notifyCommand(s, method, params, flags)));
 
   program
     .command('batch')

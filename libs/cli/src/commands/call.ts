@@ -1,10 +1,12 @@
 import { readFile } from 'node:fs/promises';
+import type { DelayOptions } from '@warren/amqp';
 import { InvalidRequestError, errorResponse, ErrorCode, wireErrorOf, type Id, type JsonValue, type Params, type ResponseMessage } from '@warren/jsonrpc';
 import { ExitCode, UsageError, showError, type ExitCodeValue } from '../errors';
 import { prettyJson, table } from '../format';
 import { guardCalls, lookUpServices } from '../availability';
 import { progressView } from '../call-progress';
 import { parseId, parseParams } from '../params';
+import { delayFlags } from '../when';
 import type { Session } from '../session';
 
 export interface CallFlags {
@@ -14,6 +16,10 @@ export interface CallFlags {
   readonly showId?: boolean;
   /** Show the progress the handler reports. @default when stderr is a terminal and --json is off */
   readonly progress?: boolean;
+  /** Start at this time (ISO 8601; when.ts). */
+  readonly at?: string;
+  /** Start after this long (`10m`, `1h30m`, ms; when.ts). */
+  readonly in?: string;
 }
 
 /** Prints an error: to stdout as a JSON-RPC error object with --json, else `error <code>: <message>` (and a local code) on stderr. */
@@ -49,6 +55,7 @@ export function schemaFailures(data: unknown): string[] | undefined {
 /** `warren call <method> [params...]`: prints the result as JSON; exits 1 with the error code on an error answer. */
 export async function callCommand(s: Session, method: string, words: readonly string[], flags: CallFlags): Promise<ExitCodeValue> {
   const params = parseParams(words);
+  const delay = delayFlags(flags);
   // Always an explicit JSON-RPC id (1 by default); the call id is another thing: nextCallId()
   // shows the random one the next call takes, which --show-id prints.
   const id = flags.id === undefined ? 1 : parseId(flags.id);
@@ -58,7 +65,8 @@ export async function callCommand(s: Session, method: string, words: readonly st
   if (flags.showId) s.err(`call id: ${client.nextCallId()}`);
   const progress = flags.progress ?? (s.io.stderr.isTTY === true && !s.settings.json) ? progressView(s) : undefined;
   try {
-    const result = await client.call(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), id, ...(progress ? { onProgress: progress.listener } : {}) });
+    if (Object.keys(delay).length > 0 && !s.settings.json) s.err(s.c.dim(`waiting until ${dueText(delay)}, then for the answer (Ctrl-C cancels the call)`));
+    const result = await client.call(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), id, ...delay, ...(progress ? { onProgress: progress.listener } : {}) });
     progress?.done();
     if (s.settings.json) s.out(JSON.stringify({ jsonrpc: '2.0', result, id }));
     else s.out(prettyJson(result, s.c));
@@ -71,18 +79,26 @@ export async function callCommand(s: Session, method: string, words: readonly st
 }
 
 /** `warren notify <method> [params...]`: publishes a notification (confirmed by RabbitMQ; nobody answers). */
-export async function notifyCommand(s: Session, method: string, words: readonly string[], flags: Pick<CallFlags, 'timeout' | 'persistent'>): Promise<ExitCodeValue> {
+export async function notifyCommand(s: Session, method: string, words: readonly string[], flags: Pick<CallFlags, 'timeout' | 'persistent' | 'at' | 'in'>): Promise<ExitCodeValue> {
   const params = parseParams(words);
+  const delay = delayFlags(flags);
   const client = await s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) });
   try {
-    await client.notify(method, params, flags.timeout === undefined ? {} : { timeoutMs: flags.timeout });
+    await client.notify(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), ...delay });
   } catch (err) {
     if (wireErrorOf(err) === undefined) throw err;
     return reportError(s, err);
   }
-  if (s.settings.json) s.out(JSON.stringify({ sent: true, method }));
-  else s.out(`${s.c.green('sent')} ${method}`);
+  const due = Object.keys(delay).length > 0 ? dueText(delay) : undefined;
+  if (s.settings.json) s.out(JSON.stringify({ sent: true, method, ...(due === undefined ? {} : { dueAt: due }) }));
+  else s.out(`${s.c.green('sent')} ${method}${due === undefined ? '' : ` (due ${due})`}`);
   return ExitCode.ok;
+}
+
+/** When a delayed message is due, as ISO 8601. */
+function dueText(delay: DelayOptions): string {
+  const at = delay.delayMs !== undefined ? Date.now() + delay.delayMs : delay.notBefore instanceof Date ? delay.notBefore.getTime() : (delay.notBefore ?? Date.now());
+  return new Date(at).toISOString();
 }
 
 /** One entry of a batch file: a JSON-RPC request (with `id`) or notification (without). */

@@ -153,6 +153,8 @@ export class RpcClient {
   private readonly sendListeners: SendListener[] = [];
   private readonly headers = new PublishHeaders();
   private readonly delay: DelayChain;
+  /** Deadlines of delayed calls pending, by call id: a caller's abort tells workers to remember the cancel that long. */
+  private readonly delayedDeadlines = new Map<string, number>();
   /** Progress listeners of pending calls, by call id; each leaves with its call (onSettled). */
   private readonly progressListeners = new Map<string, ProgressListener>();
   private availability: ((method: string) => AvailabilityVerdict) | undefined;
@@ -364,6 +366,7 @@ export class RpcClient {
     // Only for a call the table took: a refused one (limit, aborted signal) never settles through onSettled.
     if (opts.onProgress && this.pending.has(request.callId)) this.progressListeners.set(request.callId, opts.onProgress);
     if (this.pending.has(request.callId)) this.trust.expect(request.callId, message.method);
+    if (dueAt !== undefined && this.pending.has(request.callId)) this.delayedDeadlines.set(request.callId, deadline);
     const queueIfDown = (opts.whenNoConsumer ?? (request.persistent ? 'queue' : 'fail')) === 'queue';
     const verdict = queueIfDown || !this.availability ? undefined : this.availability(message.method);
     if (verdict === undefined) this.publishRequest(request);
@@ -385,6 +388,8 @@ export class RpcClient {
   private readonly onSettled: SettleListener<string> = (outcome, callId) => {
     const wasOnWire = this.onWire.delete(callId);
     if (this.progressListeners.size > 0) this.progressListeners.delete(callId);
+    const deadline = this.delayedDeadlines.get(callId);
+    if (deadline !== undefined) this.delayedDeadlines.delete(callId);
     this.trust.forget(callId);
     if (outcome !== 'aborted') return;
     // The worker running it (any language) hears this on NS.cancel and stops; the caller already has RpcAbortedError.
@@ -392,7 +397,7 @@ export class RpcClient {
     const ch = this.channel;
     if (wasOnWire && ch) {
       try {
-        publishCancel(ch, this.n, { callId, reason: 'caller aborted' });
+        publishCancel(ch, this.n, { callId, reason: 'caller aborted', ...(deadline === undefined ? {} : { deadline }) });
       } catch (err) {
         this.log.debug({ err, callId }, 'cancel not published');
       }

@@ -62,6 +62,18 @@ describe('delayed calls over the in-memory broker', () => {
     expect(await call).toBeInstanceOf(RpcTimeoutError);
   });
 
+  it('a caller that aborts a call delayed past the 60 s a cancel is otherwise remembered: it never runs', async () => {
+    const seen = await recorder();
+    const client = await w.client();
+    const ac = new AbortController();
+    const call = rejection(client.call('later.run', [], { delayMs: 90_000, timeoutMs: 1000, signal: ac.signal }));
+    await jest.advanceTimersByTimeAsync(1000);
+    ac.abort();
+    expect(await call).toMatchObject({ code: 'RPC_ABORTED' });
+    await jest.advanceTimersByTimeAsync(100_000);
+    expect(seen.calls).toEqual([]);
+  });
+
   it('refuses a bad delay at once, and a deadline before the due time', async () => {
     const client = await w.client();
     await expect(client.call('later.run', [], { delayMs: maxDelayMs + 1 })).rejects.toThrow(RangeError);

@@ -65,7 +65,7 @@ export async function callCommand(s: Session, method: string, words: readonly st
   if (flags.showId) s.err(`call id: ${client.nextCallId()}`);
   const progress = flags.progress ?? (s.io.stderr.isTTY === true && !s.settings.json) ? progressView(s) : undefined;
   try {
-    if (Object.keys(delay).length > 0 && !s.settings.json) s.err(s.c.dim(`waiting until ${dueText(delay)}, then for the answer (Ctrl-C cancels the call)`));
+    if (Object.keys(delay).length > 0 && !s.settings.json) s.err(s.c.dim(`waiting until ${dueText(delay)}, then for the answer (leaving does not cancel it)`));
     const result = await client.call(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), id, ...delay, ...(progress ? { onProgress: progress.listener } : {}) });
     progress?.done();
     if (s.settings.json) s.out(JSON.stringify({ jsonrpc: '2.0', result, id }));

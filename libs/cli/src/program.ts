@@ -210,9 +210,10 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('-s, --service <name>', 'the user runs this service: its own queues, replies')
     .option('--discovery', 'the user listens to announcements (the broker, warren services)')
     .option('--dead-letters', "the user lists, replays and purges every service's dead letters (the broker)")
+    .option('--delayed', 'the user sends delayed calls (--at/--in, X-Delay-Ms): the delay chain (the broker)')
     .option('--prefix <prefix>', 'start of its reply queue names, if not the user name')
-    .addHelpText('after', '\nExamples:\n  warren permissions calculator --service calculator\n  warren permissions warren-broker --service warren-broker --discovery --dead-letters\n  warren permissions web')
-    .action(act((s, user: string, flags: { vhost: string; service?: string; discovery?: boolean; deadLetters?: boolean; prefix?: string }) => permissionsCommand(s, user, flags)));
+    .addHelpText('after', '\nExamples:\n  warren permissions calculator --service calculator\n  warren permissions warren-broker --service warren-broker --discovery --dead-letters --delayed\n  warren permissions web')
+    .action(act((s, user: string, flags: { vhost: string; service?: string; discovery?: boolean; deadLetters?: boolean; delayed?: boolean; prefix?: string }) => permissionsCommand(s, user, flags)));
 
   program
     .command('bench')

@@ -245,3 +245,41 @@ describe('the console feed', () => {
     abort.abort();
   });
 });
+
+describe('delayed.list and delayed.cancel through POST /rpc', () => {
+  /** Sends a delayed `add` (a minute away) with `token`; resolves with its call id once listed, and its HTTP answer. */
+  async function delayedCall(system: EmbeddedSystem, token: string): Promise<{ callId: string; hangUp: () => void; answer: Promise<unknown> }> {
+    const before = new Set(system.broker.gateway.calls.list().map((c) => c.callId));
+    const abort = new AbortController();
+    const answer = fetch(`${system.url}/rpc`, { method: 'POST', signal: abort.signal, headers: { 'content-type': 'application/json', 'x-delay-ms': '60000', ...authHeaders(token) }, body: '{"jsonrpc":"2.0","method":"add","params":[1,2],"id":8}' }).catch(() => undefined);
+    let callId = '';
+    await waitFor(() => {
+      callId = system.broker.gateway.calls.list().find((c) => c.method === 'add' && !before.has(c.callId))?.callId ?? '';
+      return callId !== '';
+    }, { message: 'delayed call relayed' });
+    return { callId, hangUp: () => abort.abort(), answer };
+  }
+
+  it('lists a client token its own delayed calls only, lets it cancel only those; an operator sees and cancels all', async () => {
+    const system = systemFor('client');
+    const client = await openDoor('POST /rpc', system.url, tokens.client);
+    const operator = await openDoor('POST /rpc', system.url, tokens.operator);
+    const mine = await delayedCall(system, tokens.client);
+    const theirs = await delayedCall(system, tokens.other);
+    try {
+      const ids = async (door: Door): Promise<string[]> => ((await door.call('delayed.list', {})) as { value: { calls: { callId: string }[] } }).value.calls.map((c) => c.callId);
+      await waitFor(async () => (await ids(operator)).length === 2, { message: 'both listed' });
+      expect(await ids(client)).toEqual([mine.callId]);
+      expect(await client.call('delayed.cancel', { callId: theirs.callId })).toEqual({ kind: 'denied', reason: 'not_your_call' });
+      expect(await client.call('delayed.cancel', { callId: mine.callId })).toMatchObject({ kind: 'result', value: { listed: true } });
+      expect(await operator.call('delayed.cancel', { callId: theirs.callId })).toMatchObject({ kind: 'result', value: { listed: true } });
+      expect(await ids(operator)).toEqual([]);
+    } finally {
+      mine.hangUp();
+      theirs.hangUp();
+      await Promise.all([mine.answer, theirs.answer]);
+      await client.close();
+      await operator.close();
+    }
+  });
+});

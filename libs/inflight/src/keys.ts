@@ -15,6 +15,8 @@
  *   warren:cancel-marks                pub/sub channel: every cancel mark, to every worker
  *   warren:{warren:cancel-marks}       sorted set: call id → when its cancel mark expires, read back by a worker that (re)subscribes
  *   warren:method:<method>             string: the method directory, which service serves it (JSON)
+ *   warren:{warren:history}:done       stream: the last finished calls that succeeded (history.ts)
+ *   warren:{warren:history}:failed     stream: the last calls that failed, were cancelled or expired, kept longer
  *
  * Hash tags (`{...}`) put the keys one script touches in one Redis Cluster
  * slot: a call's scripts touch its one key; the heartbeat script touches the
@@ -51,7 +53,26 @@ export interface Keys {
   readonly cancelMarkIndex: string;
   /** The method directory's entry of one method (directory.ts). TTL: {@link directoryTtlMs}, refreshed by its service. */
   method(name: string): string;
+  /**
+   * The outcome history: one stream of successes, one of failures (failed, cancelled, expired),
+   * each bounded by {@link historyBounds} in entries and age. TTL: the stream's age bound, refreshed by each write.
+   */
+  history(kind: HistoryKind): string;
 }
+
+/** The two history streams: successes, and everything else (kept longer). */
+export type HistoryKind = 'done' | 'failed';
+
+/**
+ * How much history is kept: successes are many and cheap to lose, failures are what an operator
+ * looks for hours later. Count bounds are approximate (`MAXLEN ~`, within one stream node: ~100 entries).
+ */
+export type HistoryBounds = Readonly<Record<HistoryKind, { readonly entries: number; readonly ageMs: number }>>;
+
+export const historyBounds: HistoryBounds = {
+  done: { entries: 2000, ageMs: 3_600_000 },
+  failed: { entries: 10_000, ageMs: 24 * 3_600_000 },
+};
 
 const prefixPattern = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
@@ -75,6 +96,7 @@ export function keys(prefix: string): Keys {
     cancelMarks: `${prefix}:cancel-marks`,
     cancelMarkIndex: `${prefix}:{${prefix}:cancel-marks}`,
     method: (name) => `${prefix}:method:${name}`,
+    history: (kind) => `${prefix}:{${prefix}:history}:${kind}`,
   };
 }
 

@@ -1,9 +1,11 @@
 import {
   parseRecord, parseWorkersReply, queuedRecord, recordSeparator, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
 } from './decision';
-import { minTtlMs } from './keys';
+import { historyBounds, minTtlMs, type HistoryBounds, type HistoryKind } from './keys';
+import { maxErrorBytes } from './history-script';
+import { MemoryHistory } from './memory-history';
 import { at, claimTransition, fields, join, put, stateName } from './memory-record';
-import type { CancelReply, ClaimArgs, FinishArgs, TrackerStore, ViewStore } from './store-port';
+import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore } from './store-port';
 
 /**
  * The in-flight store in memory, for embedded mode (one process: the broker and every service in
@@ -36,6 +38,13 @@ export class MemoryInflightStore {
   /** Every live cancel mark, with when it expires (the mark index), told to a worker that subscribes later. */
   private readonly marks = new Map<string, Entry<true>>();
   private lastSweep = 0;
+  /** @internal The outcome history (the finish script's streams). */
+  readonly history: MemoryHistory;
+
+  /** `history`: how much outcome history is kept, as TrackerOptions.history. @default historyBounds (keys.ts) */
+  constructor(options: { readonly history?: HistoryBounds | false } = {}) {
+    this.history = new MemoryHistory(options.history ?? historyBounds);
+  }
 
   /** A handle for one tracker or view: closing it drops its subscription, not the data. */
   connect(): MemoryInflightHandle {
@@ -85,8 +94,10 @@ export class MemoryInflightStore {
     put(f, 'state', stateLetter(a.state));
     put(f, 'code', a.code);
     put(f, 'finishedAt', String(now));
-    put(f, 'result', a.result);
-    this.set(this.records, callId, join(f), a.ttlMs, now);
+    put(f, 'result', '');
+    const head = join(f);
+    this.set(this.records, callId, head + a.result, a.ttlMs, now);
+    this.history.add(callId, head, stateLetter(a.state), a.result, maxErrorBytes, now);
     return 1;
   }
 
@@ -402,6 +413,10 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
 
   cancel(callId: string, markTtlMs: number): Promise<CancelReply> {
     return Promise.resolve(this.memory.cancel(callId, markTtlMs));
+  }
+
+  historyRange(kind: HistoryKind, before: string | undefined, since: number, count: number): Promise<HistoryEntry[]> {
+    return Promise.resolve(this.memory.history.range(kind, before, since, count));
   }
 
   /** Drops this handle's cancel subscription; the data stays for the other handles. Idempotent. */

@@ -1,6 +1,6 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { silentLogger, type Logger } from '@warren/logger';
-import { assertKeyPrefix } from './keys';
+import { assertKeyPrefix, historyBounds, type HistoryBounds } from './keys';
 
 /**
  * Where Redis is. A URL or `RedisOptions` for a single node; `RedisOptions`
@@ -56,6 +56,12 @@ export interface TrackerOptions extends StoreOptions {
    * call is recorded expired and answered DeadlineExceeded (-32001) at once. @default 1000
    */
   readonly takeoverMinMs?: number;
+  /**
+   * How much outcome history the finish script keeps (keys.ts, history streams): entries and age of
+   * successes and of failures; `false` keeps none. Workers of one cluster should agree (each trims
+   * to its own bounds when it writes). @default {@link historyBounds}: 2,000 successes up to 1 h, 10,000 failures up to 24 h
+   */
+  readonly history?: HistoryBounds | false;
   /**
    * Fail calls with ServiceUnavailableError (-32002, the handler not run)
    * while Redis is unavailable, instead of running them untracked. @default false
@@ -128,11 +134,15 @@ export function resolveTrackerOptions(options: TrackerOptions = {}): ResolvedTra
     requireTracking: options.requireTracking ?? trackerDefaults.requireTracking,
     connectTimeoutMs: options.connectTimeoutMs ?? trackerDefaults.connectTimeoutMs,
     awaitClaim: options.awaitClaim ?? trackerDefaults.awaitClaim,
+    history: options.history ?? historyBounds,
     logger: options.logger ?? silentLogger(),
   };
   assertKeyPrefix(resolved.keyPrefix);
   if (resolved.awaitClaim !== 'redeliveries' && resolved.awaitClaim !== 'always') throw new RangeError(`TrackerOptions.awaitClaim must be 'redeliveries' or 'always', got ${String(resolved.awaitClaim)}`);
   positive('TrackerOptions', resolved, ['commandTimeoutMs', 'leaseMs', 'heartbeatMs', 'maxAttempts', 'resultTtlMs', 'graceMs', 'waitPollMs', 'takeoverMinMs', 'connectTimeoutMs']);
+  if (resolved.history !== false) {
+    for (const kind of ['done', 'failed'] as const) positive(`TrackerOptions.history.${kind}`, { ...resolved.history[kind] }, ['entries', 'ageMs']);
+  }
   if (resolved.heartbeatMs * 3 > resolved.leaseMs) {
     throw new RangeError(`TrackerOptions.heartbeatMs must be at most leaseMs / 3 (so a lease is renewed before it runs out), got ${resolved.heartbeatMs} with leaseMs ${resolved.leaseMs}`);
   }

@@ -17,6 +17,7 @@
  * the rest; JSON text never holds a raw U+001F, and meta is checked not to.
  */
 
+import { historyLua } from './history-script';
 import { lateTakeoverCode, takeoverRuleLua } from './takeover';
 
 const now = `local t = redis.call('TIME')
@@ -173,8 +174,12 @@ if fresh then return 0 end
 return out`;
 
 /**
- * finish(call1..callN; per call: state letter, result, finishedTtlMs, code)
+ * finish(call1..callN[, history done, history failed]; per call: state letter, result, finishedTtlMs, code[,
+ *   then the history settings, see history-script.ts])
  * → one character per call: '1' stored | '0' an outcome was already there.
+ * With the two history streams, each outcome stored is added to one of them in the same script: the
+ * finish that stores a call's outcome is the one place that knows it is the first, so every tracked
+ * call lands in the history exactly once, whichever worker ran it, at no extra round trip.
  * The first outcome wins: a worker whose call was taken over, or that ran it
  * untracked, still stores its result if nobody did yet; nobody overwrites
  * one. The live record's fields are kept; lease and token stay behind, and
@@ -183,21 +188,27 @@ return out`;
 const finish = `${now}
 local S = '\\31'
 local out = {}
-for i = 1, #KEYS do
+${historyLua}
+for i = 1, n do
   local a = (i - 1) * 4
   local key = KEYS[i]
   local v = redis.call('GET', key)
   local b = v and string.byte(v, 1)
+  local head
   if b == 82 or b == 81 or b == 87 then
-    redis.call('SET', key, ARGV[a + 1] .. string.sub(v, 2, -3) .. ARGV[a + 4] .. S .. now .. S .. ARGV[a + 2], 'PX', ARGV[a + 3])
-    out[i] = '1'
+    head = ARGV[a + 1] .. string.sub(v, 2, -3) .. ARGV[a + 4] .. S .. now .. S
   elseif not v then
-    redis.call('SET', key, ARGV[a + 1] .. S .. S .. S .. S .. S .. S .. S .. S .. ARGV[a + 4] .. S .. now .. S .. ARGV[a + 2], 'PX', ARGV[a + 3])
+    head = ARGV[a + 1] .. S .. S .. S .. S .. S .. S .. S .. S .. ARGV[a + 4] .. S .. now .. S
+  end
+  if head then
+    redis.call('SET', key, head .. ARGV[a + 2], 'PX', ARGV[a + 3])
+    if hist then remember(i, head, ARGV[a + 2]) end
     out[i] = '1'
   else
     out[i] = '0'
   end
 end
+if hist then trim() end
 return table.concat(out)`;
 
 /**

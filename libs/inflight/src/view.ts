@@ -2,6 +2,7 @@ import type { CallInfo } from '@warren/calls';
 import { idText, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { decodeMeta, encodeMeta, maxListedCalls, parseStoredId, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
+import { readHistory, type HistoryItem, type HistoryPage, type HistoryQuery } from './history';
 import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
 import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
@@ -48,6 +49,12 @@ export type CancelOutcome =
   | { readonly outcome: 'already-cancelled' }
   /** Too late: it finished (`state` says how). */
   | { readonly outcome: 'finished'; readonly state: string };
+
+/** One call as {@link InflightView.call} tells it. */
+export type CallDetail = CallStatus & {
+  /** Its entry in the outcome history, once finished (and kept there). */
+  readonly history?: HistoryItem;
+};
 
 const terminal: ReadonlySet<CallState> = new Set<CallState>(['done', 'failed', 'cancelled', 'expired']);
 
@@ -117,6 +124,30 @@ export class InflightView {
   /** One call's state and, once finished, its outcome. `unknown` when Redis has no record of it. */
   async status(callId: string): Promise<CallStatus> {
     return this.op(async () => toCallStatus(callId, await this.store.record(callId), Date.now()));
+  }
+
+  /**
+   * Finished calls, newest first, from the outcome history (kept by the workers' finish: the last
+   * successes, and the last failures for longer; keys.ts), filtered and paged as `query` says.
+   */
+  async history(query: HistoryQuery = {}): Promise<HistoryPage> {
+    return this.op(() => readHistory(this.store, query, Date.now()));
+  }
+
+  /**
+   * Everything known of one call: its record while it lives (running, or finished within
+   * `resultTtlMs`), with `history` its entry in the outcome history once finished; a call whose
+   * record is gone is told from its history entry alone (`state` from it, no result). `unknown` when neither has it.
+   */
+  async call(callId: string): Promise<CallDetail> {
+    return this.op(async () => {
+      const status = toCallStatus(callId, await this.store.record(callId), Date.now());
+      const live = status.state === 'running' || status.state === 'queued' || status.state === 'retrying';
+      const found = live ? undefined : (await readHistory(this.store, { callId }, Date.now())).items[0];
+      if (found === undefined) return status;
+      if (status.state === 'unknown') return { ...found, cancelRequested: false, history: found };
+      return { ...status, history: found };
+    });
   }
 
   /** A finished call's response (success or error), or undefined while it has none. */

@@ -1,0 +1,42 @@
+import type { HistoryBounds } from './keys';
+
+/**
+ * The history half of the finish script (scripts.ts): Lua spliced into it, defining `n` (the calls
+ * in the batch), `hist` (whether the two history streams were passed), `remember(i, head, result)`
+ * (adds call i's finished record to its stream) and `trim()` (bounds each stream written, by age,
+ * and refreshes its TTL). A stream entry is `c` (the call id) and `r` (its finished record, in the
+ * record format of decision.ts): a success without its result (the record keeps it while it lives),
+ * a failure with its error response when that is at most `maxErrorBytes` long.
+ *
+ * Arguments, after the calls': entries kept of successes, of failures; age kept (ms) of successes, of
+ * failures; the longest error response kept. The finish without them (Redis Cluster's one-key form,
+ * whose streams live in another slot) records no history.
+ */
+export const historyLua = `local n = #KEYS
+local hist = #ARGV ~= 4 * n
+if hist then n = n - 2 end
+local added = {false, false}
+local function remember(i, head, result)
+  local j = string.byte(head, 1) == 68 and 1 or 2
+  local h = n * 4
+  if j == 2 and #result <= tonumber(ARGV[h + 5]) then head = head .. result end
+  redis.call('XADD', KEYS[n + j], 'MAXLEN', '~', ARGV[h + j], '*', 'c', string.match(KEYS[i], '{(.*)}$'), 'r', head)
+  added[j] = true
+end
+local function trim()
+  for j = 1, 2 do
+    if added[j] then
+      local age = tonumber(ARGV[n * 4 + 2 + j])
+      redis.call('XTRIM', KEYS[n + j], 'MINID', '~', now - age)
+      redis.call('PEXPIRE', KEYS[n + j], age)
+    end
+  end
+end`;
+
+/** The history settings the finish script takes, in its order. */
+export function historyArgs(bounds: HistoryBounds): number[] {
+  return [bounds.done.entries, bounds.failed.entries, bounds.done.ageMs, bounds.failed.ageMs, maxErrorBytes];
+}
+
+/** An error response longer than this (its `data`, mostly) is kept out of the history: the entry keeps the code. */
+export const maxErrorBytes = 8192;

@@ -8,6 +8,7 @@
  *   warren:rec:{<callId>}              string: one call's record, in flight or finished
  *   warren:once:{<callId>}             hash: effect name → the call's ctx.once marks and results
  *   warren:progress:{<callId>}         string: a running call's latest progress (JSON), beside its record
+ *   warren:attempts:{<callId>}         list: a call's earlier attempts (JSON), written by the claim that ends one
  *   warren:{warren:workers}            hash: service/instance → heartbeat entry (JSON)
  *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
  *   warren:{warren:retrying}           sorted set: call id → deadline, of calls waiting in a delay queue
@@ -30,6 +31,13 @@ export interface Keys {
   effects(callId: string): string;
   /** A call's latest progress (JSON), in the slot of its record. TTL: what its record had left when it was written. */
   progress(callId: string): string;
+  /**
+   * A call's earlier attempts, oldest first (JSON each: attempt, worker, startedAt, endedAt, outcome), in the
+   * slot of its record: pushed by the claim script when a new attempt replaces one (a takeover, a retry, a
+   * call given back), which derives this name from the record's (`attemptsKeyLua`: keep the two in step).
+   * TTL: the finished TTL of the claim that pushed it, as long as the outcome it leads to.
+   */
+  attempts(callId: string): string;
   /** Heartbeat entries of every worker instance under this prefix. TTL: {@link workersTtlMs}, refreshed by each beat. */
   readonly workers: string;
   /** When each worker's entry expires (same hash tag as {@link Keys.workers}). TTL: as {@link Keys.workers}. */
@@ -87,6 +95,7 @@ export function keys(prefix: string): Keys {
     call: (callId) => `${prefix}:rec:{${callId}}`,
     effects: (callId) => `${prefix}:once:{${callId}}`,
     progress: (callId) => `${prefix}:progress:{${callId}}`,
+    attempts: (callId) => `${prefix}:attempts:{${callId}}`,
     workers: `${prefix}:{${prefix}:workers}`,
     workersSeen: `${prefix}:{${prefix}:workers}:seen`,
     retrying: `${prefix}:{${prefix}:retrying}`,
@@ -99,6 +108,9 @@ export function keys(prefix: string): Keys {
     history: (kind) => `${prefix}:{${prefix}:history}:${kind}`,
   };
 }
+
+/** Lua: the {@link Keys.attempts} key of the call whose record key is `key` (the claim script knows only the record's). */
+export const attemptsKeyLua = `local function attemptsKey(key) return (string.gsub(key, ':rec:(%b{})$', ':attempts:%1')) end`;
 
 /** The smallest TTL any key gets: a call whose deadline is already past still lives this long. */
 export const minTtlMs = 1000;

@@ -27,6 +27,8 @@ export class MemoryInflightStore {
   /** Call records and progress, by call id; each entry keeps its own expiry (ms since the epoch). */
   private readonly records = new Map<string, Entry<string>>();
   private readonly progress = new Map<string, Entry<string>>();
+  /** A call's earlier attempts (the attempts list), by call id. */
+  private readonly attempts = new Map<string, Entry<string[]>>();
   private readonly effects = new Map<string, Entry<Map<string, string>>>();
   /** `service/instanceId` → heartbeat entry (JSON) and when it stops counting as live. */
   private readonly workers = new Map<string, Entry<string>>();
@@ -53,7 +55,8 @@ export class MemoryInflightStore {
 
   /** @internal */ claim(callId: string, a: ClaimArgs): ClaimReply {
     const now = this.write();
-    const { reply, write } = claimTransition(this.get(this.records, callId), a, now);
+    const { reply, write, past } = claimTransition(this.get(this.records, callId), a, now);
+    if (past !== undefined) this.set(this.attempts, callId, [...(this.get(this.attempts, callId) ?? []), past], a.finishedTtlMs, now);
     if (write === undefined) return reply;
     if (write.ttlMs === 'keep') this.keep(callId, write.value);
     else this.set(this.records, callId, write.value, write.ttlMs, now);
@@ -184,6 +187,11 @@ export class MemoryInflightStore {
     return out;
   }
 
+  /** @internal The attempts list of a call (JSON entries, oldest first). */
+  pastAttempts(callId: string): string[] {
+    return [...(this.get(this.attempts, callId) ?? [])];
+  }
+
   /** @internal */ heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number): void {
     const now = this.write();
     this.set(this.workers, `${service}/${instanceId}`, JSON.stringify(entry), entryTtlMs, now);
@@ -288,7 +296,7 @@ export class MemoryInflightStore {
     const now = Date.now();
     if (now - this.lastSweep >= 1000) {
       this.lastSweep = now;
-      for (const map of [this.records, this.progress, this.effects, this.workers, this.marks] as Map<string, Entry<unknown>>[]) {
+      for (const map of [this.records, this.progress, this.attempts, this.effects, this.workers, this.marks] as Map<string, Entry<unknown>>[]) {
         for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
       }
     }
@@ -405,6 +413,10 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
 
   record(callId: string): Promise<Record<string, string>> {
     return Promise.resolve(this.memory.record(callId));
+  }
+
+  attempts(callId: string): Promise<string[]> {
+    return Promise.resolve(this.memory.pastAttempts(callId));
   }
 
   markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean> {

@@ -18,6 +18,7 @@
  */
 
 import { historyLua } from './history-script';
+import { attemptsKeyLua } from './keys';
 import { lateTakeoverCode, takeoverRuleLua } from './takeover';
 
 const now = `local t = redis.call('TIME')
@@ -86,6 +87,14 @@ ${fields}
 local leaseMs, maxAttempts, lostCode = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 ${takeoverRuleLua}
 local head = 'R' .. S .. now .. S .. (now + leaseMs) .. S
+${attemptsKeyLua}
+-- An attempt a new one replaces (f: its record's fields) goes on the call's attempts list, with how it ended.
+local function past(key, f, outcome, ttl)
+  local list = attemptsKey(key)
+  local function int(v) if v == '' then return '0' end return v end
+  redis.call('RPUSH', list, '{"attempt":' .. int(f[6]) .. ',"worker":' .. cjson.encode(f[4]) .. ',"startedAt":' .. int(f[2]) .. ',"endedAt":' .. now .. ',"outcome":"' .. outcome .. '"}')
+  redis.call('PEXPIRE', list, ttl)
+end
 -- The wait before attempt failed + 1 under a retry spec ("deadline wait1 wait2 ..."), if it ends before the deadline.
 local function retryWait(spec, failed)
   if spec == nil or spec == '' then return nil end
@@ -137,6 +146,7 @@ local function existing(key, fresh, runningTtl, finishedTtl, mode, retry)
   end
   -- Queued, or a retry's next attempt: nobody died.
   if state ~= 'R' and not lost then
+    if (tonumber(f[6]) or 0) > 0 and f[4] ~= '' then past(key, f, state == 'W' and 'retried' or 'released', finishedTtl) end
     mine[6] = next
     redis.call('SET', key, encode(mine), 'PX', runningTtl)
     return {'run', next, ''}
@@ -149,12 +159,15 @@ local function existing(key, fresh, runningTtl, finishedTtl, mode, retry)
   if state == 'R' then
     local wait = retryWait(retry, next - 1)
     if wait then
+      past(key, f, 'lost', finishedTtl)
       f[1], f[3], f[5], f[10] = 'W', now + wait, 'lost', ''
       redis.call('SET', key, encode(f), 'KEEPTTL')
       return {'retry', next, wait, now + wait, f[4]}
     end
   end
   if mode ~= '1' and takeoverAlone(next) then return {'expired', f[4], next - 1} end
+  -- Taken over: from a worker lost now (one lost before a retry wait is on the list already).
+  if state == 'R' then past(key, f, 'lost', finishedTtl) end
   mine[6] = next
   redis.call('SET', key, encode(mine), 'PX', runningTtl)
   return {'run', next, f[4]}

@@ -104,6 +104,8 @@ export interface ViewStore {
   workers(): Promise<{ now: number; workers: WorkerInfo[] }>;
   /** One call's record as named fields (`parseRecord`), its latest progress as `progress`; `{}` when there is none. */
   record(callId: string): Promise<Record<string, string>>;
+  /** A call's earlier attempts (keys.ts `attempts`), JSON entries, oldest first; `[]` when none. */
+  attempts(callId: string): Promise<string[]>;
   /** Records a call as queued unless it has a record already; true when recorded. */
   markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean>;
   cancel(callId: string, markTtlMs: number): Promise<CancelReply>;

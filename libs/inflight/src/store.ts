@@ -314,6 +314,10 @@ export class RedisStore implements TrackerStore, ViewStore {
     return fields;
   }
 
+  attempts(callId: string): Promise<string[]> {
+    return this.client.lrange(this.k.attempts(callId), 0, -1);
+  }
+
   /**
    * History entries of one stream, newest first, with ids below `before` (exclusive; all when
    * undefined) and at or after `since` (ms), at most `count`: `[id, callId, record]`.

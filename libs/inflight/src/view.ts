@@ -50,8 +50,33 @@ export type CancelOutcome =
   /** Too late: it finished (`state` says how). */
   | { readonly outcome: 'finished'; readonly state: string };
 
+/** An attempt of a call that a later one replaced. */
+export interface PastAttempt {
+  readonly attempt: number;
+  readonly worker: string;
+  readonly startedAt: number;
+  /** When the claim that replaced it was made (for `lost`: when its lease was found run out). */
+  readonly endedAt: number;
+  /** `lost`: its worker died or stalled past its lease; `retried`: it failed retryably and waited for the next; `released`: its worker shut down and gave it back. */
+  readonly outcome: 'lost' | 'retried' | 'released';
+}
+
+/** The attempts list's entries that parse, oldest first. */
+function parseAttempts(raw: readonly string[]): PastAttempt[] {
+  return raw.flatMap((text) => {
+    try {
+      const a = JSON.parse(text) as PastAttempt;
+      return typeof a.attempt === 'number' && typeof a.worker === 'string' ? [a] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** One call as {@link InflightView.call} tells it. */
 export type CallDetail = CallStatus & {
+  /** Its earlier attempts (a takeover, a retry, a call given back), oldest first; the current or last one is the status itself. */
+  readonly attempts: readonly PastAttempt[];
   /** Its entry in the outcome history, once finished (and kept there). */
   readonly history?: HistoryItem;
 };
@@ -141,11 +166,12 @@ export class InflightView {
    */
   async call(callId: string): Promise<CallDetail> {
     return this.op(async () => {
-      const status = toCallStatus(callId, await this.store.record(callId), Date.now());
+      const [record, attempts] = await Promise.all([this.store.record(callId), this.store.attempts(callId)]);
+      const status = { ...toCallStatus(callId, record, Date.now()), attempts: parseAttempts(attempts) };
       const live = status.state === 'running' || status.state === 'queued' || status.state === 'retrying';
       const found = live ? undefined : (await readHistory(this.store, { callId }, Date.now())).items[0];
       if (found === undefined) return status;
-      if (status.state === 'unknown') return { ...found, cancelRequested: false, history: found };
+      if (status.state === 'unknown') return { ...found, cancelRequested: false, attempts: status.attempts, history: found };
       return { ...status, history: found };
     });
   }

@@ -3,7 +3,7 @@
 // bound; both streams carry a TTL; a store without history (or on a cluster) adds nothing.
 import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
-import { Teardown, redisUrl, uniqueName } from '@warren/testkit';
+import { Teardown, redisUrl, uniqueName, waitFor } from '@warren/testkit';
 import { encodeMeta } from '../src/decision';
 import { keys } from '../src/keys';
 import { RedisStore, type ClaimArgs } from '../src/store';
@@ -74,4 +74,21 @@ it('adds nothing without history (a tracker told `history: false`)', async () =>
   await plain.claim(id, claim('work'));
   expect(await plain.finish(id, { state: 'done', result: ok, ttlMs: 30_000, code: '' })).toBe(1);
   expect(await other.keys()).toEqual([keys(other.prefix).call(id)]);
+});
+
+it("keeps a call's earlier attempts, how each ended, beside its record with a TTL", async () => {
+  const id = uniqueName('a');
+  const first = { ...claim('work'), leaseMs: 50, takeover: true };
+  expect(await store.claim(id, first)).toMatchObject({ kind: 'run', attempt: 1 });
+  // w1's lease runs out: w2's claim takes the call over, and attempt 1 goes on the list as lost.
+  await waitFor(async () => (await store.claim(id, { ...claim('work'), worker: 'w2', takeover: true })).kind === 'run', { message: 'taken over' });
+  const second = (await store.record(id))['token'] as string;
+  // Attempt 2 fails retryably and waits; attempt 3 starts on w3.
+  expect(await store.retrying(id, second, Date.now() + 10)).toBe(1);
+  expect(await store.claim(id, { ...claim('work'), worker: 'w3', attempt: 3 })).toMatchObject({ kind: 'run', attempt: 3 });
+  const detail = await view.call(id);
+  expect(detail).toMatchObject({ state: 'running', worker: 'w3', attempt: 3 });
+  expect(detail.attempts.map((a) => [a.attempt, a.worker, a.outcome])).toEqual([[1, 'w1', 'lost'], [2, 'w2', 'retried']]);
+  expect(detail.attempts[0]?.endedAt).toBeGreaterThanOrEqual(detail.attempts[0]?.startedAt ?? Infinity);
+  expect(await tp.redis.pttl(k.attempts(id))).toBeGreaterThan(0);
 });

@@ -83,3 +83,21 @@ it('tells one call from its record while it lives, and from the history once the
     jest.restoreAllMocks();
   }
 });
+
+it("keeps a call's earlier attempts in memory as the claim script does in Redis", async () => {
+  let now = Date.now();
+  jest.spyOn(Date, 'now').mockImplementation(() => now);
+  try {
+    const memory = new MemoryInflightStore();
+    const store = memory.connect();
+    await store.claim('c', { ...args('work', 'w1'), takeover: true });
+    now += 6000;
+    expect(await store.claim('c', { ...args('work', 'w2'), takeover: true })).toMatchObject({ kind: 'run', attempt: 2, previousOwner: 'w1' });
+    expect(await store.release('c', 't-w2')).toBe(1);
+    expect(await store.claim('c', args('work', 'w3'))).toMatchObject({ kind: 'run', attempt: 3 });
+    const detail = await memoryInflightView(memory).call('c');
+    expect(detail.attempts.map((a) => [a.attempt, a.worker, a.outcome])).toEqual([[1, 'w1', 'lost'], [2, 'w2', 'released']]);
+  } finally {
+    jest.restoreAllMocks();
+  }
+});

@@ -15,7 +15,8 @@ export interface GatewayCall {
 }
 
 /** A relayed request's end: how long it took (ms) and its error code (undefined: a result). */
-export type SettledListener = (call: GatewayCall, ms: number, code: number | undefined) => void;
+/** `response`: what the caller was answered (undefined only if relaying itself threw). */
+export type SettledListener = (call: GatewayCall, ms: number, code: number | undefined, response: ResponseMessage | undefined) => void;
 
 export interface CallGateOptions {
   readonly client: RpcClient;
@@ -90,7 +91,7 @@ export class CallGate {
       const code = response === undefined ? ErrorCode.InternalError : isErrorResponse(response) ? response.error.code : undefined;
       const ms = performance.now() - started;
       this.record(call, ms, code);
-      for (const listener of this.settled) listener(call, ms, code);
+      for (const listener of this.settled) listener(call, ms, code, response);
     }
   }
 

@@ -40,3 +40,15 @@ export function historyArgs(bounds: HistoryBounds): number[] {
 
 /** An error response longer than this (its `data`, mostly) is kept out of the history: the entry keeps the code. */
 export const maxErrorBytes = 8192;
+
+/**
+ * historyAdd(stream; callId, record, entries kept, age kept ms): one entry added by whoever saw a call end
+ * outside a tracked worker's finish (the gateway relaying a call to an untracked service), bounded and
+ * with its TTL as the finish script bounds its own.
+ */
+export const historyAddLua = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'c', ARGV[1], 'r', ARGV[2])
+redis.call('XTRIM', KEYS[1], 'MINID', '~', now - tonumber(ARGV[4]))
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1`;

@@ -1,5 +1,6 @@
-import { isErrorResponse, type ErrorObject } from '@warren/jsonrpc';
-import { parseRecord, toCallStatus, type CallStatus } from './decision';
+import { ErrorCode, isErrorResponse, type ErrorObject } from '@warren/jsonrpc';
+import { encodeMeta, parseRecord, recordFields, recordSeparator, stateLetter, toCallStatus, type CallStatus } from './decision';
+import { maxErrorBytes } from './history-script';
 import type { HistoryKind } from './keys';
 import { compareIds } from './stream-ids';
 import type { HistoryEntry, ViewStore } from './store-port';
@@ -48,6 +49,31 @@ export const maxHistoryPage = 500;
 /** Entries read per stream and query at most, so a filter matching nothing cannot read the whole history at once (`next` goes on from there). */
 const maxScanned = 20_000;
 const chunk = 500;
+
+/** A call that ended outside a tracked worker's finish, as its relayer saw it (InflightView.recordOutcome). */
+export interface RelayedOutcome {
+  readonly callId: string;
+  readonly service: string;
+  readonly method: string;
+  /** When it was sent, and answered (ms since the epoch). */
+  readonly startedAt: number;
+  readonly finishedAt: number;
+  /** The JSON-RPC id, as JSON. */
+  readonly rid: string;
+  /** The error it was answered with; none: a result. */
+  readonly error?: ErrorObject;
+}
+
+/** Its history record, in the record format of decision.ts (no worker, no attempt: nobody tracked it). */
+export function relayedRecord(o: RelayedOutcome): { kind: HistoryKind; record: string } {
+  const state = o.error === undefined ? 'done' : o.error.code === ErrorCode.Cancelled ? 'cancelled' : o.error.code === ErrorCode.DeadlineExceeded ? 'expired' : 'failed';
+  const error = o.error === undefined ? '' : JSON.stringify({ jsonrpc: '2.0', error: o.error, id: null });
+  const given: Partial<Record<(typeof recordFields)[number], string>> = {
+    state: stateLetter(state), startedAt: String(Math.floor(o.startedAt)), meta: encodeMeta({ service: o.service, method: o.method, deadline: 0, rid: o.rid }),
+    code: o.error === undefined ? '' : String(o.error.code), finishedAt: String(Math.floor(o.finishedAt)), result: error.length <= maxErrorBytes ? error : '',
+  };
+  return { kind: state === 'done' ? 'done' : 'failed', record: recordFields.map((name) => given[name] ?? '').join(recordSeparator) };
+}
 
 const failureStates: ReadonlySet<string> = new Set(['failed', 'cancelled', 'expired']);
 

@@ -7,7 +7,7 @@
 export { RedisCallTracker, createRedisTracker } from './tracker';
 export { RedisDirectory, parseEntry as parseDirectoryEntry, type DirectoryOptions, type MethodEntry, type RecordedMethod } from './directory';
 export { InflightView, type InflightCall, type CancelOutcome, type QueuedCall, type CallDetail, type PastAttempt } from './view';
-export { type HistoryQuery, type HistoryItem, type HistoryPage, maxHistoryPage } from './history';
+export { type HistoryQuery, type HistoryItem, type HistoryPage, type RelayedOutcome, maxHistoryPage } from './history';
 export { cancelOnAbort, callWithRecovery, trackQueued, type RecoveryOptions } from './client';
 export { inflightMethods, inflightNotifications } from './methods';
 export { type TrackerHealth, type TrackingState } from './health';

@@ -27,6 +27,12 @@ export class MemoryHistory {
     if (drop > 0) stream.splice(0, drop);
   }
 
+  /** Adds an entry as given (historyAdd: whoever saw the call end built its record). */
+  addEntry(kind: HistoryKind, callId: string, record: string, now: number): void {
+    if (this.bounds === false) return;
+    this.add(callId, record, kind === 'done' ? 'D' : 'F', '', 0, now);
+  }
+
   /** As `XREVRANGE stream (before since COUNT count`. */
   range(kind: HistoryKind, before: string | undefined, since: number, count: number): HistoryEntry[] {
     const out: HistoryEntry[] = [];

@@ -415,6 +415,12 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
     return Promise.resolve(this.memory.record(callId));
   }
 
+  /** Bounded by the store's own history bounds (`bound` is what a Redis writer trims to). */
+  addHistory(kind: HistoryKind, callId: string, record: string): Promise<void> {
+    this.memory.history.addEntry(kind, callId, record, Date.now());
+    return Promise.resolve();
+  }
+
   attempts(callId: string): Promise<string[]> {
     return Promise.resolve(this.memory.pastAttempts(callId));
   }

@@ -83,6 +83,8 @@ export interface ViewOptions extends StoreOptions {
   readonly cancelTtlMs?: number;
   /** How long a running call's record outlives its deadline (must match the workers'). @default 60000 */
   readonly graceMs?: number;
+  /** The history bounds `recordOutcome` trims to (should match the workers' `history`). @default {@link historyBounds} */
+  readonly history?: HistoryBounds;
 }
 
 export type ResolvedTrackerOptions = Required<Omit<TrackerOptions, 'redis'>> & { readonly redis: RedisConfig };
@@ -156,8 +158,10 @@ export function resolveViewOptions(options: ViewOptions = {}): ResolvedViewOptio
     commandTimeoutMs: options.commandTimeoutMs ?? viewDefaults.commandTimeoutMs,
     cancelTtlMs: options.cancelTtlMs ?? viewDefaults.cancelTtlMs,
     graceMs: options.graceMs ?? viewDefaults.graceMs,
+    history: options.history ?? historyBounds,
     logger: options.logger ?? silentLogger(),
   };
+  for (const kind of ['done', 'failed'] as const) positive(`ViewOptions.history.${kind}`, { ...resolved.history[kind] }, ['entries', 'ageMs']);
   assertKeyPrefix(resolved.keyPrefix);
   positive('ViewOptions', resolved, ['commandTimeoutMs', 'cancelTtlMs', 'graceMs']);
   return resolved;

@@ -17,7 +17,7 @@
  * the rest; JSON text never holds a raw U+001F, and meta is checked not to.
  */
 
-import { historyLua } from './history-script';
+import { historyAddLua, historyLua } from './history-script';
 import { attemptsKeyLua } from './keys';
 import { lateTakeoverCode, takeoverRuleLua } from './takeover';
 
@@ -447,6 +447,7 @@ export const scripts = {
   inflightClaimOne: { numberOfKeys: 1, lua: claim },
   inflightFinishOne: { numberOfKeys: 1, lua: finish },
   inflightRecord: { numberOfKeys: 1, lua: record },
+  inflightHistoryAdd: { numberOfKeys: 1, lua: historyAddLua },
   inflightRelease: { numberOfKeys: 1, lua: release },
   inflightRenew: { numberOfKeys: 1, lua: renew },
   inflightRetryingAdd: { numberOfKeys: 1, lua: retryingAdd },

@@ -118,6 +118,8 @@ export interface ViewStore {
    * newest when undefined), at or after `since` (ms since the epoch), at most `count`.
    */
   historyRange(kind: HistoryKind, before: string | undefined, since: number, count: number): Promise<HistoryEntry[]>;
+  /** Adds one entry to a history stream (a call that ended outside a tracked worker's finish), bounded as `bound` says. */
+  addHistory(kind: HistoryKind, callId: string, record: string, bound: { readonly entries: number; readonly ageMs: number }): Promise<void>;
   /** Usable now (a best-effort write is skipped, not waited for, when it is not). */
   readonly connected: boolean;
   ready(timeoutMs: number): Promise<boolean>;

@@ -314,6 +314,10 @@ export class RedisStore implements TrackerStore, ViewStore {
     return fields;
   }
 
+  async addHistory(kind: HistoryKind, callId: string, record: string, bound: { readonly entries: number; readonly ageMs: number }): Promise<void> {
+    await this.run('inflightHistoryAdd', this.k.history(kind), callId, record, bound.entries, bound.ageMs);
+  }
+
   attempts(callId: string): Promise<string[]> {
     return this.client.lrange(this.k.attempts(callId), 0, -1);
   }

@@ -2,7 +2,7 @@ import type { CallInfo } from '@warren/calls';
 import { idText, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { decodeMeta, encodeMeta, maxListedCalls, parseStoredId, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
-import { readHistory, type HistoryItem, type HistoryPage, type HistoryQuery } from './history';
+import { readHistory, relayedRecord, type HistoryItem, type HistoryPage, type HistoryQuery, type RelayedOutcome } from './history';
 import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
 import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
@@ -157,6 +157,17 @@ export class InflightView {
    */
   async history(query: HistoryQuery = {}): Promise<HistoryPage> {
     return this.op(() => readHistory(this.store, query, Date.now()));
+  }
+
+  /**
+   * Adds a call that ended outside a tracked worker's finish to the outcome history (the gateway
+   * relaying a call to a service none of whose instances tracks its calls): whoever records must be
+   * the only one that does, or the call lands twice. Best effort: skipped while Redis is away.
+   */
+  async recordOutcome(outcome: RelayedOutcome): Promise<void> {
+    if (!this.store.connected) return;
+    const { kind, record } = relayedRecord(outcome);
+    await this.op(() => this.store.addHistory(kind, outcome.callId, record, this.o.history[kind]));
   }
 
   /**

@@ -18,15 +18,16 @@ type Filters = Partial<Record<(typeof filterKeys)[number], string>>;
 
 /** At most one reload per this long while new outcomes stream in. */
 const refreshMs = 2000;
+const typingPauseMs = 250;
 
 /** history.list's params for the filters; `problem` names a filter that does not read. */
 function toParams(f: Filters, before: string | undefined): { params: Record<string, unknown>; problem?: string } {
   const params: Record<string, unknown> = { limit: 100 };
-  if (f.method) params['method'] = f.method;
-  if (f.worker) params['worker'] = f.worker;
+  if (f.method?.trim()) params['method'] = f.method.trim();
+  if (f.worker?.trim()) params['worker'] = f.worker.trim();
   if (f.state && f.state !== 'all') params['state'] = f.state;
-  if (f.code) {
-    const code = Number(f.code);
+  if (f.code?.trim()) {
+    const code = Number(f.code.trim());
     if (!Number.isSafeInteger(code)) return { params, problem: 'The code must be a whole number, e.g. -32001.' };
     params['code'] = code;
   }
@@ -60,16 +61,20 @@ export function OutcomesView(props: { live: Live; route: Route }) {
     return () => clearTimeout(timer);
   }, [newest, before]);
 
+  // Filters apply as they are typed: one query once typing pauses.
   useEffect(() => {
     if (problem !== undefined) return undefined;
     let live = true;
-    rpc('history.list', params).then((answer) => {
-      if (!live) return;
-      if (answer.ok) setLoaded({ state: 'ok', page: answer.result as HistoryPage });
-      else setLoaded(answer.error.code === -32601 ? { state: 'no-history' } : { state: 'error', error: answer.error });
-    }, (err: unknown) => live && setLoaded({ state: 'error', error: { code: 0, message: err instanceof Error ? err.message : String(err) } }));
+    const timer = setTimeout(() => {
+      rpc('history.list', params).then((answer) => {
+        if (!live) return;
+        if (answer.ok) setLoaded({ state: 'ok', page: answer.result as HistoryPage });
+        else setLoaded(answer.error.code === -32601 ? { state: 'no-history' } : { state: 'error', error: answer.error });
+      }, (err: unknown) => live && setLoaded({ state: 'error', error: { code: 0, message: err instanceof Error ? err.message : String(err) } }));
+    }, typingPauseMs);
     return () => {
       live = false;
+      clearTimeout(timer);
     };
   }, [key, tick]);
 
@@ -82,13 +87,13 @@ export function OutcomesView(props: { live: Live; route: Route }) {
 
   return (
     <>
-      <Header title="Outcomes" sub="Finished calls from the outcome history in Redis: the last successes, and failures kept longer (24 h). It survives a broker restart.">
+      <Header title="Outcomes" sub="Finished calls anywhere in the cluster, from the outcome history in Redis (in memory when embedded): the last successes, and failures kept longer (24 h). It survives a broker restart.">
         <button type="button" class="ghost" onClick={() => { setDraft({}); setPages([]); replaceQuery(props.route, Object.fromEntries(filterKeys.map((f) => [f, undefined]))); }}>Clear filters</button>
       </Header>
       <form class="filters" aria-label="Filter outcomes" onSubmit={(e) => e.preventDefault()}>
-        <label>Method <input type="search" name="method" data-filter value={draft.method ?? ''} onChange={(e) => set('method', (e.target as HTMLInputElement).value.trim())} /></label>
-        <label>Code <input type="text" inputMode="numeric" name="code" size={7} value={draft.code ?? ''} onChange={(e) => set('code', (e.target as HTMLInputElement).value.trim())} /></label>
-        <label>Worker <input type="search" name="worker" value={draft.worker ?? ''} onChange={(e) => set('worker', (e.target as HTMLInputElement).value.trim())} /></label>
+        <label>Method <input type="search" name="method" data-filter value={draft.method ?? ''} onInput={(e) => set('method', (e.target as HTMLInputElement).value)} /></label>
+        <label>Code <input type="text" inputMode="numeric" name="code" size={7} value={draft.code ?? ''} onInput={(e) => set('code', (e.target as HTMLInputElement).value)} /></label>
+        <label>Worker <input type="search" name="worker" value={draft.worker ?? ''} onInput={(e) => set('worker', (e.target as HTMLInputElement).value)} /></label>
         <label>Outcome
           <select name="state" value={draft.state ?? 'all'} onChange={(e) => set('state', (e.target as HTMLSelectElement).value === 'all' ? '' : (e.target as HTMLSelectElement).value)}>
             {states.map((s) => <option key={s} value={s}>{s}</option>)}

@@ -16,7 +16,7 @@ export interface GatewayCall {
 
 /** A relayed request's end: how long it took (ms) and its error code (undefined: a result). */
 /** `response`: what the caller was answered (undefined only if relaying itself threw). */
-export type SettledListener = (call: GatewayCall, ms: number, code: number | undefined, response: ResponseMessage | undefined) => void;
+export type SettledListener = (call: GatewayCall, ms: number, code: number | undefined, response?: ResponseMessage) => void;
 
 export interface CallGateOptions {
   readonly client: RpcClient;

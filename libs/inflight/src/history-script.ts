@@ -52,3 +52,25 @@ redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'c', ARGV[1], 'r', ARGV
 redis.call('XTRIM', KEYS[1], 'MINID', '~', now - tonumber(ARGV[4]))
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`;
+
+/**
+ * The history half of the claim script (scripts.ts): a claim that records a call's end itself (dead:
+ * every attempt lost its worker, WorkerLost; a takeover too late, expired) adds it to the failures
+ * stream, as the finish script adds what it stores. Defines `n` (the calls in the batch) and
+ * `failed(key, f)` (f: the record's fields as ended). With the failures stream passed after the calls'
+ * keys, its entries kept and age kept (ms) come after the calls' arguments; without (Redis Cluster's
+ * one-key form), nothing is added.
+ */
+export const claimHistoryLua = `local n = #KEYS
+local histArgs = nil
+if #ARGV ~= 4 + 5 * n then
+  n = n - 1
+  histArgs = 4 + 5 * n
+end
+local function failed(key, f)
+  if not histArgs then return end
+  local stream = KEYS[n + 1]
+  redis.call('XADD', stream, 'MAXLEN', '~', ARGV[histArgs + 1], '*', 'c', string.match(key, '{(.*)}$'), 'r', encode(f))
+  redis.call('XTRIM', stream, 'MINID', '~', now - tonumber(ARGV[histArgs + 2]))
+  redis.call('PEXPIRE', stream, ARGV[histArgs + 2])
+end`;

@@ -58,6 +58,8 @@ export class MemoryInflightStore {
     const { reply, write, past } = claimTransition(this.get(this.records, callId), a, now);
     if (past !== undefined) this.set(this.attempts, callId, [...(this.get(this.attempts, callId) ?? []), past], a.finishedTtlMs, now);
     if (write === undefined) return reply;
+    // The claim ended the call itself (dead: WorkerLost; a takeover too late: expired): a failure of the history, as in the claim script.
+    if (write.value[0] === 'F' || write.value[0] === 'E') this.history.add(callId, write.value, write.value[0], '', 0, now);
     if (write.ttlMs === 'keep') this.keep(callId, write.value);
     else this.set(this.records, callId, write.value, write.ttlMs, now);
     return reply;

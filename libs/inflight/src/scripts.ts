@@ -17,7 +17,7 @@
  * the rest; JSON text never holds a raw U+001F, and meta is checked not to.
  */
 
-import { historyAddLua, historyLua } from './history-script';
+import { claimHistoryLua, historyAddLua, historyLua } from './history-script';
 import { attemptsKeyLua } from './keys';
 import { lateTakeoverCode, takeoverRuleLua } from './takeover';
 
@@ -45,7 +45,7 @@ local function encode(f) return table.concat(f, S, 1, 11) end
 local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'failed', C = 'cancelled', E = 'expired'}`;
 
 /**
- * claim(call1..callN; worker, leaseMs, maxAttempts, workerLostCode,
+ * claim(call1..callN[, history failed]; worker, leaseMs, maxAttempts, workerLostCode,
  *   then per call: owner (worker, token, attempt, cancel, meta: fields 4 to 8, joined), runningTtlMs, finishedTtlMs,
  *   mode ('1': a takeover, this claim runs alone in the worker's suspect lane; 'r': the handler runs
  *   already, a first delivery started once its claim was written; 'l': too little time is left before
@@ -87,6 +87,7 @@ ${fields}
 local leaseMs, maxAttempts, lostCode = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 ${takeoverRuleLua}
 local head = 'R' .. S .. now .. S .. (now + leaseMs) .. S
+${claimHistoryLua}
 ${attemptsKeyLua}
 -- An attempt a new one replaces (f: its record's fields) goes on the call's attempts list, with how it ended.
 local function past(key, f, outcome, ttl)
@@ -142,6 +143,7 @@ local function existing(key, fresh, runningTtl, finishedTtl, mode, retry)
   if next > maxAttempts then
     f[1], f[9] = 'F', lostCode
     redis.call('SET', key, encode(f), 'PX', finishedTtl)
+    failed(key, f)
     return {'dead', next - 1, f[4]}
   end
   -- Queued, or a retry's next attempt: nobody died.
@@ -154,6 +156,7 @@ local function existing(key, fresh, runningTtl, finishedTtl, mode, retry)
   if mode == 'l' then
     f[1], f[9] = 'E', '${lateTakeoverCode}'
     redis.call('SET', key, encode(f), 'PX', finishedTtl)
+    failed(key, f)
     return {'stored', '', f[9], 'expired', f[8]}
   end
   if state == 'R' then
@@ -173,7 +176,7 @@ local function existing(key, fresh, runningTtl, finishedTtl, mode, retry)
   return {'run', next, f[4]}
 end
 local out, fresh = {}, true
-for i = 1, #KEYS do
+for i = 1, n do
   local a = 4 + (i - 1) * 5
   local record = head .. ARGV[a + 1] .. S .. S .. S
   if redis.call('SET', KEYS[i], record, 'NX', 'PX', ARGV[a + 2]) then

@@ -135,6 +135,8 @@ export class RedisStore implements TrackerStore, ViewStore {
   private readonly maxBatch: number;
   /** On Redis Cluster the batched scripts run one call each, key first (the `...One` scripts). */
   private readonly cluster: boolean;
+  /** The history streams and bounds the finish and claim scripts write to; none on a cluster or when turned off. */
+  private readonly history: { readonly keys: readonly [string, string]; readonly args: number[]; readonly failed: { readonly entries: number; readonly ageMs: number } } | undefined;
 
   /**
    * `autoPipelining: false` suits a worker's tracker: its hot-path scripts are batched per tick
@@ -151,7 +153,10 @@ export class RedisStore implements TrackerStore, ViewStore {
     this.cluster = client instanceof Cluster;
     this.maxBatch = this.cluster ? 1 : 64;
     // The history streams share one slot, not the calls': on a cluster, whose finish runs one call each, none is kept.
-    const history = options.history === undefined || options.history === false || this.cluster ? undefined : { keys: [k.history('done'), k.history('failed')], args: historyArgs(options.history) };
+    const history = options.history === undefined || options.history === false || this.cluster
+      ? undefined
+      : { keys: [k.history('done'), k.history('failed')] as const, args: historyArgs(options.history), failed: options.history.failed };
+    this.history = history;
     this.finishes = new Batcher<FinishItem, number>((items) => {
       const args = this.batchArgs(items.length + (history ? 2 : 0));
       for (const i of items) args.push(i.key);
@@ -191,11 +196,14 @@ export class RedisStore implements TrackerStore, ViewStore {
     const current = this.claimBatch;
     if (current && sameSettings(current.settings, args)) return current.batch;
     const settings: ClaimSettings = { worker: args.worker, leaseMs: args.leaseMs, maxAttempts: args.maxAttempts, workerLostCode: args.workerLostCode };
+    const history = this.history;
     const batch = new Batcher<ClaimItem, unknown>((items) => {
-      const out = this.batchArgs(items.length);
+      const out = this.batchArgs(items.length + (history ? 1 : 0));
       for (const i of items) out.push(i.key);
+      if (history) out.push(history.keys[1]);
       out.push(settings.worker, settings.leaseMs, settings.maxAttempts, settings.workerLostCode);
       for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs, i.mode, i.retry);
+      if (history) out.push(history.failed.entries, history.failed.ageMs);
       // 0: all claimed fresh, each at the attempt it asked for; otherwise one reply per call, 0 for fresh ones.
       return this.run(this.cluster ? 'inflightClaimOne' : 'inflightClaim', ...out).then((reply) => {
         if (reply === 0) return items.map((i) => i.attempt);

@@ -92,3 +92,11 @@ it("keeps a call's earlier attempts, how each ended, beside its record with a TT
   expect(detail.attempts[0]?.endedAt).toBeGreaterThanOrEqual(detail.attempts[0]?.startedAt ?? Infinity);
   expect(await tp.redis.pttl(k.attempts(id))).toBeGreaterThan(0);
 });
+
+it('adds a call the claim ends itself (every attempt lost its worker: WorkerLost) to the failures', async () => {
+  const id = uniqueName('d');
+  expect(await store.claim(id, { ...claim('work'), leaseMs: 50, maxAttempts: 1 })).toMatchObject({ kind: 'run', attempt: 1 });
+  await waitFor(async () => (await store.claim(id, { ...claim('work'), worker: 'w2', maxAttempts: 1, takeover: true })).kind === 'dead', { message: 'dead-lettered' });
+  const page = await view.history({ code: ErrorCode.WorkerLost });
+  expect(page.items.map((c) => [c.callId, c.state, c.worker])).toEqual([[id, 'failed', 'w1']]);
+});

@@ -101,3 +101,19 @@ it("keeps a call's earlier attempts in memory as the claim script does in Redis"
     jest.restoreAllMocks();
   }
 });
+
+it('adds a call the claim ends itself (WorkerLost) to the failures, as the claim script does', async () => {
+  let now = Date.now();
+  jest.spyOn(Date, 'now').mockImplementation(() => now);
+  try {
+    const memory = new MemoryInflightStore();
+    const store = memory.connect();
+    await store.claim('c', { ...args('work', 'w1'), maxAttempts: 1 });
+    now += 6000;
+    expect(await store.claim('c', { ...args('work', 'w2'), maxAttempts: 1, takeover: true })).toMatchObject({ kind: 'dead' });
+    const page = await memoryInflightView(memory).history();
+    expect(page.items.map((c) => [c.callId, c.state, c.code, c.worker])).toEqual([['c', 'failed', ErrorCode.WorkerLost, 'w1']]);
+  } finally {
+    jest.restoreAllMocks();
+  }
+});

@@ -15,7 +15,8 @@ export interface GatewayCall {
 }
 
 /** A relayed request's end: how long it took (ms) and its error code (undefined: a result). */
-export type SettledListener = (call: GatewayCall, ms: number, code: number | undefined) => void;
+/** `response`: what the caller was answered (undefined only if relaying itself threw). */
+export type SettledListener = (call: GatewayCall, ms: number, code: number | undefined, response?: ResponseMessage) => void;
 
 export interface CallGateOptions {
   readonly client: RpcClient;
@@ -95,7 +96,7 @@ export class CallGate {
       const code = response === undefined ? ErrorCode.InternalError : isErrorResponse(response) ? response.error.code : undefined;
       const ms = performance.now() - started;
       this.record(call, ms, code);
-      for (const listener of this.settled) listener(call, ms, code);
+      for (const listener of this.settled) listener(call, ms, code, response);
     }
   }
 
@@ -153,16 +154,18 @@ export class CallGate {
   }
 
   /**
-   * inflight.list (a list) and delayed.list (`{ calls }`) for a client token: the entries of its own calls
-   * only, made through this gate, or recorded with its token as `principal` (an error passes through).
+   * A list of calls (an array, a page's `items`: history.list, or `calls`: delayed.list) cut down to the
+   * asker's own: made through this gate, or recorded with its token as `principal` (delayed.list).
    */
   private ownOnly(response: ResponseMessage, asker: Asker): ResponseMessage {
     if (isErrorResponse(response)) return response;
     const mine = (list: JsonValue[]): JsonValue[] => list.filter((c) => typeof c === 'object' && c !== null && !Array.isArray(c) && typeof c['callId'] === 'string'
       && (this.owns(asker, c['callId']) || (asker.token !== undefined && c['principal'] === String(asker.token))));
-    if (Array.isArray(response.result)) return { ...response, result: mine(response.result) };
-    const calls = typeof response.result === 'object' && response.result !== null ? (response.result as { calls?: unknown }).calls : undefined;
-    return Array.isArray(calls) ? { ...response, result: { ...(response.result as Record<string, JsonValue>), calls: mine(calls as JsonValue[]) } } : response;
+    const result = response.result;
+    if (Array.isArray(result)) return { ...response, result: mine(result) };
+    if (typeof result === 'object' && result !== null && Array.isArray(result['items'])) return { ...response, result: { ...result, items: mine(result['items']) } };
+    if (typeof result === 'object' && result !== null && Array.isArray(result['calls'])) return { ...response, result: { ...result, calls: mine(result['calls']) } };
+    return response;
   }
 
   private full(): boolean {

@@ -1,3 +1,4 @@
+import { idText, isErrorResponse } from '@warren/jsonrpc';
 import { delayedMethods, inflightMethods, inflightNotifications, trackDelayed, trackQueued, type InflightView } from '@warren/inflight';
 import type { Logger } from '@warren/logger';
 import type { Broker, BrokerOptions } from './broker';
@@ -29,6 +30,7 @@ export function inflightWiring(view: InflightView): {
       wire.cancel = (id, deadline) => broker.client.cancelOnWire(id, 'inflight.cancel', deadline);
       // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
       trackQueued(broker.client, view, logger);
+      recordUntracked(broker, view, logger);
       // Delayed calls relayed through the gateway are listed until due, with their service and the token that sent them.
       trackDelayed(broker.client, view.delayed, {
         service: (method) => broker.gateway.catalogue.current().methods.get(method)?.service,
@@ -37,4 +39,25 @@ export function inflightWiring(view: InflightView): {
       });
     },
   };
+}
+
+/**
+ * The outcome history holds what tracked workers finish (their finish script writes it, once per call).
+ * A call this gateway relays to a service none of whose instances tracks its calls (no tracker, or
+ * Redis away: `tracking` not `tracking`) has no such writer: the gateway records it, so it lands once
+ * too. The broker's own methods (the console's history.list, calls.show, ...) are left out: reading
+ * the history must not fill it. A call refused before it was relayed (authorization, overload) is not
+ * a call of any service.
+ */
+function recordUntracked(broker: Broker, view: InflightView, logger: Logger): void {
+  const log = logger.child({ component: 'history' });
+  broker.gateway.calls.onSettled((call, _ms, _code, response) => {
+    if (response === undefined) return;
+    const service = broker.gateway.catalogue.current().methods.get(call.method)?.service ?? '';
+    const instances = broker.registry.list().filter((i) => i.service === service);
+    if (instances.some((i) => i.tracking?.state === 'tracking' || i.metadata?.['role'] === 'broker')) return;
+    const error = isErrorResponse(response) ? response.error : undefined;
+    view.recordOutcome({ callId: call.callId, service, method: call.method, startedAt: call.startedAt, finishedAt: Date.now(), rid: idText(call.id ?? null), ...(error === undefined ? {} : { error }) })
+      .catch((err: unknown) => log.debug({ err, callId: call.callId }, 'outcome not recorded (in-flight store unavailable)'));
+  });
 }

@@ -43,13 +43,25 @@ export interface RowFilter {
   readonly method?: string | undefined;
 }
 
+/**
+ * Each call's row, made once per call object: a call the feed did not change keeps its object
+ * (inflight-mirror.ts), so it keeps its row too, and the table skips redrawing it.
+ */
+const made = new WeakMap<object, Row>();
+
+function rowFor<T extends object>(from: T, make: (from: T) => Row): Row {
+  let row = made.get(from);
+  if (!row) made.set(from, (row = make(from)));
+  return row;
+}
+
 /** The cluster's calls, then the gateway's calls no worker has taken yet (or untracked ones) as "relaying". */
 export function rowsOf(event: InflightEvent): Row[] {
   const cluster = new Set(event.calls.map((c) => c.callId));
-  const rows: Row[] = event.calls.map((c): Row => ({ ...c, source: 'cluster' }));
+  const rows: Row[] = event.calls.map((c) => rowFor(c, (x): Row => ({ ...x, source: 'cluster' })));
   for (const g of event.gateway) {
     if (cluster.has(g.callId) || g.callId.startsWith('notification.')) continue;
-    rows.push({ callId: g.callId, method: g.method, startedAt: g.startedAt, state: `relaying (${g.via})`, source: 'gateway' });
+    rows.push(rowFor(g, (x): Row => ({ callId: x.callId, method: x.method, startedAt: x.startedAt, state: `relaying (${x.via})`, source: 'gateway' })));
   }
   return rows;
 }

@@ -65,3 +65,12 @@ test('the mirror: whole list, then deltas; an unchanged call keeps its object; n
   expect(again?.calls[0]).toBe(next?.calls[0]);
   expect(again).toMatchObject({ at: 3, gateway: [], error: 'x' });
 });
+
+test('a call object keeps its row object across updates (the table redraws only rows whose call changed)', () => {
+  const a = call('a');
+  const b = call('b');
+  const before = rowsOf(event([a, b]));
+  const after = rowsOf(event([a, call('b', { attempt: 2 })]));
+  expect(after[0]).toBe(before[0]);
+  expect(after[1]).not.toBe(before[1]);
+});

@@ -7,8 +7,8 @@ export interface ListDelta<T> {
   readonly remove: readonly string[];
 }
 
-/** The feed's calls as the browser keeps them. `ageMs` and `leaseUntil` are left out: they move every tick and heartbeat, and the page counts ages from `startedAt`. */
-export type FedCall = Omit<InflightCall, 'ageMs' | 'leaseUntil'>;
+/** The feed's calls as the browser keeps them: without `ageMs` and `leaseUntil` (see {@link fed}). */
+export type FedCall = InflightCall;
 
 /**
  * What changed in the calls in flight since the last tick, so the feed sends a browser only that
@@ -42,6 +42,7 @@ export class InflightDiff {
   }
 }
 
+/** `ageMs` and `leaseUntil` are left out: they move every tick and heartbeat (every call would change every tick), and the page counts ages from `startedAt`. */
 function fed(call: InflightCall): FedCall {
   const { ageMs: _age, leaseUntil: _lease, ...rest } = call;
   return rest;

@@ -160,10 +160,10 @@ class WarrenClient:
 
     Named reply queue NS.reply.<client id> (durable with x-expires: RabbitMQ 4.3 refuses a queue
     neither durable nor exclusive), consumed with acks; a random 128-bit call id per call as
-    correlation_id; publisher confirms and `mandatory` publishes (a basic.return is -32601, a nack
-    -32002); the deadline as x-warren-deadline (an int of ms, which pika writes as an AMQP `l`)
-    and as `expiration` (the service answers -32001 itself for a request that waited too long);
-    x-warren-protocol 1 and x-warren-protocol-minor 1; `cancel` publishes a cancel message on
+    correlation_id; publisher confirms and 'mandatory' publishes (a basic.return is -32601, a nack
+    -32002); the deadline as x-warren-deadline (an int of ms, which pika writes as an AMQP 'l')
+    and as 'expiration' (the service answers -32001 itself for a request that waited too long);
+    x-warren-protocol 1 and x-warren-protocol-minor 1; 'cancel' publishes a cancel message on
     NS.cancel. Not thread-safe (pika's BlockingConnection is not).
     """
 
@@ -210,7 +210,7 @@ class WarrenClient:
         return f"{self.client_id}.{secrets.token_urlsafe(16)}"
 
     def call(self, method: str, params: Any = None, timeout: Optional[float] = None, persistent: bool = False) -> Any:
-        """Calls `method` and returns its result; raises WarrenError for an error answer."""
+        """Calls 'method' and returns its result; raises WarrenError for an error answer."""
         seconds = self.default_timeout if timeout is None else timeout
         call_id = self._call_id()
         deadline = int(time.time() * 1000 + seconds * 1000)
@@ -247,7 +247,7 @@ class WarrenClient:
         self._ch.basic_publish(f"{self.ns}.events", method, json.dumps(message).encode(), props)
 
     def cancel(self, call_id: str, deadline: Optional[int] = None, reason: str = "python client") -> None:
-        """Asks every service instance to stop `call_id` (docs/schemas/cancel.schema.json)."""
+        """Asks every service instance to stop 'call_id' (docs/schemas/cancel.schema.json)."""
         body: Dict[str, Any] = {"v": 1, "type": "cancel", "callId": call_id, "reason": reason}
         ttl = 60000
         if deadline is not None:

@@ -1,16 +1,12 @@
 // The Python client `warren gen` writes: TypedDicts and aliases for every params and result (a
 // TypedDict rather than a dataclass because the wire is JSON: what json.loads gives IS the
 // TypedDict, with no conversion code that could drift from the schema), a thin pika client
-// (python-runtime.py, written from docs/protocol.md), and `Api` / `Notifications` classes with one
+// (python-runtime.ts, written from docs/protocol.md), and `Api` / `Notifications` classes with one
 // typed method each. Deterministic like the TypeScript one.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { ApiMethod, ApiModel, ApiNotification } from './api-model';
 import { Identifiers, pascal, pythonReserved, snake } from './identifiers';
+import { pythonRuntime } from './python-runtime';
 import type { PropertyModel, TypeModel } from './schema-types';
-
-/** The client's source, kept as a real .py file so it can be read, linted and compiled as Python. */
-const runtimeFile = path.join(__dirname, '..', '..', 'src', 'gen', 'python-runtime.py');
 
 /** Hoists the TypedDicts a type needs (Python cannot write an object type inline) and prints types. */
 class PythonTypes {
@@ -145,7 +141,7 @@ export function pythonClient(model: ApiModel, command: string): string {
     ...types.defs,
     '',
     '',
-    readFileSync(runtimeFile, 'utf8').trimEnd(),
+    pythonRuntime.trimEnd(),
     '',
     '',
     'class Api:',

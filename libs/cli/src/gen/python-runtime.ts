@@ -1,4 +1,7 @@
-class WarrenError(Exception):
+// The pika client every generated Python module carries (python.ts puts it after the types):
+// written from docs/protocol.md. Kept as a TypeScript string, not a .py file beside it, because
+// only dist/ ships in the Docker image; test/integration/gen.int.test.ts runs it (demo.py).
+export const pythonRuntime = `class WarrenError(Exception):
     """A JSON-RPC error answer (or its stand-in for a failure on this side: -32001, -32601, -32002)."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
@@ -13,10 +16,10 @@ class WarrenClient:
 
     Named reply queue NS.reply.<client id> (durable with x-expires: RabbitMQ 4.3 refuses a queue
     neither durable nor exclusive), consumed with acks; a random 128-bit call id per call as
-    correlation_id; publisher confirms and `mandatory` publishes (a basic.return is -32601, a nack
-    -32002); the deadline as x-warren-deadline (an int of ms, which pika writes as an AMQP `l`)
-    and as `expiration` (the service answers -32001 itself for a request that waited too long);
-    x-warren-protocol 1 and x-warren-protocol-minor 1; `cancel` publishes a cancel message on
+    correlation_id; publisher confirms and 'mandatory' publishes (a basic.return is -32601, a nack
+    -32002); the deadline as x-warren-deadline (an int of ms, which pika writes as an AMQP 'l')
+    and as 'expiration' (the service answers -32001 itself for a request that waited too long);
+    x-warren-protocol 1 and x-warren-protocol-minor 1; 'cancel' publishes a cancel message on
     NS.cancel. Not thread-safe (pika's BlockingConnection is not).
     """
 
@@ -63,7 +66,7 @@ class WarrenClient:
         return f"{self.client_id}.{secrets.token_urlsafe(16)}"
 
     def call(self, method: str, params: Any = None, timeout: Optional[float] = None, persistent: bool = False) -> Any:
-        """Calls `method` and returns its result; raises WarrenError for an error answer."""
+        """Calls 'method' and returns its result; raises WarrenError for an error answer."""
         seconds = self.default_timeout if timeout is None else timeout
         call_id = self._call_id()
         deadline = int(time.time() * 1000 + seconds * 1000)
@@ -100,7 +103,7 @@ class WarrenClient:
         self._ch.basic_publish(f"{self.ns}.events", method, json.dumps(message).encode(), props)
 
     def cancel(self, call_id: str, deadline: Optional[int] = None, reason: str = "python client") -> None:
-        """Asks every service instance to stop `call_id` (docs/schemas/cancel.schema.json)."""
+        """Asks every service instance to stop 'call_id' (docs/schemas/cancel.schema.json)."""
         body: Dict[str, Any] = {"v": 1, "type": "cancel", "callId": call_id, "reason": reason}
         ttl = 60000
         if deadline is not None:
@@ -122,3 +125,4 @@ class WarrenClient:
             self._ch.queue_delete(self.reply_queue)
         finally:
             self._conn.close()
+`;

@@ -100,6 +100,28 @@ export function calculate(caller: Caller, params: CalculateParams, options?: Cal
   return caller.call<CalculateResult>("calculate", params, options);
 }
 
+// calls.show (service warren-broker)
+
+/** Params of `calls.show`. */
+export type CallsShowParams = {
+  callId: string;
+  [key: string]: unknown;
+};
+/** What `calls.show` answers. */
+export type CallsShowResult = unknown;
+/** The error codes `calls.show` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const callsShowErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type CallsShowError = MethodError<(typeof callsShowErrors)[number]>;
+
+/**
+ * One call's detail: state, attempt, worker, progress, outcome, and its history entry.
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, callsShowErrors)`.
+ */
+export function callsShow(caller: Caller, params: CallsShowParams, options?: CallOptions): Promise<CallsShowResult> {
+  return caller.call<CallsShowResult>("calls.show", params, options);
+}
+
 // dlq.list (service warren-broker)
 
 /** Params of `dlq.list`. */
@@ -207,6 +229,35 @@ export type GetDataError = MethodError<(typeof getDataErrors)[number]>;
  */
 export function getData(caller: Caller, params?: GetDataParams, options?: CallOptions): Promise<GetDataResult> {
   return caller.call<GetDataResult>("get_data", params, options);
+}
+
+// history.list (service warren-broker)
+
+/** Params of `history.list`. */
+export type HistoryListParams = {
+  before?: string;
+  code?: number;
+  limit?: number;
+  method?: string;
+  service?: string;
+  since?: number;
+  state?: "done" | "failed" | "cancelled" | "expired" | "failures";
+  until?: number;
+  worker?: string;
+};
+/** What `history.list` answers. */
+export type HistoryListResult = unknown;
+/** The error codes `history.list` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const historyListErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type HistoryListError = MethodError<(typeof historyListErrors)[number]>;
+
+/**
+ * Finished calls, newest first: the last successes, and the last failures kept longer; filtered and paged.
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, historyListErrors)`.
+ */
+export function historyList(caller: Caller, params: HistoryListParams, options?: CallOptions): Promise<HistoryListResult> {
+  return caller.call<HistoryListResult>("history.list", params, options);
 }
 
 // inflight.cancel (service warren-broker)
@@ -494,6 +545,9 @@ export interface Api {
     recent(params?: AuditRecentParams, options?: CallOptions): Promise<AuditRecentResult>;
   };
   calculate(params: CalculateParams, options?: CallOptions): Promise<CalculateResult>;
+  readonly calls: {
+    show(params: CallsShowParams, options?: CallOptions): Promise<CallsShowResult>;
+  };
   readonly dlq: {
     list(params: DlqListParams, options?: CallOptions): Promise<DlqListResult>;
     purge(params: DlqPurgeParams, options?: CallOptions): Promise<DlqPurgeResult>;
@@ -501,6 +555,9 @@ export interface Api {
     show(params: DlqShowParams, options?: CallOptions): Promise<DlqShowResult>;
   };
   get_data(params?: GetDataParams, options?: CallOptions): Promise<GetDataResult>;
+  readonly history: {
+    list(params: HistoryListParams, options?: CallOptions): Promise<HistoryListResult>;
+  };
   readonly inflight: {
     cancel(params: InflightCancelParams, options?: CallOptions): Promise<InflightCancelResult>;
     list(params: InflightListParams, options?: CallOptions): Promise<InflightListResult>;
@@ -526,6 +583,9 @@ export function proxy(caller: Caller, defaults: CallOptions = {}): Api {
       recent: (params, options) => auditRecent(caller, params, { ...defaults, ...options }),
     },
     calculate: (params, options) => calculate(caller, params, { ...defaults, ...options }),
+    calls: {
+      show: (params, options) => callsShow(caller, params, { ...defaults, ...options }),
+    },
     dlq: {
       list: (params, options) => dlqList(caller, params, { ...defaults, ...options }),
       purge: (params, options) => dlqPurge(caller, params, { ...defaults, ...options }),
@@ -533,6 +593,9 @@ export function proxy(caller: Caller, defaults: CallOptions = {}): Api {
       show: (params, options) => dlqShow(caller, params, { ...defaults, ...options }),
     },
     get_data: (params, options) => getData(caller, params, { ...defaults, ...options }),
+    history: {
+      list: (params, options) => historyList(caller, params, { ...defaults, ...options }),
+    },
     inflight: {
       cancel: (params, options) => inflightCancel(caller, params, { ...defaults, ...options }),
       list: (params, options) => inflightList(caller, params, { ...defaults, ...options }),

@@ -40,6 +40,12 @@ CalculateParams = TypedDict("CalculateParams", {
 CalculateResult = str
 CalculateErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 
+CallsShowParams = TypedDict("CallsShowParams", {
+    "callId": str,
+})
+CallsShowResult = Any
+CallsShowErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+
 DlqListParams = TypedDict("DlqListParams", {
     "limit": NotRequired[int],
     "offset": NotRequired[int],
@@ -73,9 +79,20 @@ GetDataParams = Union[List[Any], Dict[str, Any]]
 GetDataResult = Tuple[str, float]
 GetDataErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 
-InflightCancelParams = TypedDict("InflightCancelParams", {
-    "callId": str,
+HistoryListParams = TypedDict("HistoryListParams", {
+    "before": NotRequired[str],
+    "code": NotRequired[int],
+    "limit": NotRequired[int],
+    "method": NotRequired[str],
+    "service": NotRequired[str],
+    "since": NotRequired[int],
+    "state": NotRequired[Union[Literal["done"], Literal["failed"], Literal["cancelled"], Literal["expired"], Literal["failures"]]],
+    "until": NotRequired[int],
+    "worker": NotRequired[str],
 })
+HistoryListResult = Any
+HistoryListErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+InflightCancelParams = CallsShowParams
 InflightCancelResult = Any
 InflightCancelErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 
@@ -84,13 +101,13 @@ InflightListParams = TypedDict("InflightListParams", {
 })
 InflightListResult = Any
 InflightListErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-InflightStatusParams = InflightCancelParams
+InflightStatusParams = CallsShowParams
 InflightStatusResult = Any
 InflightStatusErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 InflightWorkersParams = InflightListParams
 InflightWorkersResult = Any
 InflightWorkersErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-ReportProgressParams = Union[InflightCancelParams, Tuple[str]]
+ReportProgressParams = Union[CallsShowParams, Tuple[str]]
 
 ReportProgressResultObject = TypedDict("ReportProgressResultObject", {
     "attempt": NotRequired[int],
@@ -289,6 +306,10 @@ class Api:
         """Evaluates an arithmetic expression and returns the result as text. (calculate) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("calculate", params, timeout=timeout, persistent=False)
 
+    def calls_show(self, params: CallsShowParams, timeout: Optional[float] = None) -> CallsShowResult:
+        """One call's detail: state, attempt, worker, progress, outcome, and its history entry. (calls.show) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("calls.show", params, timeout=timeout, persistent=False)
+
     def dlq_list(self, params: DlqListParams, timeout: Optional[float] = None) -> DlqListResult:
         """Dead-lettered requests, newest first, with why they were given up: {service?, offset?, limit?} → {total, items}. (dlq.list) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("dlq.list", params, timeout=timeout, persistent=False)
@@ -308,6 +329,10 @@ class Api:
     def get_data(self, params: Optional[GetDataParams] = None, timeout: Optional[float] = None) -> GetDataResult:
         """Returns the fixed sample ["hello", 5] (the JSON-RPC specification's example). (get_data) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("get_data", params, timeout=timeout, persistent=False)
+
+    def history_list(self, params: HistoryListParams, timeout: Optional[float] = None) -> HistoryListResult:
+        """Finished calls, newest first: the last successes, and the last failures kept longer; filtered and paged. (history.list) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("history.list", params, timeout=timeout, persistent=False)
 
     def inflight_cancel(self, params: InflightCancelParams, timeout: Optional[float] = None) -> InflightCancelResult:
         """Cancels a call by id, running or queued. (inflight.cancel) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""

@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { benchCommand } from './commands/bench';
 import { batchCommand, callCommand, notifyCommand, reportError } from './commands/call';
+import { genCommand, type GenFlags } from './commands/gen';
 import { dlqListCommand, dlqPurgeCommand, dlqReplayCommand, dlqShowCommand } from './commands/dlq';
 import { cancelCommand, inflightCommand, statusCommand } from './commands/inflight';
 import { permissionsCommand } from './commands/permissions';
@@ -214,6 +215,18 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('--prefix <prefix>', 'start of its reply queue names, if not the user name')
     .addHelpText('after', '\nExamples:\n  warren permissions calculator --service calculator\n  warren permissions warren-broker --service warren-broker --discovery --dead-letters --delayed\n  warren permissions web')
     .action(act((s, user: string, flags: { vhost: string; service?: string; discovery?: boolean; deadLetters?: boolean; delayed?: boolean; prefix?: string }) => permissionsCommand(s, user, flags)));
+
+  program
+    .command('gen')
+    .description('write typed clients (TypeScript, Python) from rpc.discover of the live system or a saved OpenRPC document')
+    .option('--from <file>', 'a saved OpenRPC document, or - for stdin (default: rpc.discover of the live system)')
+    .option('--ts <file>', 'write the TypeScript client here')
+    .option('--python <file>', 'write the Python client (pika) here')
+    .option('--openrpc <file>', 'also write the document used (without servers and instance counts)')
+    .option('--check', 'write nothing: exit 1 when a file differs from what would be written (for CI)')
+    .addOption(new Option('-t, --timeout <ms>', 'deadline of the rpc.discover call').argParser(positiveInt))
+    .addHelpText('after', '\nExamples:\n  warren gen --ts src/warren-api.ts --python warren_api.py\n  warren gen --from api.openrpc.json --ts src/warren-api.ts --check')
+    .action(act((s, flags: GenFlags) => genCommand(s, flags)));
 
   program
     .command('bench')

@@ -121,7 +121,8 @@ function parseEntry(raw: unknown): Parsed {
   return { ok: true, entry: { method: e['method'], ...(e['params'] === undefined ? {} : { params: e['params'] as Params }), ...(id === undefined ? {} : { id: id as Id }) } };
 }
 
-async function readSource(s: Session, source: string): Promise<string> {
+/** The text of a file, or of stdin for `-`; a file that cannot be read is a usage error. */
+export async function readSource(s: Session, source: string): Promise<string> {
   if (source !== '-') {
     try {
       return await readFile(source, 'utf8');

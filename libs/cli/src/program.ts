@@ -4,6 +4,7 @@ import { batchCommand, callCommand, notifyCommand, reportError } from './command
 import { dlqListCommand, dlqPurgeCommand, dlqReplayCommand, dlqShowCommand } from './commands/dlq';
 import { cancelCommand, inflightCommand, statusCommand } from './commands/inflight';
 import { permissionsCommand } from './commands/permissions';
+import { replCommand } from './repl/shell';
 import { servicesCommand } from './commands/services';
 import { ExitCode, type ExitCodeValue } from './errors';
 import { wantColor } from './format';
@@ -209,6 +210,11 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('--prefix <prefix>', 'start of its reply queue names, if not the user name')
     .addHelpText('after', '\nExamples:\n  warren permissions calculator --service calculator\n  warren permissions warren-broker --service warren-broker --discovery --dead-letters\n  warren permissions web')
     .action(act((s, user: string, flags: { vhost: string; service?: string; discovery?: boolean; deadLetters?: boolean; prefix?: string }) => permissionsCommand(s, user, flags)));
+
+  program
+    .command('repl')
+    .description('an interactive shell: call, notify, batch, inflight, cancel, dlq, with Tab completion of methods and param names from discovery, and a history (docs/cli.md)')
+    .action(act((s) => replCommand(s, { stop })));
 
   program
     .command('bench')

@@ -31,8 +31,8 @@ function describe(catalogue: Catalogue, problem: string | undefined): string {
 
 /**
  * Runs the REPL on the session's stdin/stdout until end of input, `exit` or `options.stop`;
- * resolves with the exit code of the last command run (0 after `exit`). The session stays
- * open (its caller closes it).
+ * resolves 0 at a terminal, else (a script) with the exit code of the last line run (0 after
+ * `exit`). The session stays open (its caller closes it).
  */
 export async function replCommand(s: Session, options: ReplOptions = {}): Promise<ExitCodeValue> {
   const output = s.io.stdout;
@@ -103,7 +103,8 @@ export async function replCommand(s: Session, options: ReplOptions = {}): Promis
     options.stop?.removeEventListener('abort', stopped);
     rl.close();
   }
-  return code;
+  // At a terminal every error was seen as it happened; a script's caller learns of its last one.
+  return terminal ? ExitCode.ok : code;
 }
 
 /**

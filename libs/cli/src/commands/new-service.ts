@@ -63,6 +63,6 @@ export async function newServiceCommand(s: Session, name: string, flags: { reado
     return ExitCode.ok;
   }
   s.out(`${s.c.green('created')} ${relative}: ${[...files.keys()].join(', ')}`);
-  s.out(`next:\n  npm install                           ${s.c.dim('# links the new workspace package')}\n  npm test -w services/${name}\n  npx tsx services/${name}/src/main.ts\n  npx warren call ${name}.greet name=Ada`);
+  s.out(`next:\n  npm install                           ${s.c.dim('# links the new workspace package')}\n  npm test -w services/${name}\n  npx tsx services/${name}/src/main.ts\n  npx warren call ${name}.greet '{"name":"Ada"}'`);
   return ExitCode.ok;
 }

@@ -156,7 +156,8 @@ declared with TypeBox schemas through \`defineMethod\`, and its \`startService\`
 npm install                                  # once: links this package into the workspace
 npm test -w services/${name}                 # its tests, no RabbitMQ needed
 npx tsx services/${name}/src/main.ts         # run it (AMQP_URL, REDIS_URL, WARREN_NAMESPACE)
-npx warren call ${name}.greet name=Ada       # "Hello, Ada!"  (or: npx warren repl)
+npx warren call ${name}.greet '{"name":"Ada"}'   # "Hello, Ada!"
+npx warren repl                              # then: ${name}.greet name=Ada
 \`\`\`
 
 Configuration (every service's variables): [docs/services.md](../../docs/services.md).

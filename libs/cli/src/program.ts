@@ -5,6 +5,8 @@ import { genCommand, type GenFlags } from './commands/gen';
 import { dlqListCommand, dlqPurgeCommand, dlqReplayCommand, dlqShowCommand } from './commands/dlq';
 import { cancelCommand, inflightCommand, statusCommand } from './commands/inflight';
 import { permissionsCommand } from './commands/permissions';
+import { newServiceCommand } from './commands/new-service';
+import { replCommand } from './repl/shell';
 import { servicesCommand } from './commands/services';
 import { ExitCode, type ExitCodeValue } from './errors';
 import { wantColor } from './format';
@@ -229,6 +231,20 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .action(act((s, flags: GenFlags) => genCommand(s, flags)));
 
   program
+    .command('repl')
+    .description('an interactive shell: call, notify, batch, inflight, cancel, dlq, with Tab completion of methods and param names from discovery, and a history (docs/cli.md)')
+    .action(act((s) => replCommand(s, { stop })));
+
+  program
+    .command('new')
+    .description('scaffold a new package')
+    .command('service')
+    .description('scaffold services/<name>: service.ts with one method, main.ts, a test over the in-memory broker, README (passes its test at once)')
+    .argument('<name>', 'lower-case letters, digits and hyphens, e.g. billing')
+    .option('--root <dir>', 'the Warren workspace (default: the one around the current directory)')
+    .action(act((s, name: string, flags: { root?: string }) => newServiceCommand(s, name, { ...flags, cwd: io.cwd ?? '.' })));
+
+  program
     .command('bench')
     .description('load-test a method: a progress bar, then calls/s and latency percentiles')
     .addOption(new Option('-c, --concurrency <n>', 'calls in flight at once').argParser(positiveInt).default(16))
@@ -275,7 +291,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const code = await run(argv, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }, stop.signal);
+  const code = await run(argv, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd() }, stop.signal);
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   process.exitCode = code;

@@ -53,8 +53,12 @@ export function schemaFailures(data: unknown): string[] | undefined {
 }
 
 /** `warren call <method> [params...]`: prints the result as JSON; exits 1 with the error code on an error answer. */
-export async function callCommand(s: Session, method: string, words: readonly string[], flags: CallFlags): Promise<ExitCodeValue> {
-  const params = parseParams(words);
+export function callCommand(s: Session, method: string, words: readonly string[], flags: CallFlags): Promise<ExitCodeValue> {
+  return callWith(s, method, parseParams(words), flags);
+}
+
+/** A call with params already parsed (the REPL parses its own line): prints the answer, or the error with its code and data. */
+export async function callWith(s: Session, method: string, params: Params | undefined, flags: CallFlags): Promise<ExitCodeValue> {
   const delay = delayFlags(flags);
   // Always an explicit JSON-RPC id (1 by default); the call id is another thing: nextCallId()
   // shows the random one the next call takes, which --show-id prints.
@@ -79,8 +83,12 @@ export async function callCommand(s: Session, method: string, words: readonly st
 }
 
 /** `warren notify <method> [params...]`: publishes a notification (confirmed by RabbitMQ; nobody answers). */
-export async function notifyCommand(s: Session, method: string, words: readonly string[], flags: Pick<CallFlags, 'timeout' | 'persistent' | 'at' | 'in'>): Promise<ExitCodeValue> {
-  const params = parseParams(words);
+export function notifyCommand(s: Session, method: string, words: readonly string[], flags: Pick<CallFlags, 'timeout' | 'persistent' | 'at' | 'in'>): Promise<ExitCodeValue> {
+  return notifyWith(s, method, parseParams(words), flags);
+}
+
+/** A notification with params already parsed. */
+export async function notifyWith(s: Session, method: string, params: Params | undefined, flags: Pick<CallFlags, 'timeout' | 'persistent' | 'at' | 'in'>): Promise<ExitCodeValue> {
   const delay = delayFlags(flags);
   const client = await s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) });
   try {
@@ -142,11 +150,16 @@ export async function readSource(s: Session, source: string): Promise<string> {
  */
 export async function batchCommand(s: Session, source: string, flags: Pick<CallFlags, 'timeout' | 'persistent'>): Promise<ExitCodeValue> {
   const text = await readSource(s, source);
+  return batchOf(s, text, source === '-' ? 'stdin' : source, flags);
+}
+
+/** A batch given as JSON text (`label` names where it came from in a usage error). */
+export async function batchOf(s: Session, text: string, label: string, flags: Pick<CallFlags, 'timeout' | 'persistent'>): Promise<ExitCodeValue> {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new UsageError(`${source === '-' ? 'stdin' : source} is not JSON`);
+    throw new UsageError(`${label} is not JSON`);
   }
   const items = Array.isArray(value) ? value : [value];
   if (items.length === 0) throw new UsageError('the batch is empty');

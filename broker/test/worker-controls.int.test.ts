@@ -7,6 +7,7 @@ import { connectClient, startService, type RpcClient, type ServiceMethod } from 
 import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import { TestNamespace } from '../../test/support/amqp';
+import { runCli } from '../../test/integration/helpers';
 import { startBroker, type Broker } from '../src';
 import { postRpc } from './support';
 
@@ -123,6 +124,19 @@ describe('worker controls', () => {
     } finally {
       await control('workers.resume', w2);
     }
+  });
+
+  it('warren worker pause and resume, over RabbitMQ and through the gateway', async () => {
+    const env = { AMQP_URL: urls, WARREN_NAMESPACE: ns.namespace, WARREN_GATEWAY: 'off' };
+    const paused = await runCli(['worker', 'pause', w1, '--service', service], { env });
+    expect(paused).toMatchObject({ code: 0, stdout: `pause ${service}/${w1}  (paused)\n` });
+    expect(broker.registry.list().find((i) => i.instanceId === w1)?.worker?.paused).toBe(true);
+    const resumed = await runCli(['--via', 'gateway', '--json', 'worker', 'resume', w1], { env: { ...env, WARREN_GATEWAY: url } });
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ service, instanceId: w1, action: 'resume', applied: true, worker: { paused: false } });
+    const missing = await runCli(['worker', 'drain', 'no-such-worker'], { env });
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain('no_such_worker');
   });
 
   it('drain: running calls finish, new ones go to the other instance, then the drained one withdraws', async () => {

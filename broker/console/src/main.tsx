@@ -14,6 +14,7 @@ import { InflightView } from './views/inflight';
 import { OutcomesView } from './views/outcomes';
 import { ServicesView } from './views/services';
 import { ThroughputView } from './views/throughput';
+import { WorkerView } from './views/worker';
 import { TokenForm } from './views/token-form';
 
 const views = [
@@ -37,6 +38,8 @@ function App() {
   const [auth, setAuth] = useState<'checking' | 'ok' | AuthProblem>('checking');
   const [attempt, setAttempt] = useState(0);
   const route = useRoute();
+  // A worker's page (#/workers/<instance>) lives under Services, where its links are.
+  const worker = route.view === 'workers' ? (route.path[0] ?? '') : undefined;
   const view: ViewId = isView(route.view) ? route.view : 'services';
   const [live, setLive] = useState<Live & { liveAt?: number }>({ feed: 'connecting', outcomes: [], catalogueVersion: 0 });
   const [help, setHelp] = useState(false);
@@ -168,7 +171,7 @@ function App() {
         </div>
       ) : null}
       <main id="main" ref={main} tabIndex={-1} aria-label={views.find((v) => v.id === view)?.label} class={stale ? 'stale' : undefined}>
-        {view === 'services' && <ServicesView live={live} />}
+        {view === 'services' && (worker === undefined ? <ServicesView live={live} /> : <WorkerView live={live} instanceId={worker} />)}
         {view === 'inflight' && <InflightView live={live} />}
         {view === 'outcomes' && <OutcomesView live={live} />}
         {view === 'dead-letters' && <DeadLettersView live={live} />}

@@ -73,6 +73,23 @@ export interface InstanceSummary {
   readonly running?: number;
   readonly metadata?: Record<string, unknown>;
   readonly tracking?: { readonly state: string; readonly since?: number; readonly untracked?: number };
+  readonly consuming?: boolean;
+  /** Absent from instances that do not report it (older, or another language's). */
+  readonly worker?: WorkerReport;
+}
+
+export type WorkerAction = 'pause' | 'resume' | 'drain' | 'cancel-all';
+
+/** An instance's `worker` report (docs/schemas/announcement.schema.json). */
+export interface WorkerReport {
+  readonly host: string;
+  readonly pid: number;
+  readonly prefetch: number;
+  readonly paused: boolean;
+  readonly draining: boolean;
+  readonly handled: number;
+  readonly failed: number;
+  readonly lastControl?: { readonly requestId: string; readonly action: WorkerAction; readonly at: number; readonly cancelled?: number };
 }
 
 export interface ServiceSummary {

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { json, relative } from '../format';
 import { useDiscover, useServices } from '../hooks';
 import type { Live } from '../live';
+import { href } from '../route';
 import type { DiscoverMethod, ServiceSummary } from '../types';
 import { Badge, Empty, Filter, Header, matches, Notice } from './common';
 
@@ -58,7 +59,10 @@ function ServiceCard(props: { service: ServiceSummary; schemas: ReadonlyMap<stri
         <tbody>
           {s.instances.map((i) => (
             <tr key={i.instanceId}>
-              <td class="mono">{i.instanceId}</td>
+              <td class="mono">
+                <a href={href('workers', [i.instanceId])}>{i.instanceId}</a>
+                {i.worker?.draining === true ? <> <Badge kind="failed">draining</Badge></> : i.worker?.paused === true ? <> <Badge kind="neutral">paused</Badge></> : null}
+              </td>
               <td class="num">{i.running ?? '–'}</td>
               <td>{i.tracking ? <Badge kind={i.tracking.state === 'degraded' ? 'failed' : i.tracking.state === 'tracking' ? 'done' : 'neutral'}>{i.tracking.state}</Badge> : <span class="muted">untracked</span>}</td>
               <td class="num">{i.lastSeen ? relative(i.lastSeen - props.now) : '–'}</td>

@@ -98,7 +98,18 @@ export interface ServiceSummary {
   readonly methods: readonly { readonly name: string; readonly description?: string; readonly tool?: string; readonly jobStyle?: boolean; readonly persistent?: boolean }[];
   readonly notifications: readonly string[];
   readonly instanceNotifications?: readonly string[];
-  readonly queue?: { readonly messages: number; readonly consumers: number };
+  readonly queue?: QueueFigures;
+}
+
+/** A service's queue figures (GET /services `queue`): `unacked`, `rates` and `retry` come from the management API only. */
+export interface QueueFigures {
+  readonly source?: 'management' | 'amqp';
+  readonly messages: number;
+  readonly consumers: number;
+  readonly unacked?: number;
+  readonly rates?: { readonly publish: number; readonly deliver: number; readonly ack: number };
+  readonly deadLetters?: number;
+  readonly retry?: readonly { readonly delayMs: number; readonly messages: number }[];
 }
 
 export interface ServicesResponse {
@@ -106,6 +117,8 @@ export interface ServicesResponse {
   readonly mode?: 'rabbitmq' | 'embedded';
   readonly services: readonly ServiceSummary[];
   readonly conflicts?: readonly unknown[];
+  /** Where the queue figures come from, and why not the management API when it failed. */
+  readonly queueSource?: { readonly source: 'management' | 'amqp'; readonly fallbackReason?: string };
 }
 
 export interface DiscoverMethod {

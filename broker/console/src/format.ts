@@ -22,6 +22,14 @@ export function clock(at: number | undefined): string {
   return d.toDateString() === new Date().toDateString() ? time : `${d.toLocaleDateString()} ${time}`;
 }
 
+/** Date and time, always both (dead letters outlive the day they were made): `2026-12-03 17:47:19`. */
+export function dateTime(at: number | undefined): string {
+  if (at === undefined || at <= 0) return '–';
+  const d = new Date(at);
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
 export function bytes(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }

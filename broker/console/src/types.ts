@@ -145,3 +145,9 @@ export interface DeadLetter {
   readonly deadLetteredAt: number;
   readonly paramsBytes: number;
 }
+
+/** `dlq.show`: a dead letter with its request and AMQP side. */
+export interface DeadLetterDetail extends DeadLetter {
+  readonly request: unknown;
+  readonly amqp?: { readonly properties: Readonly<Record<string, string | number>>; readonly headers: Readonly<Record<string, unknown>>; readonly exchange: string; readonly routingKey: string };
+}

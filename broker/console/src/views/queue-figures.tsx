@@ -34,7 +34,7 @@ export function QueueTable(props: { service: string; queue: QueueFigures }) {
             <th scope="col" class="num" title="Delivered to workers">Out</th>
             <th scope="col" class="num" title="Acked by workers">Acked</th>
             <th scope="col" class="num" title="Waiting out a retry backoff in the delay queues">Retrying</th>
-            <th scope="col" class="num">Dead letters</th>
+            <th scope="col" class="num" title="Messages in its dead-letter queue">Dead</th>
           </tr>
         </thead>
         <tbody>

@@ -22,14 +22,6 @@ export function clock(at: number | undefined): string {
   return d.toDateString() === new Date().toDateString() ? time : `${d.toLocaleDateString()} ${time}`;
 }
 
-/** Date and time, always both (dead letters outlive the day they were made): `2026-12-03 17:47:19`. */
-export function dateTime(at: number | undefined): string {
-  if (at === undefined || at <= 0) return '–';
-  const d = new Date(at);
-  const p = (n: number): string => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
-}
-
 export function bytes(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
@@ -61,4 +53,24 @@ export function linePath(points: readonly (readonly [number, number] | undefined
     drawing = true;
   }
   return out;
+}
+
+/** Date and time, always both (history rows span days). */
+export function dateTime(at: number | undefined): string {
+  if (at === undefined || at <= 0) return '–';
+  const d = new Date(at);
+  return `${d.toLocaleDateString([], { year: 'numeric', month: '2-digit', day: '2-digit' })} ${d.toLocaleTimeString([], { hour12: false })}`;
+}
+
+/** A `datetime-local` input's value for an instant (local time), and back; '' / undefined when unset. */
+export function toLocalInput(at: number | undefined): string {
+  if (at === undefined) return '';
+  const d = new Date(at - new Date(at).getTimezoneOffset() * 60_000);
+  return d.toISOString().slice(0, 16);
+}
+
+export function fromLocalInput(value: string): number | undefined {
+  if (value === '') return undefined;
+  const at = new Date(value).getTime();
+  return Number.isFinite(at) ? at : undefined;
 }

@@ -110,7 +110,7 @@ describe('with the management API', () => {
     // RabbitMQ refreshes its statistics every few seconds.
     await waitFor(async () => {
       const q = await queueOf(url);
-      return q?.messages === 3 && q.unacked === 2 && q.deadLetters === 1 && q.retry?.[0]?.messages === 1;
+      return q?.messages === 3 && q.unacked === 2 && q.consumers === 1 && q.deadLetters === 1 && q.retry?.[0]?.messages === 1;
     }, { message: 'the management figures', timeoutMs: 20_000, intervalMs: 250 });
     const body = await servicesOf(url);
     expect(body.queueSource).toEqual({ source: 'management' });

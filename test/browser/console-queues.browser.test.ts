@@ -106,7 +106,7 @@ test("Services shows the queue's columns and where they come from", async () => 
   const fig = async (name: string): Promise<string> => (await table.locator(`[data-fig="${name}"]`).textContent()) ?? '';
   await page.locator(`[data-queue-source="${management ? 'management' : 'amqp'}"]`).waitFor();
   // RabbitMQ's statistics refresh every few seconds; the page polls /services.
-  await waitFor(async () => (await fig('ready')) === '3' && (await fig('dead')) === '4' && (!management || ((await fig('unacked')) === '2' && (await fig('retry')) === '1')), { timeoutMs: 30_000, intervalMs: 250, message: 'the queue figures' });
+  await waitFor(async () => (await fig('ready')) === '3' && (await fig('consumers')) === '1' && (await fig('dead')) === '4' && (!management || ((await fig('unacked')) === '2' && (await fig('retry')) === '1')), { timeoutMs: 30_000, intervalMs: 250, message: 'the queue figures' });
   expect(await fig('consumers')).toBe('1');
   if (management) expect(await fig('publish')).toMatch(/\/s$/);
   else expect(await fig('unacked')).toBe('–');

@@ -103,3 +103,5 @@ export { MemoryBroker, type MemoryBrokerOptions } from './transport/memory/broke
 export { MemoryConnection, MemoryModel } from './transport/memory/connection';
 export { MemoryChannel } from './transport/memory/channel';
 export { MemoryChannelError, MemoryConnectionError, MemoryIllegalOperationError, type ChannelErrorCode } from './transport/memory/errors';
+export { publishWorkerControl, workerActions, type AppliedControl, type WorkerAction, type WorkerReport } from './wire/worker-control';
+export type { WorkerControls } from './runtime/worker-controls';

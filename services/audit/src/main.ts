@@ -19,7 +19,7 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
   const service = await startService({ urls: config.amqpUrls, ...asUser(auditService(config, { logger: log, store }), config.userId), ...(observer === undefined ? {} : { observer }) });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
-  return { ready: () => service.ready, metrics: { running: () => service.stats().running, tracking: () => undefined }, close: () => service.close().then(() => store.close()) };
+  return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => undefined }, close: () => service.close().then(() => store.close()) };
 }
 
 // runServiceMain owns SIGTERM/SIGINT and the graceful close; it resolves the exit code and only this line exits.

@@ -27,7 +27,7 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
   // What the service is lives in service.ts (embedded mode starts the same one in memory); here, only where it connects.
   const service = await startService({ urls: config.amqpUrls, ...asUser(calculatorService(config, { logger: log, ...(tracker === undefined ? {} : { tracker }) }), config.userId), ...(directory === undefined ? {} : { directory }), ...(observer === undefined ? {} : { observer }) });
   log.info({ amqp: config.amqpUrls.map(redactUrl), tracking: tracker?.state ?? 'off', namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
-  return { ready: () => service.ready, metrics: { running: () => service.stats().running, tracking: () => tracker?.report?.() }, close: () => service.close().then(() => directory?.close()) };
+  return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => tracker?.report?.() }, close: () => service.close().then(() => directory?.close()) };
 }
 
 // runServiceMain owns the logger, SIGTERM/SIGINT and the graceful close (stop consuming, let

@@ -33,7 +33,7 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
   const service = await startService({ urls: config.amqpUrls, ...asUser(jobsService(config, { logger: log, store, tracker, status: (callId) => view.status(callId) }), config.userId), directory, ...(observer === undefined ? {} : { observer }) });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), tracking: tracker.state, namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
-  return { ready: () => service.ready, metrics: { running: () => service.stats().running, tracking: () => tracker.report?.() }, close: () => service.close().then(() => Promise.all([store.close(), view.close(), directory.close()])).then(() => undefined) };
+  return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => tracker.report?.() }, close: () => service.close().then(() => Promise.all([store.close(), view.close(), directory.close()])).then(() => undefined) };
 }
 
 // runServiceMain owns SIGTERM/SIGINT and the graceful close; it resolves the exit code and only this line exits.

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { WireChannel, WireModel, WireMessage, WireConnection } from '../transport/contract';
 import {
   CancelledError, DeadlineExceededError, Dispatcher, ErrorCode, JsonRpcError, ShuttingDownError, decode, encodeResponse,
@@ -28,6 +29,8 @@ import { describeInstance } from './describe';
 import { expiredResponse } from './late-answer';
 import { CancelReceiver } from '../wire/wire-cancel';
 import { Resubscriber } from './resubscribe';
+import { parseWorkerControl, type AppliedControl, type WorkerControlMessage, type WorkerReport } from '../wire/worker-control';
+import { WorkerControls } from './worker-controls';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
@@ -59,6 +62,10 @@ export class WarrenService {
   /** The model `channel` was opened on: a setup on a newer one (after a reconnect) replaces it. */
   private channelModel: WireModel | undefined;
   private consumerTags: string[] = [];
+  /** The consumers of work (requests, events): the ones a pause cancels. */
+  private workTags: string[] = [];
+  /** Pause, drain and cancel-all as an operator asks them (worker-controls.ts). */
+  private readonly controls: WorkerControls;
   /** Whether the consumers are in place; false from a consumer cancel or a lost channel until they are back. */
   private consumingNow = false;
   /** Setups one after another: the connection's (after a reconnect) and the resubscriber's never run at once. */
@@ -101,6 +108,15 @@ export class WarrenService {
     this.limits = resolveDecodeLimits(this.o.decodeLimits);
     this.cancels = new CancelReceiver(() => this.running.entries(), this.log);
     this.resubscriber = new Resubscriber({ attempt: () => this.resubscribe(), log: this.log });
+    this.controls = new WorkerControls({
+      stopWork: () => this.stopWork(),
+      startWork: () => this.startWork(),
+      abortAll: () => this.abortAll(),
+      waitForRunning: () => this.waitForRunning(this.o.shutdownGraceMs),
+      close: () => this.close(),
+      announce: () => this.announce(),
+      log: this.log,
+    });
     this.dispatcher = new Dispatcher<HandlerContext>({
       exposeErrorStack: this.o.exposeErrorStack,
       onNotificationError: (err, call) => this.log.warn({ err, method: call.method }, 'notification handler failed'),
@@ -150,6 +166,14 @@ export class WarrenService {
    */
   get ready(): boolean {
     return this.state === 'running' && this.connection.state.type === 'open' && this.channel !== undefined && this.consumerTags.length > 0 && this.consumingNow;
+  }
+
+  /**
+   * Pause consuming (calls wait in the queue), resume, drain (finish running calls, then close) and
+   * cancel every running call: what the broker's `workers.*` methods ask over the bus, callable here too.
+   */
+  get worker(): WorkerControls {
+    return this.controls;
   }
 
   stats(): Readonly<ServiceStats> {
@@ -274,6 +298,15 @@ export class WarrenService {
     const tags: string[] = [];
     // prefetch with global=false applies to each consumer started after it.
     await ch.prefetch(this.o.prefetch, false);
+    // A paused instance comes back from a reconnect paused: only a resume (or a restart) consumes again.
+    this.workTags = this.controls.paused ? [] : await this.consumeWork(ch);
+    tags.push((await ch.consume(this.n.instanceControlQueue(this.o.name, this.o.instanceId), (msg) => msg && this.onControl(msg.content), { noAck: true })).consumerTag);
+    this.consumerTags = [...this.workTags, ...tags];
+  }
+
+  /** Starts the consumers of work (requests, events) on `ch`. */
+  private async consumeWork(ch: WireChannel): Promise<string[]> {
+    const tags: string[] = [];
     if (this.dispatcher.methodNames.length > 0) {
       tags.push((await ch.consume(this.n.serviceQueue(this.o.name), (msg) => this.onDelivery(ch, msg, 'request'))).consumerTag);
     }
@@ -283,13 +316,61 @@ export class WarrenService {
     if (Object.keys(this.o.instanceNotifications).length > 0) {
       tags.push((await ch.consume(this.n.instanceEventQueue(this.o.name, this.o.instanceId), (msg) => this.onDelivery(ch, msg, 'event'))).consumerTag);
     }
-    tags.push((await ch.consume(this.n.instanceControlQueue(this.o.name, this.o.instanceId), (msg) => msg && this.askedToAnnounce.onMessage(msg.content), { noAck: true })).consumerTag);
-    this.consumerTags = tags;
+    return tags;
+  }
+
+  /**
+   * Pause: cancels the work consumers. Deliveries already taken run to their end and are settled on
+   * the same channel (nothing requeued, nothing run twice); the rest wait in the queue.
+   */
+  private async stopWork(): Promise<void> {
+    const ch = this.channel;
+    const tags = this.workTags.splice(0);
+    this.consumerTags = this.consumerTags.filter((t) => !tags.includes(t));
+    for (const tag of tags) await ch?.cancel(tag).catch(() => undefined);
+  }
+
+  /** Resume: consumes again on the current channel (without one, the next reconnect's setup does). */
+  private async startWork(): Promise<void> {
+    const ch = this.channel;
+    if (!ch || this.workTags.length > 0 || this.state !== 'running') return;
+    const tags = await this.consumeWork(ch);
+    if (this.channel !== ch) return;
+    this.workTags = tags;
+    this.consumerTags = [...tags, ...this.consumerTags];
+  }
+
+  /** Cancel-all: aborts every call running here; each caller is answered -32003. */
+  private abortAll(): number {
+    const aborts = [...this.running.values()];
+    for (const abort of aborts) abort.abort(new CancelledError(undefined, { reason: 'cancelled' }));
+    return aborts.length;
+  }
+
+  /** One message on the instance's control queue: a worker control, else an announce-now request. */
+  private onControl(body: Buffer): void {
+    const control: WorkerControlMessage | undefined = parseWorkerControl(body);
+    if (control) void this.controls.apply(control);
+    else this.askedToAnnounce.onMessage(body);
   }
 
   /** What this instance announces for discovery. */
   describe(): AnnounceMessage {
-    return describeInstance(this.o, this.startedAt, this.running.size, this.consumingNow);
+    return describeInstance(this.o, this.startedAt, this.running.size, this.consumingNow, this.workerReport());
+  }
+
+  private workerReport(): WorkerReport {
+    const last: AppliedControl | undefined = this.controls.last;
+    return {
+      host: hostname(),
+      pid: process.pid,
+      prefetch: this.o.prefetch,
+      paused: this.controls.paused,
+      draining: this.controls.draining,
+      handled: this.counters.answered,
+      failed: this.counters.failed,
+      ...(last === undefined ? {} : { lastControl: last }),
+    };
   }
 
   private announce(): void {
@@ -443,6 +524,7 @@ export class WarrenService {
     if (Array.isArray(response)) return { kind: 'answer', text: encodeResponse(response), response: undefined };
     const plan = ctx && single ? this.retryPlan(single.method, response, ctx, run.attempt, info.deadline) : undefined;
     if (plan?.action === 'retry') return { kind: 'retry', delayMs: plan.delayMs, nextAttempt: plan.nextAttempt, nextTryAt: plan.nextTryAt };
+    if (isErrorResponse(response)) this.counters.failed++;
     // Serialized once: the tracker stores the very text the caller receives.
     const text = encodeResponse(response);
     if (plan?.action === 'exhausted') return { kind: 'answer', text, response, deadLetter: deadReason('retries_exhausted', response, run.attempt) };

@@ -19,7 +19,9 @@ import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-cons
 import { applyTopology, coreTopology, replyQueueOptions } from '../wire/topology';
 import type { AvailabilityVerdict } from '../discovery/availability';
 import { publishCancel } from '../wire/wire-cancel';
-import { childTraceparent, parseTraceparent } from '../wire/trace';
+import { childTraceparent, parseTraceparent, validTracestate } from '../wire/trace';
+import { activeTracer } from '../tracing/tracer';
+import { endWithError, endWithResponse, parentContext, startClientSpan, traceparentOf, tracestateOf } from '../tracing/call-spans';
 
 export interface CallOptions {
   /** Time allowed for this call. @default the client's defaultTimeoutMs */
@@ -30,8 +32,13 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** The JSON-RPC id to put in the body. @default a per-client counter */
   readonly id?: Exclude<Id, null>;
-  /** Parent trace context (W3C traceparent) the call continues. @default a new trace */
+  /**
+   * Parent trace context (W3C traceparent) the call continues. @default the active OpenTelemetry span's
+   * when one is registered and active, else a new trace
+   */
   readonly traceparent?: string;
+  /** The W3C `tracestate` that goes with `traceparent`, carried on unchanged (dropped when malformed). @default none */
+  readonly tracestate?: string;
   /** Persist this message to disk. @default the client's `persistent` */
   readonly persistent?: boolean;
   /**
@@ -47,7 +54,7 @@ export interface CallOptions {
   readonly whenNoConsumer?: 'fail' | 'queue';
 }
 
-export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'persistent'>;
+export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'tracestate' | 'persistent'>;
 
 export type BatchEntry = { readonly method: string; readonly params?: Params; readonly notification?: boolean };
 /** One entry per batch item, in request order; notifications are fulfilled with `undefined`. */
@@ -75,6 +82,7 @@ interface OutboundRequest {
   readonly body: Buffer;
   readonly deadline: number;
   readonly traceparent: string;
+  readonly tracestate: string | undefined;
   readonly persistent: boolean;
   /** The caller listens for progress. */
   readonly progress: boolean;
@@ -95,17 +103,18 @@ class PublishHeaders {
   /** A second table for requests asking for progress, so neither table changes shape. */
   private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1, [Header.sentAt]: 0 };
 
-  forRequest(deadline: number, traceparent: string, progress = false): Record<string, number | string> {
+  forRequest(deadline: number, traceparent: string, progress: boolean, tracestate: string | undefined): Record<string, number | string> {
     const table = progress ? this.withProgress : this.request;
     table[Header.deadline] = deadline;
     table[Header.traceparent] = traceparent;
     table[Header.sentAt] = Date.now();
-    return table;
+    // A trace state is rare: a copy that carries it keeps the shared tables' shape (and their speed) for the rest.
+    return tracestate === undefined ? table : { ...table, [Header.tracestate]: tracestate };
   }
 
-  forEvent(traceparent: string): Record<string, number | string> {
+  forEvent(traceparent: string, tracestate: string | undefined): Record<string, number | string> {
     this.event[Header.traceparent] = traceparent;
-    return this.event;
+    return tracestate === undefined ? this.event : { ...this.event, [Header.tracestate]: tracestate };
   }
 }
 
@@ -263,10 +272,13 @@ export class RpcClient {
     this.assertOpen();
     assertMethodName(method);
     const body = this.encode(notificationMessage(method, params));
-    const traceparent = childTraceparent(parseTraceparent(opts.traceparent));
     const messageId = this.ids.fresh();
+    const tracer = activeTracer();
+    const span = tracer ? startClientSpan(tracer, { method, callId: messageId, exchange: this.n.eventExchange, id: undefined, parent: parentContext(opts.traceparent, validTracestate(opts.tracestate)) }) : undefined;
+    const traceparent = span ? traceparentOf(span) : childTraceparent(parseTraceparent(opts.traceparent));
+    const tracestate = span ? tracestateOf(span) : validTracestate(opts.tracestate);
     const timeoutMs = opts.timeoutMs ?? this.o.defaultTimeoutMs;
-    await new Promise<void>((resolve, reject) => {
+    const confirmed = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new RpcNotConfirmedError('not_confirmed_in_time')), timeoutMs);
       const settle = (err?: unknown): void => {
         clearTimeout(timer);
@@ -281,7 +293,7 @@ export class RpcClient {
         const ch = this.channel;
         if (!ch) return this.holdOrFail(publish, fail);
         try {
-          const headers = this.headers.forEvent(traceparent);
+          const headers = this.headers.forEvent(traceparent, tracestate);
           ch.publish(this.n.eventExchange, method, body, { contentType: 'application/json', messageId, persistent: opts.persistent ?? this.o.persistent, headers }, (err) => settle(err ?? undefined));
         } catch (err) {
           settle(err);
@@ -289,6 +301,8 @@ export class RpcClient {
       };
       publish();
     });
+    if (span) confirmed.then(() => endWithResponse(span, undefined), (err: unknown) => endWithError(span, err));
+    await confirmed;
   }
 
   /** Sends every entry concurrently (each to its own service); results come back in request order. */
@@ -337,16 +351,23 @@ export class RpcClient {
     const now = Date.now();
     const deadline = Math.min(now + (opts.timeoutMs ?? this.o.defaultTimeoutMs), opts.deadline ?? Number.POSITIVE_INFINITY);
     if (deadline <= now) throw new RpcTimeoutError(true);
+    const callId = this.ids.next();
+    const body = this.encode(message);
+    // Tracing off (no SDK registered): no span object at all, only the traceparent Warren always carries.
+    const tracer = activeTracer();
+    const span = tracer ? startClientSpan(tracer, { method: message.method, callId, exchange: this.n.requestExchange, id: message.id, parent: parentContext(opts.traceparent, validTracestate(opts.tracestate)) }) : undefined;
     const request: OutboundRequest = {
-      callId: this.ids.next(),
+      callId,
       method: message.method,
-      body: this.encode(message),
+      body,
       deadline,
-      traceparent: childTraceparent(parseTraceparent(opts.traceparent)),
+      traceparent: span ? traceparentOf(span) : childTraceparent(parseTraceparent(opts.traceparent)),
+      tracestate: span ? tracestateOf(span) : validTracestate(opts.tracestate),
       persistent: opts.persistent ?? this.o.persistent,
       progress: opts.onProgress !== undefined,
     };
     const answer = this.pending.add(request.callId, { timeoutMs: deadline - now, signal: opts.signal, onSettle: this.onSettled });
+    if (span) answer.then((response) => endWithResponse(span, response), (err: unknown) => endWithError(span, err));
     if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline });
     // Only for a call the table took: a refused one (limit, aborted signal) never settles through onSettled.
     if (opts.onProgress && this.pending.has(request.callId)) this.progressListeners.set(request.callId, opts.onProgress);
@@ -419,7 +440,7 @@ export class RpcClient {
       // The queue drops a request nobody took before its deadline.
       expiration: String(remaining),
       persistent: request.persistent,
-      headers: this.headers.forRequest(request.deadline, request.traceparent, request.progress),
+      headers: this.headers.forRequest(request.deadline, request.traceparent, request.progress, request.tracestate),
     };
     this.onWire.add(callId);
     try {

@@ -5,6 +5,8 @@
 // nested call to `sum`, must give one trace: the HTTP request → the broker's call → the worker
 // running `average` → its nested call → the other worker running `sum`, each the parent of the next,
 // and the trace id and span id on the worker's log line written inside the call.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
@@ -106,4 +108,24 @@ it('marks an error answer on both sides with its JSON-RPC code', async () => {
     expect(span?.status.code).toBe(SpanStatusCode.ERROR);
     expect(span?.attributes[WarrenAttr.errorCode]).toBe(-32602);
   }
+});
+
+it('puts an MCP tools/call under the trace context of its `_meta`, the worker under it', async () => {
+  const mcp = new Client({ name: 'tracing-test', version: '0.0.0' });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${system.url}/mcp`)));
+  td.add(() => mcp.close());
+  exporter.reset();
+  const traceId = 'a3ce929d0e0e47364bf92f3577b34da6';
+  const result = await mcp.callTool({ name: 'calculate', arguments: { expression: '1+3+6' }, _meta: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } });
+  expect(result.isError).toBeFalsy();
+  await waitFor(() => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId).length >= 3, { timeoutMs: 5000, intervalMs: 20, message: 'tools/call spans exported' });
+  const spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+  const tool = spans.find((s) => s.name === 'tools/call calculate');
+  expect(tool?.kind).toBe(SpanKind.SERVER);
+  expect(tool?.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
+  expect(tool?.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'calculate' });
+  const call = spans.find((s) => s.name === 'calculate' && s.kind === SpanKind.CLIENT);
+  const worker = spans.find((s) => s.name === 'calculate' && s.kind === SpanKind.SERVER);
+  expect(byId(spans, call?.parentSpanContext?.spanId)).toBe(tool);
+  expect(byId(spans, worker?.parentSpanContext?.spanId)).toBe(call);
 });

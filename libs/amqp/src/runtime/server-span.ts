@@ -1,4 +1,4 @@
-// The worker's span of one delivered request: started once the request is known to run (not for one
+// The worker's span of one delivered request (or notification, consumer kind): started once the request is known to run (not for one
 // expired in the queue or unservable), active around its handler so nested calls become its children,
 // and ended with what came of the run: the answer's error code, a retry or a takeover as events.
 import { context, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
@@ -15,6 +15,8 @@ export interface ServerSpanPlace {
   readonly service: string;
   readonly instanceId: string;
   readonly queue: string;
+  /** A notification (a consumer-kind span). @default false */
+  readonly notification?: boolean;
 }
 
 /** The delivery with its span started (queue wait from `x-warren-sent` to `startedAt`). */

@@ -547,8 +547,15 @@ export class WarrenService {
     try {
       if (this.o.tracker && !laned) return this.settle(ch, msg, 'requeue');
       for (const message of messages) {
-        const ctx = this.context(message, info, info.attempt, abort);
-        await this.dispatcher.handleNotification(message, ctx);
+        // Tracing on: a consumer span per notification, active around its handler (nested calls are its children).
+        const tracer = activeTracer();
+        const delivery: TracedDelivery = tracer ? tracedDelivery(tracer, info, { method: message.method, service: this.o.name, instanceId: this.o.instanceId, queue: msg.fields.exchange, notification: true }, Date.now()) : info;
+        const ctx = this.context(message, delivery, info.attempt, abort);
+        try {
+          await (delivery.span ? inSpan(delivery.span, () => this.dispatcher.handleNotification(message, ctx)) : this.dispatcher.handleNotification(message, ctx));
+        } finally {
+          delivery.span?.end();
+        }
         // A notification's progress has no caller; a held-back report still goes to the tracker now, not after.
         ctx.endProgress();
         this.counters.notified++;

@@ -93,17 +93,19 @@ export interface ServerSpanFacts {
   readonly callId: string;
   readonly service: string;
   readonly instanceId: string;
-  /** The queue the request was consumed from. */
+  /** The queue the request was consumed from (for a notification, the exchange it was published to). */
   readonly queue: string;
+  /** A notification: a consumer-kind span (nobody waits for an answer). @default false */
+  readonly notification?: boolean;
   readonly attempt: number;
   readonly queueWaitMs: number | undefined;
   readonly parent: Context;
 }
 
-/** The worker's span of a delivered request (`process`, server kind). */
+/** The worker's span of a delivered request (`process`, server kind) or notification (consumer kind). */
 export function startServerSpan(tracer: Tracer, f: ServerSpanFacts): Span {
   return tracer.startSpan(f.method, {
-    kind: SpanKind.SERVER,
+    kind: f.notification === true ? SpanKind.CONSUMER : SpanKind.SERVER,
     attributes: {
       'messaging.system': 'rabbitmq',
       'messaging.destination.name': f.queue,

@@ -100,4 +100,17 @@ describe('tracing on', () => {
     const taken = serverSpans('fragile.run').find((s) => s.events.some((e) => e.name === WarrenEvent.takeover));
     expect(taken?.attributes[WarrenAttr.attempt]).toBeGreaterThan(1);
   });
+
+  it('follows a notification: the publisher\'s producer span, each subscriber\'s consumer span under it', async () => {
+    let heard = 0;
+    await w.service({ name: 'listener', notifications: { 'listener.heard': { handler: () => void heard++ } } });
+    const client = await w.client();
+    await until(client.notify('listener.heard', []));
+    await until((async () => { while (heard === 0) await settleTicks(); })());
+    const spans = exporter.getFinishedSpans().filter((s) => s.name === 'listener.heard');
+    const producer = spans.find((s) => s.kind === SpanKind.PRODUCER);
+    const consumer = spans.find((s) => s.kind === SpanKind.CONSUMER);
+    expect(consumer?.parentSpanContext?.spanId).toBe(producer?.spanContext().spanId);
+    expect(consumer?.attributes['messaging.message.id']).toBe(producer?.attributes['messaging.message.id']);
+  });
 });

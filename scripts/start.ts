@@ -30,7 +30,7 @@ import { opsPorts } from './start-ops';
 
 const root = path.resolve(__dirname, '..');
 
-/** What runs, and how many of each. Every process gets the same environment. */
+/** What runs, and how many of each. Every process gets the same environment, but for its INSTANCE_ID and ops port. */
 const processes: readonly { name: string; file: string; env?: Record<string, string> }[] = [
   { name: 'broker', file: 'broker/src/main.ts' },
   { name: 'calculator-1', file: 'services/calculator/src/main.ts', env: { INSTANCE_ID: 'calculator-1' } },

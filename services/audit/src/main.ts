@@ -8,6 +8,7 @@
 import { asUser, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
 import { redactUrl, type Logger } from '@warren/logger';
+import { startTracing } from '@warren/tracing-node';
 import { auditDefaults, auditService, auditSettings } from './service';
 
 const env = readServiceEnv(process.env, auditDefaults);
@@ -23,4 +24,9 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
 }
 
 // runServiceMain owns SIGTERM/SIGINT and the graceful close; it resolves the exit code and only this line exits.
-void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then((code) => process.exit(code));
+// Traces only when OTEL_TRACES_EXPORTER asks (docs/observability.md); flushed before the exit below.
+const tracing = startTracing(process.env, { serviceName: config.name });
+void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then(async (code) => {
+  await tracing.shutdown();
+  process.exit(code);
+});

@@ -10,6 +10,7 @@
 import { asUser, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
 import { RedisDirectory, createRedisTracker } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
+import { startTracing } from '@warren/tracing-node';
 import { calculatorDefaults, calculatorService } from './service';
 
 /**
@@ -32,4 +33,9 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
 
 // runServiceMain owns the logger, SIGTERM/SIGINT and the graceful close (stop consuming, let
 // running calls finish, requeue the rest); it resolves the exit code and only this line exits.
-void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then((code) => process.exit(code));
+// Traces only when OTEL_TRACES_EXPORTER asks (docs/observability.md); flushed before the exit below.
+const tracing = startTracing(process.env, { serviceName: config.name });
+void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then(async (code) => {
+  await tracing.shutdown();
+  process.exit(code);
+});

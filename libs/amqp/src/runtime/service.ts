@@ -31,6 +31,8 @@ import { CancelReceiver } from '../wire/wire-cancel';
 import { Resubscriber } from './resubscribe';
 import { parseWorkerControl, type AppliedControl, type WorkerControlMessage, type WorkerReport } from '../wire/worker-control';
 import { WorkerControls } from './worker-controls';
+import { activeTracer } from '../tracing/tracer';
+import { endServerSpan, inSpan, markTakeover, tracedDelivery, type TracedDelivery } from './server-span';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
@@ -434,11 +436,15 @@ export class WarrenService {
     this.running.set(msg, abort);
     // Clamped: setTimeout fires at once for delays past 2^31-1 ms, and the header is the caller's to set.
     const timer = setTimeout(() => abort.abort(new DeadlineExceededError()), Math.min(info.deadline - startedAt, 2 ** 31 - 1));
+    const single = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message : undefined;
+    // Tracing off (no SDK registered): no span, and the delivery goes on as it was read.
+    const tracer = activeTracer();
+    const delivery: TracedDelivery = tracer ? tracedDelivery(tracer, info, { method: single?.method ?? 'batch', service: this.o.name, instanceId: this.o.instanceId, queue: this.n.serviceQueue(this.o.name) }, startedAt) : info;
+    let outcome: TrackedOutcome | undefined;
     try {
-      const single = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message : undefined;
-      const run = this.run(single, decoded, info, abort, startedAt);
+      const run = this.run(single, decoded, delivery, abort, startedAt);
       // A synchronous handler's untracked call comes back as a value: no promise between it and its reply.
-      const outcome = run instanceof Promise ? await run : run;
+      outcome = run instanceof Promise ? await run : run;
       clearTimeout(timer);
       // The reply does not wait for the store; the settle does, so a redelivery finds the outcome (docs/reliability.md).
       if (outcome.reply !== undefined && info.replyTo) this.reply(info, outcome.reply);
@@ -449,11 +455,12 @@ export class WarrenService {
     } finally {
       clearTimeout(timer);
       this.running.delete(msg);
+      if (delivery.span) endServerSpan(delivery.span, outcome, outcome?.source === 'store' ? 'worker_lost' : 'retryable_error');
     }
   }
 
   /** Runs one request: through the tracker when it tracks it (a single request), else here. */
-  private run(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort, startedAt: number): TrackedOutcome | Promise<TrackedOutcome> {
+  private run(single: RequestMessage | undefined, decoded: Decoded, info: TracedDelivery, abort: CallAbort, startedAt: number): TrackedOutcome | Promise<TrackedOutcome> {
     const tracker = this.o.tracker;
     if (!tracker || !single) return this.untracked(single, decoded, info, abort);
     const maxAttempts = this.policies.get(single.method)?.attempts;
@@ -474,14 +481,14 @@ export class WarrenService {
   }
 
   /** A run no tracker watches: batches, and every call of an untracked service. */
-  private untracked(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort): TrackedOutcome | Promise<TrackedOutcome> {
+  private untracked(single: RequestMessage | undefined, decoded: Decoded, info: TracedDelivery, abort: CallAbort): TrackedOutcome | Promise<TrackedOutcome> {
     if (this.o.tracker) return this.laned(single, decoded, info, abort);
     // No tracker, no lane.
     const executed = this.execute(single, decoded, info, abort, { attempt: info.attempt });
     return executed instanceof Promise ? executed.then(outcomeOf) : outcomeOf(executed);
   }
 
-  private async laned(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort): Promise<TrackedOutcome> {
+  private async laned(single: RequestMessage | undefined, decoded: Decoded, info: TracedDelivery, abort: CallAbort): Promise<TrackedOutcome> {
     // Untracked work on a tracked instance stays out of a suspect's way too. Awaited only when the lane
     // made it wait: a healthy instance's synchronous `true` costs no microtask.
     const entry = this.lane.enter(abort);
@@ -498,8 +505,10 @@ export class WarrenService {
    * Runs the handler(s) of a delivered request and says what came of it; an abort that fired first answers
    * for it. A value, not a promise, when the handler answered synchronously.
    */
-  private execute(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort, run: RunInfo, tracked?: RunningCall): Executed | Promise<Executed> {
+  private execute(single: RequestMessage | undefined, decoded: Decoded, info: TracedDelivery, abort: CallAbort, run: RunInfo, tracked?: RunningCall): Executed | Promise<Executed> {
     const ctx = single ? this.context(single, info, run.attempt, abort, tracked, run.effects) : undefined;
+    // A tracked call RabbitMQ delivers again runs here because the tracker found its previous run lost (or given back).
+    if (info.span && tracked && info.redelivered) markTakeover(info.span, run.attempt);
     // A call aborted before its handler started (cancelled or timed out while the tracker decided) never starts.
     // A batch's members get contexts of their own; each one's held-back progress is flushed with the single's.
     const members: CallContext[] = [];
@@ -508,9 +517,14 @@ export class WarrenService {
       members.push(c);
       return c;
     };
-    const work = abort.aborted ? aborted : single && ctx ? this.dispatcher.respond(single, ctx) : this.dispatcher.handle(decoded, member);
+    const work = abort.aborted ? aborted : info.span ? inSpan(info.span, () => this.dispatch(single, ctx, decoded, member)) : this.dispatch(single, ctx, decoded, member);
     if (work instanceof Promise) return abort.race(work, aborted).then((outcome) => this.executed(outcome, single, ctx, members, info, run, abort));
     return this.executed(work, single, ctx, members, info, run, abort);
+  }
+
+  /** Hands a request (its context made) or a batch (contexts made per member) to the handlers. */
+  private dispatch(single: RequestMessage | undefined, ctx: CallContext | undefined, decoded: Decoded, member: (m: RequestMessage | NotificationMessage) => CallContext): ResponseMessage | Promise<ResponseMessage | ResponseMessage[] | null> {
+    return single && ctx ? this.dispatcher.respond(single, ctx) : this.dispatcher.handle(decoded, member);
   }
 
   /** What a run came to, once its handler(s) answered (or its abort fired first). */
@@ -615,8 +629,15 @@ export class WarrenService {
     try {
       if (this.o.tracker && !laned) return this.settle(ch, msg, 'requeue');
       for (const message of messages) {
-        const ctx = this.context(message, info, info.attempt, abort);
-        await this.dispatcher.handleNotification(message, ctx);
+        // Tracing on: a consumer span per notification, active around its handler (nested calls are its children).
+        const tracer = activeTracer();
+        const delivery: TracedDelivery = tracer ? tracedDelivery(tracer, info, { method: message.method, service: this.o.name, instanceId: this.o.instanceId, queue: msg.fields.exchange, notification: true }, Date.now()) : info;
+        const ctx = this.context(message, delivery, info.attempt, abort);
+        try {
+          await (delivery.span ? inSpan(delivery.span, () => this.dispatcher.handleNotification(message, ctx)) : this.dispatcher.handleNotification(message, ctx));
+        } finally {
+          delivery.span?.end();
+        }
         // A notification's progress has no caller; a held-back report still goes to the tracker now, not after.
         ctx.endProgress();
         this.counters.notified++;
@@ -628,8 +649,8 @@ export class WarrenService {
     }
   }
 
-  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, abort: CallAbort, tracked?: RunningCall, effects?: EffectLedger): CallContext {
-    const facts: CallFacts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent, replyTo: info.replyTo, wantsProgress: info.wantsProgress, tracked, effects };
+  private context(message: RequestMessage | NotificationMessage, info: TracedDelivery, attempt: number, abort: CallAbort, tracked?: RunningCall, effects?: EffectLedger): CallContext {
+    const facts: CallFacts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent, tracestate: info.tracestate, span: info.span, replyTo: info.replyTo, wantsProgress: info.wantsProgress, tracked, effects };
     return new CallContext(facts, abort, this.owner);
   }
 

@@ -1,6 +1,6 @@
 // Layering is enforced here: the JSON-RPC core does no I/O; only the AMQP
 // transport (libs/amqp/src/transport/*.ts) imports amqplib; only the in-flight store imports ioredis; only the
-// logger factory imports pino.
+// logger factory imports pino; only the schedules' Redis store (libs/schedules/src/redis-store.ts) imports ioredis for them.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -29,6 +29,9 @@ export default tseslint.config(
   { files: ['libs/logger/src/**/*.ts'], rules: restrict(io(['pino']), 'The logger factory only wraps pino.') },
   { files: ['libs/inflight/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The in-flight store only speaks Redis.') },
   { files: ['libs/eventlog/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The event log only speaks Redis.') },
+  // The schedules: only the Redis store (redis-store.ts) speaks Redis; the rest goes through the ScheduleStore port.
+  { files: ['libs/schedules/src/**/*.ts'], ignores: ['libs/schedules/src/redis-store.ts'], rules: restrict(io([]), 'Schedules reach Redis through the ScheduleStore port (redis-store.ts).') },
+  { files: ['libs/schedules/src/redis-store.ts'], rules: restrict(io(['ioredis']), 'The schedule store only speaks Redis.') },
   { files: ['services/**/*.ts', 'broker/**/*.ts'], rules: restrict(['amqplib', 'ioredis'], 'Services and the broker use the Warren libraries, not the drivers.') },
   { files: ['**/test/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', '**/main.ts', '**/bin/**/*.ts'], rules: { 'no-console': 'off', 'no-restricted-imports': 'off' } },
 );

@@ -16,9 +16,10 @@ export interface Fired {
  * can name it.
  */
 export function fireCall(client: RpcClient, schedule: Schedule, now: () => number): Fired {
+  // The JSON-RPC id is the call id: without one, the client's counter would move and nextCallId() be one off.
   const callId = client.nextCallId();
   const at = now();
-  const ended = client.call(schedule.method, schedule.params as Params | undefined, { timeoutMs: schedule.timeoutMs }).then(
+  const ended = client.call(schedule.method, schedule.params as Params | undefined, { timeoutMs: schedule.timeoutMs, id: callId }).then(
     () => ({ outcome: 'ok' as const, finishedAt: now() }),
     (err: unknown) => ({ outcome: 'error' as const, errorCode: toJsonRpcError(err).code, finishedAt: now() }),
   );

@@ -173,7 +173,8 @@ export class Scheduler {
         this.counts.add(name, 'fired');
         state = startedState(state, fired, schedule.timeoutMs, t);
         this.log.debug({ schedule: name, occurrence: new Date(t).toISOString(), callId: fired.callId }, 'schedule fired');
-        void this.exclusive(() => recordEnd(store, name, fired))
+        // Waits for the call outside the lock: the ticks go on meanwhile.
+        void fired.ended.then(() => this.exclusive(() => recordEnd(store, name, fired)))
           .catch((err: unknown) => this.log.warn({ err, schedule: name }, 'outcome not recorded'))
           .then(() => this.wake?.());
       }

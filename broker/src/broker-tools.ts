@@ -16,6 +16,12 @@ const descriptions: Readonly<Record<string, string>> = {
   'dlq.show': 'Show one dead letter with its request (operator tokens only).',
   'dlq.replay': 'Replay dead letters as new calls (operator tokens only).',
   'dlq.purge': "Empty a service's dead-letter queue (operator tokens only).",
+  'schedule.list': 'List schedules with their last run, outcome, next run and paused state.',
+  'schedule.add': 'Add a periodic schedule: a method, params, a cron expression or interval (operator tokens only).',
+  'schedule.remove': 'Remove a schedule (operator tokens only).',
+  'schedule.pause': 'Pause a schedule (operator tokens only).',
+  'schedule.resume': 'Resume a paused schedule (operator tokens only).',
+  'schedule.runNow': "Fire a schedule's call now (operator tokens only).",
 };
 
 /** `methods` with a tool spec on each broker method named above (the rest as they are). */

@@ -28,7 +28,8 @@ export type ControlResult<T> = { readonly ok: true; readonly value: T } | { read
 export class ScheduleControl {
   constructor(
     private readonly store: ScheduleStore,
-    private readonly client: RpcClient,
+    /** The client run-nows go through (a getter: the broker's exists only once it has started). */
+    private readonly client: () => RpcClient,
     /** Told of each run-now fired here (the process's counters). @default none */
     private readonly onRunNow: (name: string) => void = () => undefined,
   ) {}
@@ -76,7 +77,7 @@ export class ScheduleControl {
   async runNow(name: string): Promise<ControlResult<{ readonly callId: string }>> {
     const s = await this.store.get(name);
     if (s === undefined) return missing(name);
-    const fired: Fired = fireCall(this.client, s, Date.now);
+    const fired: Fired = fireCall(this.client(), s, Date.now);
     this.onRunNow(name);
     const state = (await this.store.states([name])).get(name) ?? {};
     await this.store.setState(name, startedState(state, fired, s.timeoutMs, undefined));

@@ -5,8 +5,8 @@ import { duration, prettyJson, table } from '../format';
 import type { Session } from '../session';
 import { reportError } from './call';
 
-/** Calls one of the broker's dlq.* methods over RabbitMQ; a missing broker says so. */
-async function dlq<R>(s: Session, method: string, params: Record<string, unknown>): Promise<R | ExitCodeValue> {
+/** Calls one of the broker's own methods (dlq.*, schedule.*) over RabbitMQ; a missing broker says so. */
+export async function callBroker<R>(s: Session, method: string, params: Record<string, unknown>, what = 'dead-letter commands'): Promise<R | ExitCodeValue> {
   const client = await s.client();
   try {
     return await client.call<R>(method, JSON.parse(JSON.stringify(params)) as Record<string, never>);
@@ -14,16 +14,16 @@ async function dlq<R>(s: Session, method: string, params: Record<string, unknown
     const wire = wireErrorOf(err);
     if (!wire) throw err;
     // Locally RpcNoRouteError (nothing bound for dlq.*), through a gateway its -32601: the same hint.
-    if (wire.code === ErrorCode.MethodNotFound) s.err(s.c.dim('dead-letter commands are served by the broker: is one running in this namespace?'));
+    if (wire.code === ErrorCode.MethodNotFound) s.err(s.c.dim(`${what} are served by the broker: is one running in this namespace?`));
     return reportError(s, err);
   }
 }
 
-const failed = (v: unknown): v is ExitCodeValue => typeof v === 'number';
+export const failed = (v: unknown): v is ExitCodeValue => typeof v === 'number';
 
 /** `warren dlq ls [--service s] [--offset n] [--limit n]`: dead letters, newest first. */
 export async function dlqListCommand(s: Session, flags: { service?: string; offset?: number; limit?: number }): Promise<ExitCodeValue> {
-  const answer = await dlq<{ total: number; items: DeadLetter[] }>(s, 'dlq.list', { service: flags.service, offset: flags.offset, limit: flags.limit });
+  const answer = await callBroker<{ total: number; items: DeadLetter[] }>(s, 'dlq.list', { service: flags.service, offset: flags.offset, limit: flags.limit });
   if (failed(answer)) return answer;
   if (s.settings.json) {
     s.out(JSON.stringify(answer));
@@ -42,7 +42,7 @@ export async function dlqListCommand(s: Session, flags: { service?: string; offs
 
 /** `warren dlq show <service> <id>`: one dead letter with its request. */
 export async function dlqShowCommand(s: Session, service: string, id: string): Promise<ExitCodeValue> {
-  const answer = await dlq<DeadLetterDetail>(s, 'dlq.show', { service, id });
+  const answer = await callBroker<DeadLetterDetail>(s, 'dlq.show', { service, id });
   if (failed(answer)) return answer;
   s.out(s.settings.json ? JSON.stringify(answer) : prettyJson(answer, s.c));
   return ExitCode.ok;
@@ -50,7 +50,7 @@ export async function dlqShowCommand(s: Session, service: string, id: string): P
 
 /** `warren dlq replay <service> (<id> | --all) [--timeout ms]`: back to the service queue as new calls. */
 export async function dlqReplayCommand(s: Session, service: string, id: string | undefined, flags: { all?: boolean; timeout?: number }): Promise<ExitCodeValue> {
-  const answer = await dlq<{ replayed: number; callIds?: string[] }>(s, 'dlq.replay', { service, id, all: flags.all === true ? true : undefined, timeoutMs: flags.timeout });
+  const answer = await callBroker<{ replayed: number; callIds?: string[] }>(s, 'dlq.replay', { service, id, all: flags.all === true ? true : undefined, timeoutMs: flags.timeout });
   if (failed(answer)) return answer;
   if (s.settings.json) s.out(JSON.stringify(answer));
   else s.out(`${s.c.green('replayed')} ${answer.replayed}${answer.callIds && answer.callIds.length > 0 ? `  call id${answer.callIds.length > 1 ? 's' : ''}: ${answer.callIds.join(' ')}` : ''}`);
@@ -59,7 +59,7 @@ export async function dlqReplayCommand(s: Session, service: string, id: string |
 
 /** `warren dlq purge <service>`: empties its dead-letter queue. */
 export async function dlqPurgeCommand(s: Session, service: string): Promise<ExitCodeValue> {
-  const answer = await dlq<{ purged: number }>(s, 'dlq.purge', { service });
+  const answer = await callBroker<{ purged: number }>(s, 'dlq.purge', { service });
   if (failed(answer)) return answer;
   s.out(s.settings.json ? JSON.stringify(answer) : `${s.c.yellow('purged')} ${answer.purged}`);
   return ExitCode.ok;

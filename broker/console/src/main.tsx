@@ -1,4 +1,4 @@
-// The Warren console: one page, six views, one live feed.
+// The Warren console: one page, seven views, one live feed.
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { getJson, onUnauthorized, setToken, token, UnauthorizedError, type AuthProblem } from './api';
@@ -12,6 +12,7 @@ import { DeadLettersView } from './views/dead-letters';
 import { Help } from './views/help';
 import { InflightView } from './views/inflight';
 import { OutcomesView } from './views/outcomes';
+import { ScheduledView } from './views/scheduled';
 import { ServicesView } from './views/services';
 import { ThroughputView } from './views/throughput';
 import { TokenForm } from './views/token-form';
@@ -21,6 +22,7 @@ const views = [
   { id: 'inflight', label: 'In flight', key: 'f' },
   { id: 'outcomes', label: 'Recent outcomes', key: 'o' },
   { id: 'dead-letters', label: 'Dead letters', key: 'd' },
+  { id: 'scheduled', label: 'Scheduled', key: 'h' },
   { id: 'console', label: 'Console', key: 'c' },
   { id: 'throughput', label: 'Throughput', key: 't' },
 ] as const;
@@ -172,6 +174,7 @@ function App() {
         {view === 'inflight' && <InflightView live={live} />}
         {view === 'outcomes' && <OutcomesView live={live} />}
         {view === 'dead-letters' && <DeadLettersView live={live} />}
+        {view === 'scheduled' && <ScheduledView live={live} />}
         {view === 'console' && <ConsoleView live={live} />}
         {view === 'throughput' && <ThroughputView live={live} />}
       </main>

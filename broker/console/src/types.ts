@@ -115,3 +115,18 @@ export interface DeadLetter {
   readonly deadLetteredAt: number;
   readonly paramsBytes: number;
 }
+
+/** One schedule as `schedule.list` answers it (@warren/schedules ScheduleEntry, as far as the console reads it). */
+export interface ScheduleItem {
+  readonly name: string;
+  readonly method: string;
+  readonly timing: { readonly kind: 'cron'; readonly cron: string; readonly timezone: string } | { readonly kind: 'interval'; readonly everyMs: number };
+  readonly overlap: 'skip' | 'queue' | 'allow';
+  readonly catchUp: { readonly policy: 'none' | 'last' | 'all'; readonly max?: number };
+  readonly paused: boolean;
+  readonly source: string;
+  readonly nextRun?: number;
+  readonly state: {
+    readonly lastRun?: { readonly callId: string; readonly at: number; readonly outcome: 'running' | 'ok' | 'error'; readonly errorCode?: number; readonly manual?: boolean; readonly finishedAt?: number };
+  };
+}

@@ -2,7 +2,7 @@
 // schedules live in memory (labelled not durable): a 1-second schedule of calculator's add shows
 // its last run, outcome ok and next run; a paused cron schedule shows paused; Pause, Resume and
 // Run now act on the named schedule; Delete asks first. The screenshot is test-artifacts/console/
-// scheduled/console-scheduled.png (copied to docs/images/ by hand for docs/scheduling.md).
+// scheduled/console-scheduled.png (copied to docs/images/ by hand for docs/scheduling.md). /metrics counts the firings.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -56,6 +56,11 @@ test('lists schedules with last run, outcome, next run and paused state, labelle
   await row('nightly-report').getByText('paused').first().waitFor();
   expect(await row('nightly-report').getByText('0 2 * * * (Europe/Berlin)').count()).toBe(1);
   await page.screenshot({ path: path.join(shots, 'console-scheduled.png'), fullPage: false });
+  // /metrics counts the firings by schedule (Prometheus conventions: counters end in _total, every series shows).
+  const metrics = await (await fetch(`${system.url}/metrics`)).text();
+  expect(Number(/^warren_schedule_fired_total\{schedule="add-every-second"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+  expect(metrics).toMatch(/^# TYPE warren_schedule_missed_total counter$/m);
+  expect(metrics).toMatch(/^# TYPE warren_schedule_skipped_total counter$/m);
 });
 
 test('pause, resume and run now act on the named schedule', async () => {

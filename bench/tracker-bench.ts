@@ -1,6 +1,9 @@
 /**
  * The in-flight tracker alone, against the real Redis:  npm run bench:tracker -- [--calls N] [--concurrency C]
  *
+ * `--no-history` runs it without the outcome history (TrackerOptions.history: false), to see what the
+ * finish script's history entry costs.
+ *
  * `concurrency` loops each run a call's tracking life (claim, finish, release) with no AMQP and no
  * handler, so the figures are the tracker's own cost per call: this process's CPU (the tracker's
  * JavaScript and ioredis) and redis-server's (the scripts). The RPC bench's "warren+tracking" row
@@ -25,7 +28,8 @@ async function main(): Promise<void> {
   const calls = option('--calls', 50_000);
   const concurrency = option('--concurrency', 64);
   const prefix = `bench-tracker-${randomBytes(4).toString('hex')}`;
-  const tracker = createRedisTracker({ redis: REDIS_URL, keyPrefix: prefix });
+  const history = process.argv.includes('--no-history') ? { history: false as const } : {};
+  const tracker = createRedisTracker({ redis: REDIS_URL, keyPrefix: prefix, ...history });
   await tracker.start({ service: 'bench', instanceId: 'i1', running: () => 0 });
   const abort = { signal: new AbortController().signal, abort: (): void => undefined };
   let next = 0;

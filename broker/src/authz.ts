@@ -4,8 +4,8 @@
  * gateway, which is POST /rpc): it decides from who asks, the method, and the call it targets.
  *
  * - An operator token, or a gateway without auth (nobody to tell apart), may do everything.
- * - A client token sees and cancels only its own calls: `inflight.list` answers its calls only,
- *   `inflight.status`, `inflight.cancel` and `$/cancelRequest` reach only a call it made;
+ * - A client token sees and cancels only its own calls: `inflight.list` and `history.list` answer its
+ *   calls only, `inflight.status`, `calls.show`, `inflight.cancel` and `$/cancelRequest` reach only a call it made;
  *   `inflight.workers`, every `dlq.*` method, worker controls (`worker.*`, `workers.*`), schedule
  *   changes (`schedule.add|remove|pause|resume|runNow`; `schedule.list` is anyone's) and the
  *   console's feed are an operator's.
@@ -34,7 +34,7 @@ export type DenyReason = 'operator_token_required' | 'not_your_call' | 'call_id_
 /** What the rule says about one request. */
 export type Verdict =
   | { readonly kind: 'allow' }
-  /** Relay it, and keep in the answer only the entries whose `callId` the asker owns (inflight.list). */
+  /** Relay it, and keep in the answer only the entries whose `callId` the asker owns (inflight.list, history.list's `items`). */
   | { readonly kind: 'own-calls-only' }
   | { readonly kind: 'deny'; readonly reason: DenyReason; readonly callId?: string };
 
@@ -43,7 +43,9 @@ export const internalAsker: Asker = { token: undefined, operator: true };
 
 const operatorOnly = /^(dlq|worker|workers)\.|^inflight\.workers$|^schedule\.(add|remove|pause|resume|runNow)$/;
 /** Methods that act on one call, named by `callId` (or `id`, as `$/cancelRequest` and the inflight methods read it). */
-const oneCall: ReadonlySet<string> = new Set(['inflight.status', 'inflight.cancel', '$/cancelRequest']);
+const oneCall: ReadonlySet<string> = new Set(['inflight.status', 'calls.show', 'inflight.cancel', '$/cancelRequest']);
+/** Methods that answer a list of calls, of which a client token gets its own. */
+const callLists: ReadonlySet<string> = new Set(['inflight.list', 'history.list']);
 
 /** Whether the method is an operator's whatever the call (documented in docs/gateway.md, "Token scopes"). */
 export function isOperatorOnly(method: string): boolean {
@@ -57,7 +59,7 @@ export function isOperatorOnly(method: string): boolean {
 export function authorize(asker: Asker, method: string, params: unknown, owns: (callId: string) => boolean): Verdict {
   if (asker.operator) return { kind: 'allow' };
   if (isOperatorOnly(method)) return { kind: 'deny', reason: 'operator_token_required' };
-  if (method === 'inflight.list') return { kind: 'own-calls-only' };
+  if (callLists.has(method)) return { kind: 'own-calls-only' };
   if (oneCall.has(method)) {
     const callId = targetCallId(params);
     if (callId === undefined) return { kind: 'deny', reason: 'call_id_required' };

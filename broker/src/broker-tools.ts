@@ -11,6 +11,8 @@ const descriptions: Readonly<Record<string, string>> = {
   'inflight.list': 'List calls running now (a client token sees only its own).',
   'inflight.status': "One call's state and stored outcome, by call id (a client token: its own calls only).",
   'inflight.cancel': 'Cancel a call by call id (a client token: its own calls only).',
+  'history.list': 'Finished calls, newest first, filtered by method, service, worker, code, state and time, paged (a client token sees only its own).',
+  'calls.show': "Everything known of one call by call id: state, attempt, worker, progress, outcome and history entry (a client token: its own calls only).",
   'inflight.workers': 'Live worker instances and their in-flight counts (operator tokens only).',
   'dlq.list': 'List dead-lettered requests (operator tokens only).',
   'dlq.show': 'Show one dead letter with its request (operator tokens only).',

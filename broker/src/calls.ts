@@ -15,7 +15,8 @@ export interface GatewayCall {
 }
 
 /** A relayed request's end: how long it took (ms) and its error code (undefined: a result). */
-export type SettledListener = (call: GatewayCall, ms: number, code: number | undefined) => void;
+/** `response`: what the caller was answered (undefined only if relaying itself threw). */
+export type SettledListener = (call: GatewayCall, ms: number, code: number | undefined, response?: ResponseMessage) => void;
 
 export interface CallGateOptions {
   readonly client: RpcClient;
@@ -90,7 +91,7 @@ export class CallGate {
       const code = response === undefined ? ErrorCode.InternalError : isErrorResponse(response) ? response.error.code : undefined;
       const ms = performance.now() - started;
       this.record(call, ms, code);
-      for (const listener of this.settled) listener(call, ms, code);
+      for (const listener of this.settled) listener(call, ms, code, response);
     }
   }
 
@@ -148,10 +149,14 @@ export class CallGate {
   }
 
   /** inflight.list for a client token: the entries of its own calls only (an error passes through). */
+  /** A list of calls (an array, or a page's `items`: history.list) cut down to the asker's own. */
   private ownOnly(response: ResponseMessage, asker: Asker): ResponseMessage {
-    if (isErrorResponse(response) || !Array.isArray(response.result)) return response;
-    const mine = response.result.filter((c) => typeof c === 'object' && c !== null && !Array.isArray(c) && typeof c['callId'] === 'string' && this.owns(asker, c['callId']));
-    return { ...response, result: mine };
+    if (isErrorResponse(response)) return response;
+    const mine = (list: JsonValue[]): JsonValue[] => list.filter((c) => typeof c === 'object' && c !== null && !Array.isArray(c) && typeof c['callId'] === 'string' && this.owns(asker, c['callId']));
+    const result = response.result;
+    if (Array.isArray(result)) return { ...response, result: mine(result) };
+    if (typeof result === 'object' && result !== null && Array.isArray(result['items'])) return { ...response, result: { ...result, items: mine(result['items']) } };
+    return response;
   }
 
   private full(): boolean {

@@ -1,3 +1,4 @@
+import { idText, isErrorResponse } from '@warren/jsonrpc';
 import { inflightMethods, inflightNotifications, trackQueued, type InflightView } from '@warren/inflight';
 import type { Logger } from '@warren/logger';
 import type { Broker, BrokerOptions } from './broker';
@@ -24,6 +25,28 @@ export function inflightWiring(view: InflightView): {
       wire.cancel = (id) => broker.client.cancelOnWire(id, 'inflight.cancel');
       // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
       trackQueued(broker.client, view, logger);
+      recordUntracked(broker, view, logger);
     },
   };
+}
+
+/**
+ * The outcome history holds what tracked workers finish (their finish script writes it, once per call).
+ * A call this gateway relays to a service none of whose instances tracks its calls (no tracker, or
+ * Redis away: `tracking` not `tracking`) has no such writer: the gateway records it, so it lands once
+ * too. The broker's own methods (the console's history.list, calls.show, ...) are left out: reading
+ * the history must not fill it. A call refused before it was relayed (authorization, overload) is not
+ * a call of any service.
+ */
+function recordUntracked(broker: Broker, view: InflightView, logger: Logger): void {
+  const log = logger.child({ component: 'history' });
+  broker.gateway.calls.onSettled((call, _ms, _code, response) => {
+    if (response === undefined) return;
+    const service = broker.gateway.catalogue.current().methods.get(call.method)?.service ?? '';
+    const instances = broker.registry.list().filter((i) => i.service === service);
+    if (instances.some((i) => i.tracking?.state === 'tracking' || i.metadata?.['role'] === 'broker')) return;
+    const error = isErrorResponse(response) ? response.error : undefined;
+    view.recordOutcome({ callId: call.callId, service, method: call.method, startedAt: call.startedAt, finishedAt: Date.now(), rid: idText(call.id ?? null), ...(error === undefined ? {} : { error }) })
+      .catch((err: unknown) => log.debug({ err, callId: call.callId }, 'outcome not recorded (in-flight store unavailable)'));
+  });
 }

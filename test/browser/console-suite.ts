@@ -147,14 +147,14 @@ export function consoleSuite(variant: string, start: (td: Teardown) => Promise<C
     await page.getByRole('alertdialog').getByRole('button', { name: `Cancel call ${callId}` }).click();
   }
 
-  test('Cancel on a running report.render stops it, and Recent outcomes shows it cancelled', async () => {
+  test('Cancel on a running report.render stops it, and Outcomes shows it cancelled', async () => {
     const { callId, answer } = await runningJob(40);
     const row = page.locator(`tr[data-call-id="${callId}"]`);
     await shot('inflight');
     await cancelConfirmed(callId);
     await expect(answer).rejects.toMatchObject({ code: ErrorCode.Cancelled });
     await row.waitFor({ state: 'detached', timeout: 15_000 });
-    await view('o', 'Recent outcomes');
+    await view('o', 'Outcomes');
     await page.locator(`tr[data-call-id="${callId}"]`).getByText('cancelled').waitFor({ timeout: 15_000 });
     await shot('outcomes');
   });

@@ -183,7 +183,7 @@ test('at 800 px every view tab and In flight\'s Progress and Cancel are on scree
     const box = await page.locator(selector).first().boundingBox();
     return box !== null && box.x >= 0 && box.x + box.width <= 800;
   };
-  for (const label of ['Services', 'In flight', 'Recent outcomes', 'Dead letters', 'Console', 'Throughput']) {
+  for (const label of ['Services', 'In flight', 'Outcomes', 'Dead letters', 'Console', 'Throughput']) {
     const tab = page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: new RegExp(`^${label}`) });
     const box = await tab.boundingBox();
     expect(box !== null && box.x >= 0 && box.x + box.width <= 800).toBe(true);

@@ -1,8 +1,9 @@
 // One authorization rule at every door (broker/src/authz.ts, docs/gateway.md "Token scopes"): per
 // token kind (client, operator, no auth) and per door (POST /rpc, MCP tools/call over SSE and
-// Streamable HTTP, the CLI's gateway caller), every inflight.*, dlq.* and schedule.* method is
-// allowed or refused with -32006 and the reason the docs name (schedule.list is anyone's, changes an
-// operator's); a client token lists only its own calls and cannot cancel another's (which keeps running). The console's feed is the fourth door: 403 for a
+// Streamable HTTP, the CLI's gateway caller), every inflight.*, history.list, calls.show, dlq.* and
+// schedule.* method is allowed or refused with -32006 and the reason the docs name (schedule.list is
+// anyone's, changes an operator's); a client token lists only its own calls and
+// cannot cancel another's (which keeps running). The console's feed is the fourth door: 403 for a
 // client token, 401 for a wrong one. Embedded mode (in-memory RabbitMQ and store) so the test
 // needs no names of its own on the machine's brokers.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -228,9 +229,21 @@ describe.each(kinds)('a %s', (kind) => {
       expect((await door.call('inflight.cancel', { callId: mine.callId })).kind).toBe('result');
       expect((await mine.answer).error?.code).toBe(ErrorCode.Cancelled);
 
+      // The outcome history and call detail: a client token's page holds its own calls only, and it looks up only its own.
+      const historyIds = async (): Promise<string[]> => {
+        const page = await door.call('history.list', { method: 'hold', state: 'cancelled', limit: 500 });
+        expect(page.kind).toBe('result');
+        return (page as { value: { items: { callId: string }[] } }).value.items.map((c) => c.callId);
+      };
+      await waitFor(async () => (await historyIds()).includes(mine.callId), { message: 'own cancelled call in the history' });
+      if (seesAll) await waitFor(async () => (await historyIds()).includes(theirs.callId), { message: "another's call in the history" });
+      else expect(await historyIds()).not.toContain(theirs.callId);
+      expect(await door.call('calls.show', { callId: mine.callId })).toMatchObject({ kind: 'result', value: { callId: mine.callId, state: 'cancelled', method: 'hold' } });
+      expect(await door.call('calls.show', { callId: theirs.callId })).toEqual(seesAll ? expect.objectContaining({ kind: 'result' }) : { kind: 'denied', reason: 'not_your_call' });
+
       if (door.tools) {
         const names = await door.tools();
-        expect(names).toEqual(expect.arrayContaining(['inflight.list', 'inflight.status', 'inflight.cancel']));
+        expect(names).toEqual(expect.arrayContaining(['inflight.list', 'inflight.status', 'inflight.cancel', 'history.list', 'calls.show']));
         expect(names.filter((n) => n.startsWith('dlq.') || n === 'inflight.workers').sort()).toEqual(seesAll ? ['dlq.list', 'dlq.purge', 'dlq.replay', 'dlq.show', 'inflight.workers'] : []);
       }
     } finally {

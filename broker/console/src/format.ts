@@ -54,3 +54,23 @@ export function linePath(points: readonly (readonly [number, number] | undefined
   }
   return out;
 }
+
+/** Date and time, always both (history rows span days). */
+export function dateTime(at: number | undefined): string {
+  if (at === undefined || at <= 0) return '–';
+  const d = new Date(at);
+  return `${d.toLocaleDateString([], { year: 'numeric', month: '2-digit', day: '2-digit' })} ${d.toLocaleTimeString([], { hour12: false })}`;
+}
+
+/** A `datetime-local` input's value for an instant (local time), and back; '' / undefined when unset. */
+export function toLocalInput(at: number | undefined): string {
+  if (at === undefined) return '';
+  const d = new Date(at - new Date(at).getTimezoneOffset() * 60_000);
+  return d.toISOString().slice(0, 16);
+}
+
+export function fromLocalInput(value: string): number | undefined {
+  if (value === '') return undefined;
+  const at = new Date(value).getTime();
+  return Number.isFinite(at) ? at : undefined;
+}

@@ -11,6 +11,8 @@ import { ConsoleView } from './views/console';
 import { DeadLettersView } from './views/dead-letters';
 import { Help } from './views/help';
 import { InflightView } from './views/inflight';
+import { CallDetailView } from './views/call-detail';
+import { CallSearch } from './views/call-search';
 import { OutcomesView } from './views/outcomes';
 import { ScheduledView } from './views/scheduled';
 import { ServicesView } from './views/services';
@@ -20,7 +22,7 @@ import { TokenForm } from './views/token-form';
 const views = [
   { id: 'services', label: 'Services', key: 's' },
   { id: 'inflight', label: 'In flight', key: 'f' },
-  { id: 'outcomes', label: 'Recent outcomes', key: 'o' },
+  { id: 'outcomes', label: 'Outcomes', key: 'o' },
   { id: 'dead-letters', label: 'Dead letters', key: 'd' },
   { id: 'scheduled', label: 'Scheduled', key: 'h' },
   { id: 'console', label: 'Console', key: 'c' },
@@ -39,6 +41,8 @@ function App() {
   const [auth, setAuth] = useState<'checking' | 'ok' | AuthProblem>('checking');
   const [attempt, setAttempt] = useState(0);
   const route = useRoute();
+  // `#/calls/<callId>`: one call's detail, reached from any row or id, or the header's search.
+  const callId = route.view === 'calls' ? route.path[0] : undefined;
   const view: ViewId = isView(route.view) ? route.view : 'services';
   const [live, setLive] = useState<Live & { liveAt?: number }>({ feed: 'connecting', outcomes: [], catalogueVersion: 0 });
   const [help, setHelp] = useState(false);
@@ -120,9 +124,9 @@ function App() {
   }, []);
 
   useEffect(() => {
-    const label = views.find((v) => v.id === view)?.label ?? '';
+    const label = callId !== undefined ? `Call ${callId}` : views.find((v) => v.id === view)?.label ?? '';
     document.title = `${label} · Warren console`;
-  }, [view]);
+  }, [view, callId]);
 
   if (auth === 'checking') return <div class="splash">Connecting to the broker…</div>;
   if (auth !== 'ok') return <TokenForm problem={auth} onDone={(t) => { setToken(t); setAuth('checking'); setAttempt((a) => a + 1); }} />;
@@ -141,7 +145,7 @@ function App() {
           <ul>
             {views.map((v) => (
               <li key={v.id}>
-                <a href={href(v.id)} aria-current={view === v.id ? 'page' : undefined} aria-keyshortcuts={v.key}>
+                <a href={href(v.id)} aria-current={callId === undefined && view === v.id ? 'page' : undefined} aria-keyshortcuts={v.key}>
                   {v.label}
                   {v.id === 'inflight' && running > 0 ? <span class="count" aria-label={`${running} running`}>{running}</span> : null}
                   <kbd aria-hidden="true">{v.key}</kbd>
@@ -154,6 +158,7 @@ function App() {
           <span class="dot" aria-hidden="true" />
           {live.feed === 'live' ? 'live' : live.feed === 'connecting' ? 'connecting…' : live.feed === 'down' ? 'reconnecting…' : 'token refused'}
         </div>
+        <CallSearch />
         <button type="button" class="ghost" onClick={() => setHelp(true)} aria-keyshortcuts="?">Keys <kbd>?</kbd></button>
         {token() !== undefined ? (
           <button type="button" class="ghost" onClick={() => { setToken(undefined); location.reload(); }}>Forget token</button>
@@ -169,14 +174,15 @@ function App() {
           <strong>Live feed lost{live.feed === 'connecting' ? ', reconnecting' : ''}.</strong> What you see is how things stood at {clock(live.liveAt)}: rows are dimmed, ages and deadlines are not counting, and actions are off until the feed is back.
         </div>
       ) : null}
-      <main id="main" ref={main} tabIndex={-1} aria-label={views.find((v) => v.id === view)?.label} class={stale ? 'stale' : undefined}>
-        {view === 'services' && <ServicesView live={live} />}
-        {view === 'inflight' && <InflightView live={live} />}
-        {view === 'outcomes' && <OutcomesView live={live} />}
-        {view === 'dead-letters' && <DeadLettersView live={live} />}
-        {view === 'scheduled' && <ScheduledView live={live} />}
-        {view === 'console' && <ConsoleView live={live} />}
-        {view === 'throughput' && <ThroughputView live={live} />}
+      <main id="main" ref={main} tabIndex={-1} aria-label={callId !== undefined ? 'Call' : views.find((v) => v.id === view)?.label} class={stale ? 'stale' : undefined}>
+        {callId !== undefined ? <CallDetailView callId={callId} live={live} /> : null}
+        {callId === undefined && view === 'services' && <ServicesView live={live} route={route} />}
+        {callId === undefined && view === 'inflight' && <InflightView live={live} />}
+        {callId === undefined && view === 'outcomes' && <OutcomesView live={live} route={route} />}
+        {callId === undefined && view === 'dead-letters' && <DeadLettersView live={live} />}
+        {callId === undefined && view === 'scheduled' && <ScheduledView live={live} />}
+        {callId === undefined && view === 'console' && <ConsoleView live={live} />}
+        {callId === undefined && view === 'throughput' && <ThroughputView live={live} />}
       </main>
       {help ? <Help views={views} onClose={() => setHelp(false)} /> : null}
     </div>

@@ -130,3 +130,55 @@ export interface ScheduleItem {
     readonly lastRun?: { readonly callId: string; readonly at: number; readonly outcome: 'running' | 'ok' | 'error'; readonly errorCode?: number; readonly manual?: boolean; readonly finishedAt?: number };
   };
 }
+
+/** One finished call of the outcome history (history.list, @warren/inflight's HistoryItem). */
+export interface HistoryItem {
+  readonly id: string;
+  readonly callId: string;
+  readonly state: OutcomeState;
+  readonly service?: string;
+  readonly method?: string;
+  readonly worker?: string;
+  readonly attempt?: number;
+  readonly startedAt?: number;
+  readonly finishedAt?: number;
+  readonly deadline?: number;
+  readonly durationMs?: number;
+  readonly code?: number;
+  readonly error?: { readonly code: number; readonly message: string; readonly data?: unknown };
+}
+
+export interface HistoryPage {
+  readonly items: readonly HistoryItem[];
+  readonly next?: string;
+}
+
+/** One call as calls.show tells it (@warren/inflight's CallDetail). */
+export interface CallDetail {
+  readonly callId: string;
+  readonly state: 'running' | 'queued' | 'retrying' | 'unknown' | OutcomeState;
+  readonly service?: string;
+  readonly method?: string;
+  readonly worker?: string;
+  readonly attempt?: number;
+  readonly startedAt?: number;
+  readonly deadline?: number;
+  readonly leaseUntil?: number;
+  readonly nextTryAt?: number;
+  readonly finishedAt?: number;
+  readonly cancelRequested: boolean;
+  readonly response?: { readonly result?: unknown; readonly error?: { readonly code: number; readonly message: string; readonly data?: unknown } };
+  readonly error?: { readonly code: number; readonly message: string; readonly data?: unknown };
+  readonly progress?: { readonly fraction?: number; readonly message?: string; readonly at?: number };
+  readonly history?: HistoryItem;
+  /** Earlier attempts a later one replaced, oldest first. */
+  readonly attempts?: readonly PastAttempt[];
+}
+
+export interface PastAttempt {
+  readonly attempt: number;
+  readonly worker: string;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly outcome: 'lost' | 'retried' | 'released';
+}

@@ -6,7 +6,8 @@
  */
 export { RedisCallTracker, createRedisTracker } from './tracker';
 export { RedisDirectory, parseEntry as parseDirectoryEntry, type DirectoryOptions, type MethodEntry, type RecordedMethod } from './directory';
-export { InflightView, type InflightCall, type CancelOutcome, type QueuedCall } from './view';
+export { InflightView, type InflightCall, type CancelOutcome, type QueuedCall, type CallDetail, type PastAttempt } from './view';
+export { type HistoryQuery, type HistoryItem, type HistoryPage, type RelayedOutcome, maxHistoryPage } from './history';
 export { cancelOnAbort, callWithRecovery, trackQueued, type RecoveryOptions } from './client';
 export { inflightMethods, inflightNotifications } from './methods';
 export { type TrackerHealth, type TrackingState } from './health';
@@ -15,7 +16,7 @@ export {
   resolveTrackerOptions, resolveViewOptions, DEFAULT_REDIS_URL,
 } from './options';
 export { type CallState, type CallStatus, type CallProgress, type WorkerInfo } from './decision';
-export { keys, directoryTtlMs, type Keys } from './keys';
+export { keys, directoryTtlMs, historyBounds, type Keys, type HistoryBounds, type HistoryKind } from './keys';
 export {
   InflightError, InflightUnavailableError, ResultTimeoutError, InflightClosedError, InflightErrorCode, type InflightErrorCodeValue,
 } from './errors';

@@ -8,6 +8,7 @@
  *   warren:rec:{<callId>}              string: one call's record, in flight or finished
  *   warren:once:{<callId>}             hash: effect name → the call's ctx.once marks and results
  *   warren:progress:{<callId>}         string: a running call's latest progress (JSON), beside its record
+ *   warren:attempts:{<callId>}         list: a call's earlier attempts (JSON), written by the claim that ends one
  *   warren:{warren:workers}            hash: service/instance → heartbeat entry (JSON)
  *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
  *   warren:{warren:retrying}           sorted set: call id → deadline, of calls waiting in a delay queue
@@ -15,6 +16,8 @@
  *   warren:cancel-marks                pub/sub channel: every cancel mark, to every worker
  *   warren:{warren:cancel-marks}       sorted set: call id → when its cancel mark expires, read back by a worker that (re)subscribes
  *   warren:method:<method>             string: the method directory, which service serves it (JSON)
+ *   warren:{warren:history}:done       stream: the last finished calls that succeeded (history.ts)
+ *   warren:{warren:history}:failed     stream: the last calls that failed, were cancelled or expired, kept longer
  *
  * Hash tags (`{...}`) put the keys one script touches in one Redis Cluster
  * slot: a call's scripts touch its one key; the heartbeat script touches the
@@ -28,6 +31,13 @@ export interface Keys {
   effects(callId: string): string;
   /** A call's latest progress (JSON), in the slot of its record. TTL: what its record had left when it was written. */
   progress(callId: string): string;
+  /**
+   * A call's earlier attempts, oldest first (JSON each: attempt, worker, startedAt, endedAt, outcome), in the
+   * slot of its record: pushed by the claim script when a new attempt replaces one (a takeover, a retry, a
+   * call given back), which derives this name from the record's (`attemptsKeyLua`: keep the two in step).
+   * TTL: the finished TTL of the claim that pushed it, as long as the outcome it leads to.
+   */
+  attempts(callId: string): string;
   /** Heartbeat entries of every worker instance under this prefix. TTL: {@link workersTtlMs}, refreshed by each beat. */
   readonly workers: string;
   /** When each worker's entry expires (same hash tag as {@link Keys.workers}). TTL: as {@link Keys.workers}. */
@@ -51,7 +61,26 @@ export interface Keys {
   readonly cancelMarkIndex: string;
   /** The method directory's entry of one method (directory.ts). TTL: {@link directoryTtlMs}, refreshed by its service. */
   method(name: string): string;
+  /**
+   * The outcome history: one stream of successes, one of failures (failed, cancelled, expired),
+   * each bounded by {@link historyBounds} in entries and age. TTL: the stream's age bound, refreshed by each write.
+   */
+  history(kind: HistoryKind): string;
 }
+
+/** The two history streams: successes, and everything else (kept longer). */
+export type HistoryKind = 'done' | 'failed';
+
+/**
+ * How much history is kept: successes are many and cheap to lose, failures are what an operator
+ * looks for hours later. Count bounds are approximate (`MAXLEN ~`, within one stream node: ~100 entries).
+ */
+export type HistoryBounds = Readonly<Record<HistoryKind, { readonly entries: number; readonly ageMs: number }>>;
+
+export const historyBounds: HistoryBounds = {
+  done: { entries: 2000, ageMs: 3_600_000 },
+  failed: { entries: 10_000, ageMs: 24 * 3_600_000 },
+};
 
 const prefixPattern = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
@@ -66,6 +95,7 @@ export function keys(prefix: string): Keys {
     call: (callId) => `${prefix}:rec:{${callId}}`,
     effects: (callId) => `${prefix}:once:{${callId}}`,
     progress: (callId) => `${prefix}:progress:{${callId}}`,
+    attempts: (callId) => `${prefix}:attempts:{${callId}}`,
     workers: `${prefix}:{${prefix}:workers}`,
     workersSeen: `${prefix}:{${prefix}:workers}:seen`,
     retrying: `${prefix}:{${prefix}:retrying}`,
@@ -75,8 +105,12 @@ export function keys(prefix: string): Keys {
     cancelMarks: `${prefix}:cancel-marks`,
     cancelMarkIndex: `${prefix}:{${prefix}:cancel-marks}`,
     method: (name) => `${prefix}:method:${name}`,
+    history: (kind) => `${prefix}:{${prefix}:history}:${kind}`,
   };
 }
+
+/** Lua: the {@link Keys.attempts} key of the call whose record key is `key` (the claim script knows only the record's). */
+export const attemptsKeyLua = `local function attemptsKey(key) return (string.gsub(key, ':rec:(%b{})$', ':attempts:%1')) end`;
 
 /** The smallest TTL any key gets: a call whose deadline is already past still lives this long. */
 export const minTtlMs = 1000;

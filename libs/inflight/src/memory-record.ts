@@ -32,6 +32,14 @@ export interface ClaimWrite {
 export interface ClaimStep {
   readonly reply: ClaimReply;
   readonly write?: ClaimWrite;
+  /** The attempt the new one replaces, for the call's attempts list (JSON, as the claim script writes it), kept `finishedTtlMs`. */
+  readonly past?: string;
+}
+
+/** An earlier attempt's entry, as the claim script's `past` writes it. */
+function pastAttempt(f: readonly string[], outcome: 'lost' | 'retried' | 'released', now: number): string {
+  const int = (v: string): string => (v === '' ? '0' : v);
+  return `{"attempt":${int(at(f, 'attempt'))},"worker":${JSON.stringify(at(f, 'worker'))},"startedAt":${int(at(f, 'startedAt'))},"endedAt":${now},"outcome":"${outcome}"}`;
 }
 
 /** The claim of one call whose record is `current` (undefined: none), at `now`. */
@@ -73,7 +81,8 @@ export function claimTransition(current: string | undefined, a: ClaimArgs, now: 
   // Queued, or a retry's next attempt: nobody died, so no previous owner.
   if (state !== 'R' && !lost) {
     put(fresh, 'attempt', String(next));
-    return { reply: parseClaimReply(['run', next, '']), write: { value: join(fresh), ttlMs: a.runningTtlMs } };
+    const ran = (Number(at(f, 'attempt')) || 0) > 0 && at(f, 'worker') !== '';
+    return { reply: parseClaimReply(['run', next, '']), write: { value: join(fresh), ttlMs: a.runningTtlMs }, ...(ran ? { past: pastAttempt(f, state === 'W' ? 'retried' : 'released', now) } : {}) };
   }
   if (claimMode(a) === 'l') {
     put(f, 'state', 'E');
@@ -82,13 +91,15 @@ export function claimTransition(current: string | undefined, a: ClaimArgs, now: 
   }
   const wait = state === 'R' ? retryWait(a.retry, next - 1, now) : undefined;
   if (wait !== undefined) {
+    const past = pastAttempt(f, 'lost', now);
     put(f, 'state', 'W');
     put(f, 'lease', String(now + wait));
     put(f, 'token', 'lost');
     put(f, 'finishedAt', '');
-    return { reply: parseClaimReply(['retry', next, wait, now + wait, at(f, 'worker')]), write: { value: join(f), ttlMs: 'keep' } };
+    return { reply: parseClaimReply(['retry', next, wait, now + wait, at(f, 'worker')]), write: { value: join(f), ttlMs: 'keep' }, past };
   }
   if (claimMode(a) !== '1' && takeoverAlone(next, a.maxAttempts)) return { reply: parseClaimReply(['expired', at(f, 'worker'), next - 1]) };
   put(fresh, 'attempt', String(next));
-  return { reply: parseClaimReply(['run', next, at(f, 'worker')]), write: { value: join(fresh), ttlMs: a.runningTtlMs } };
+  // Taken over: from a worker lost now (one lost before a retry wait is on the list already).
+  return { reply: parseClaimReply(['run', next, at(f, 'worker')]), write: { value: join(fresh), ttlMs: a.runningTtlMs }, ...(state === 'R' ? { past: pastAttempt(f, 'lost', now) } : {}) };
 }

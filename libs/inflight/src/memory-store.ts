@@ -1,9 +1,11 @@
 import {
   parseRecord, parseWorkersReply, queuedRecord, recordSeparator, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
 } from './decision';
-import { minTtlMs } from './keys';
+import { historyBounds, minTtlMs, type HistoryBounds, type HistoryKind } from './keys';
+import { maxErrorBytes } from './history-script';
+import { MemoryHistory } from './memory-history';
 import { at, claimTransition, fields, join, put, stateName } from './memory-record';
-import type { CancelReply, ClaimArgs, FinishArgs, TrackerStore, ViewStore } from './store-port';
+import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore } from './store-port';
 
 /**
  * The in-flight store in memory, for embedded mode (one process: the broker and every service in
@@ -25,6 +27,8 @@ export class MemoryInflightStore {
   /** Call records and progress, by call id; each entry keeps its own expiry (ms since the epoch). */
   private readonly records = new Map<string, Entry<string>>();
   private readonly progress = new Map<string, Entry<string>>();
+  /** A call's earlier attempts (the attempts list), by call id. */
+  private readonly attempts = new Map<string, Entry<string[]>>();
   private readonly effects = new Map<string, Entry<Map<string, string>>>();
   /** `service/instanceId` → heartbeat entry (JSON) and when it stops counting as live. */
   private readonly workers = new Map<string, Entry<string>>();
@@ -36,6 +40,13 @@ export class MemoryInflightStore {
   /** Every live cancel mark, with when it expires (the mark index), told to a worker that subscribes later. */
   private readonly marks = new Map<string, Entry<true>>();
   private lastSweep = 0;
+  /** @internal The outcome history (the finish script's streams). */
+  readonly history: MemoryHistory;
+
+  /** `history`: how much outcome history is kept, as TrackerOptions.history. @default historyBounds (keys.ts) */
+  constructor(options: { readonly history?: HistoryBounds | false } = {}) {
+    this.history = new MemoryHistory(options.history ?? historyBounds);
+  }
 
   /** A handle for one tracker or view: closing it drops its subscription, not the data. */
   connect(): MemoryInflightHandle {
@@ -44,8 +55,11 @@ export class MemoryInflightStore {
 
   /** @internal */ claim(callId: string, a: ClaimArgs): ClaimReply {
     const now = this.write();
-    const { reply, write } = claimTransition(this.get(this.records, callId), a, now);
+    const { reply, write, past } = claimTransition(this.get(this.records, callId), a, now);
+    if (past !== undefined) this.set(this.attempts, callId, [...(this.get(this.attempts, callId) ?? []), past], a.finishedTtlMs, now);
     if (write === undefined) return reply;
+    // The claim ended the call itself (dead: WorkerLost; a takeover too late: expired): a failure of the history, as in the claim script.
+    if (write.value[0] === 'F' || write.value[0] === 'E') this.history.add(callId, write.value, write.value[0], '', 0, now);
     if (write.ttlMs === 'keep') this.keep(callId, write.value);
     else this.set(this.records, callId, write.value, write.ttlMs, now);
     return reply;
@@ -85,8 +99,10 @@ export class MemoryInflightStore {
     put(f, 'state', stateLetter(a.state));
     put(f, 'code', a.code);
     put(f, 'finishedAt', String(now));
-    put(f, 'result', a.result);
-    this.set(this.records, callId, join(f), a.ttlMs, now);
+    put(f, 'result', '');
+    const head = join(f);
+    this.set(this.records, callId, head + a.result, a.ttlMs, now);
+    this.history.add(callId, head, stateLetter(a.state), a.result, maxErrorBytes, now);
     return 1;
   }
 
@@ -171,6 +187,11 @@ export class MemoryInflightStore {
     const progress = this.get(this.progress, callId);
     if (progress !== undefined && progress !== '' && out['state'] !== undefined) out['progress'] = progress;
     return out;
+  }
+
+  /** @internal The attempts list of a call (JSON entries, oldest first). */
+  pastAttempts(callId: string): string[] {
+    return [...(this.get(this.attempts, callId) ?? [])];
   }
 
   /** @internal */ heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number): void {
@@ -277,7 +298,7 @@ export class MemoryInflightStore {
     const now = Date.now();
     if (now - this.lastSweep >= 1000) {
       this.lastSweep = now;
-      for (const map of [this.records, this.progress, this.effects, this.workers, this.marks] as Map<string, Entry<unknown>>[]) {
+      for (const map of [this.records, this.progress, this.attempts, this.effects, this.workers, this.marks] as Map<string, Entry<unknown>>[]) {
         for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
       }
     }
@@ -396,12 +417,26 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
     return Promise.resolve(this.memory.record(callId));
   }
 
+  /** Bounded by the store's own history bounds (`bound` is what a Redis writer trims to). */
+  addHistory(kind: HistoryKind, callId: string, record: string): Promise<void> {
+    this.memory.history.addEntry(kind, callId, record, Date.now());
+    return Promise.resolve();
+  }
+
+  attempts(callId: string): Promise<string[]> {
+    return Promise.resolve(this.memory.pastAttempts(callId));
+  }
+
   markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean> {
     return Promise.resolve(this.memory.markQueued(callId, meta, ttlMs));
   }
 
   cancel(callId: string, markTtlMs: number): Promise<CancelReply> {
     return Promise.resolve(this.memory.cancel(callId, markTtlMs));
+  }
+
+  historyRange(kind: HistoryKind, before: string | undefined, since: number, count: number): Promise<HistoryEntry[]> {
+    return Promise.resolve(this.memory.history.range(kind, before, since, count));
   }
 
   /** Drops this handle's cancel subscription; the data stays for the other handles. Idempotent. */

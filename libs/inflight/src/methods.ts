@@ -2,10 +2,27 @@ import {
   InvalidParamsError, ServiceUnavailableError, type JsonSchema, type JsonValue, type MethodDefinition, type NotificationDefinition,
 } from '@warren/jsonrpc';
 import { InflightError } from './errors';
+import { maxHistoryPage, type HistoryQuery } from './history';
 import type { CancelOutcome, InflightView } from './view';
 
 const callIdSchema: JsonSchema = { type: 'object', properties: { callId: { type: 'string', minLength: 1 } }, required: ['callId'] };
 const serviceSchema: JsonSchema = { type: 'object', properties: { service: { type: 'string' } } };
+
+const historySchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    method: { type: 'string', minLength: 1 },
+    service: { type: 'string', minLength: 1 },
+    worker: { type: 'string', minLength: 1 },
+    code: { type: 'integer' },
+    state: { enum: ['done', 'failed', 'cancelled', 'expired', 'failures'] },
+    since: { type: 'integer', minimum: 0 },
+    until: { type: 'integer', minimum: 0 },
+    before: { type: 'string', pattern: '^[0-9]{1,15}-[0-9]{1,15}$' },
+    limit: { type: 'integer', minimum: 1, maximum: maxHistoryPage },
+  },
+};
 
 /** Store failures become -32002 (retryable); nothing else of the local error goes on the wire. */
 async function wire<T>(work: () => Promise<T>): Promise<JsonValue> {
@@ -23,6 +40,13 @@ function callIdOf(params: unknown): string {
   return id;
 }
 
+/** history.list's params (checked against its schema by the service) as a query; `since` after `until` is refused. */
+function historyQuery(params: unknown): HistoryQuery {
+  const q = (params ?? {}) as HistoryQuery;
+  if (q.since !== undefined && q.until !== undefined && q.since > q.until) throw new InvalidParamsError(undefined, { reason: 'since must not be after until' });
+  return q;
+}
+
 /**
  * The in-flight view as JSON-RPC methods, for a Warren service (or the
  * broker) to expose to operators and callers (plain method definitions: they
@@ -32,6 +56,8 @@ function callIdOf(params: unknown): string {
  * - `inflight.status {callId}` → state and stored outcome
  * - `inflight.cancel {callId}` → what the cancel did
  * - `inflight.workers {service?}` → live workers and their load
+ * - `history.list {method?, service?, worker?, code?, state?, since?, until?, before?, limit?}` → finished calls, newest first, paged
+ * - `calls.show {callId}` → everything known of one call: its record, progress, and history entry
  *
  * @example
  * await startService({ urls, name: 'inflight', methods: inflightMethods(view), notifications: inflightNotifications(view) });
@@ -52,6 +78,8 @@ export function inflightMethods(view: InflightView, options: { readonly cancelOn
     'inflight.status': { description: "One call's state and stored outcome.", params: callIdSchema, handler: (p) => wire(() => view.status(callIdOf(p))) },
     'inflight.cancel': { description: 'Cancels a call by id, running or queued.', params: callIdSchema, handler: (p) => wire(() => cancel(callIdOf(p))) },
     'inflight.workers': { description: 'Live worker instances and their in-flight counts.', params: serviceSchema, handler: (p) => wire(() => view.workers(p as { service?: string })) },
+    'history.list': { description: 'Finished calls, newest first: the last successes, and the last failures kept longer; filtered and paged.', params: historySchema, handler: (p) => wire(() => view.history(historyQuery(p))) },
+    'calls.show': { description: "One call's detail: state, attempt, worker, progress, outcome, and its history entry.", params: callIdSchema, handler: (p) => wire(() => view.call(callIdOf(p))) },
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { silentLogger, type Logger } from '@warren/logger';
-import { assertKeyPrefix } from './keys';
+import { assertKeyPrefix, historyBounds, type HistoryBounds } from './keys';
 
 /**
  * Where Redis is. A URL or `RedisOptions` for a single node; `RedisOptions`
@@ -57,6 +57,12 @@ export interface TrackerOptions extends StoreOptions {
    */
   readonly takeoverMinMs?: number;
   /**
+   * How much outcome history the finish script keeps (keys.ts, history streams): entries and age of
+   * successes and of failures; `false` keeps none. Workers of one cluster should agree (each trims
+   * to its own bounds when it writes). @default {@link historyBounds}: 2,000 successes up to 1 h, 10,000 failures up to 24 h
+   */
+  readonly history?: HistoryBounds | false;
+  /**
    * Fail calls with ServiceUnavailableError (-32002, the handler not run)
    * while Redis is unavailable, instead of running them untracked. @default false
    */
@@ -77,6 +83,8 @@ export interface ViewOptions extends StoreOptions {
   readonly cancelTtlMs?: number;
   /** How long a running call's record outlives its deadline (must match the workers'). @default 60000 */
   readonly graceMs?: number;
+  /** The history bounds `recordOutcome` trims to (should match the workers' `history`). @default {@link historyBounds} */
+  readonly history?: HistoryBounds;
 }
 
 export type ResolvedTrackerOptions = Required<Omit<TrackerOptions, 'redis'>> & { readonly redis: RedisConfig };
@@ -128,11 +136,15 @@ export function resolveTrackerOptions(options: TrackerOptions = {}): ResolvedTra
     requireTracking: options.requireTracking ?? trackerDefaults.requireTracking,
     connectTimeoutMs: options.connectTimeoutMs ?? trackerDefaults.connectTimeoutMs,
     awaitClaim: options.awaitClaim ?? trackerDefaults.awaitClaim,
+    history: options.history ?? historyBounds,
     logger: options.logger ?? silentLogger(),
   };
   assertKeyPrefix(resolved.keyPrefix);
   if (resolved.awaitClaim !== 'redeliveries' && resolved.awaitClaim !== 'always') throw new RangeError(`TrackerOptions.awaitClaim must be 'redeliveries' or 'always', got ${String(resolved.awaitClaim)}`);
   positive('TrackerOptions', resolved, ['commandTimeoutMs', 'leaseMs', 'heartbeatMs', 'maxAttempts', 'resultTtlMs', 'graceMs', 'waitPollMs', 'takeoverMinMs', 'connectTimeoutMs']);
+  if (resolved.history !== false) {
+    for (const kind of ['done', 'failed'] as const) positive(`TrackerOptions.history.${kind}`, { ...resolved.history[kind] }, ['entries', 'ageMs']);
+  }
   if (resolved.heartbeatMs * 3 > resolved.leaseMs) {
     throw new RangeError(`TrackerOptions.heartbeatMs must be at most leaseMs / 3 (so a lease is renewed before it runs out), got ${resolved.heartbeatMs} with leaseMs ${resolved.leaseMs}`);
   }
@@ -146,8 +158,10 @@ export function resolveViewOptions(options: ViewOptions = {}): ResolvedViewOptio
     commandTimeoutMs: options.commandTimeoutMs ?? viewDefaults.commandTimeoutMs,
     cancelTtlMs: options.cancelTtlMs ?? viewDefaults.cancelTtlMs,
     graceMs: options.graceMs ?? viewDefaults.graceMs,
+    history: options.history ?? historyBounds,
     logger: options.logger ?? silentLogger(),
   };
+  for (const kind of ['done', 'failed'] as const) positive(`ViewOptions.history.${kind}`, { ...resolved.history[kind] }, ['entries', 'ageMs']);
   assertKeyPrefix(resolved.keyPrefix);
   positive('ViewOptions', resolved, ['commandTimeoutMs', 'cancelTtlMs', 'graceMs']);
   return resolved;

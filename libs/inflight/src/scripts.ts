@@ -17,6 +17,8 @@
  * the rest; JSON text never holds a raw U+001F, and meta is checked not to.
  */
 
+import { claimHistoryLua, historyAddLua, historyLua } from './history-script';
+import { attemptsKeyLua } from './keys';
 import { lateTakeoverCode, takeoverRuleLua } from './takeover';
 
 const now = `local t = redis.call('TIME')
@@ -43,7 +45,7 @@ local function encode(f) return table.concat(f, S, 1, 11) end
 local names = {R = 'running', Q = 'queued', W = 'retrying', D = 'done', F = 'failed', C = 'cancelled', E = 'expired'}`;
 
 /**
- * claim(call1..callN; worker, leaseMs, maxAttempts, workerLostCode,
+ * claim(call1..callN[, history failed]; worker, leaseMs, maxAttempts, workerLostCode,
  *   then per call: owner (worker, token, attempt, cancel, meta: fields 4 to 8, joined), runningTtlMs, finishedTtlMs,
  *   mode ('1': a takeover, this claim runs alone in the worker's suspect lane; 'r': the handler runs
  *   already, a first delivery started once its claim was written; 'l': too little time is left before
@@ -85,6 +87,15 @@ ${fields}
 local leaseMs, maxAttempts, lostCode = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 ${takeoverRuleLua}
 local head = 'R' .. S .. now .. S .. (now + leaseMs) .. S
+${claimHistoryLua}
+${attemptsKeyLua}
+-- An attempt a new one replaces (f: its record's fields) goes on the call's attempts list, with how it ended.
+local function past(key, f, outcome, ttl)
+  local list = attemptsKey(key)
+  local function int(v) if v == '' then return '0' end return v end
+  redis.call('RPUSH', list, '{"attempt":' .. int(f[6]) .. ',"worker":' .. cjson.encode(f[4]) .. ',"startedAt":' .. int(f[2]) .. ',"endedAt":' .. now .. ',"outcome":"' .. outcome .. '"}')
+  redis.call('PEXPIRE', list, ttl)
+end
 -- The wait before attempt failed + 1 under a retry spec ("deadline wait1 wait2 ..."), if it ends before the deadline.
 local function retryWait(spec, failed)
   if spec == nil or spec == '' then return nil end
@@ -132,10 +143,12 @@ local function existing(key, fresh, runningTtl, finishedTtl, mode, retry)
   if next > maxAttempts then
     f[1], f[9] = 'F', lostCode
     redis.call('SET', key, encode(f), 'PX', finishedTtl)
+    failed(key, f)
     return {'dead', next - 1, f[4]}
   end
   -- Queued, or a retry's next attempt: nobody died.
   if state ~= 'R' and not lost then
+    if (tonumber(f[6]) or 0) > 0 and f[4] ~= '' then past(key, f, state == 'W' and 'retried' or 'released', finishedTtl) end
     mine[6] = next
     redis.call('SET', key, encode(mine), 'PX', runningTtl)
     return {'run', next, ''}
@@ -143,23 +156,27 @@ local function existing(key, fresh, runningTtl, finishedTtl, mode, retry)
   if mode == 'l' then
     f[1], f[9] = 'E', '${lateTakeoverCode}'
     redis.call('SET', key, encode(f), 'PX', finishedTtl)
+    failed(key, f)
     return {'stored', '', f[9], 'expired', f[8]}
   end
   if state == 'R' then
     local wait = retryWait(retry, next - 1)
     if wait then
+      past(key, f, 'lost', finishedTtl)
       f[1], f[3], f[5], f[10] = 'W', now + wait, 'lost', ''
       redis.call('SET', key, encode(f), 'KEEPTTL')
       return {'retry', next, wait, now + wait, f[4]}
     end
   end
   if mode ~= '1' and takeoverAlone(next) then return {'expired', f[4], next - 1} end
+  -- Taken over: from a worker lost now (one lost before a retry wait is on the list already).
+  if state == 'R' then past(key, f, 'lost', finishedTtl) end
   mine[6] = next
   redis.call('SET', key, encode(mine), 'PX', runningTtl)
   return {'run', next, f[4]}
 end
 local out, fresh = {}, true
-for i = 1, #KEYS do
+for i = 1, n do
   local a = 4 + (i - 1) * 5
   local record = head .. ARGV[a + 1] .. S .. S .. S
   if redis.call('SET', KEYS[i], record, 'NX', 'PX', ARGV[a + 2]) then
@@ -173,8 +190,12 @@ if fresh then return 0 end
 return out`;
 
 /**
- * finish(call1..callN; per call: state letter, result, finishedTtlMs, code)
+ * finish(call1..callN[, history done, history failed]; per call: state letter, result, finishedTtlMs, code[,
+ *   then the history settings, see history-script.ts])
  * → one character per call: '1' stored | '0' an outcome was already there.
+ * With the two history streams, each outcome stored is added to one of them in the same script: the
+ * finish that stores a call's outcome is the one place that knows it is the first, so every tracked
+ * call lands in the history exactly once, whichever worker ran it, at no extra round trip.
  * The first outcome wins: a worker whose call was taken over, or that ran it
  * untracked, still stores its result if nobody did yet; nobody overwrites
  * one. The live record's fields are kept; lease and token stay behind, and
@@ -183,21 +204,27 @@ return out`;
 const finish = `${now}
 local S = '\\31'
 local out = {}
-for i = 1, #KEYS do
+${historyLua}
+for i = 1, n do
   local a = (i - 1) * 4
   local key = KEYS[i]
   local v = redis.call('GET', key)
   local b = v and string.byte(v, 1)
+  local head
   if b == 82 or b == 81 or b == 87 then
-    redis.call('SET', key, ARGV[a + 1] .. string.sub(v, 2, -3) .. ARGV[a + 4] .. S .. now .. S .. ARGV[a + 2], 'PX', ARGV[a + 3])
-    out[i] = '1'
+    head = ARGV[a + 1] .. string.sub(v, 2, -3) .. ARGV[a + 4] .. S .. now .. S
   elseif not v then
-    redis.call('SET', key, ARGV[a + 1] .. S .. S .. S .. S .. S .. S .. S .. S .. ARGV[a + 4] .. S .. now .. S .. ARGV[a + 2], 'PX', ARGV[a + 3])
+    head = ARGV[a + 1] .. S .. S .. S .. S .. S .. S .. S .. S .. ARGV[a + 4] .. S .. now .. S
+  end
+  if head then
+    redis.call('SET', key, head .. ARGV[a + 2], 'PX', ARGV[a + 3])
+    if hist then remember(i, head, ARGV[a + 2]) end
     out[i] = '1'
   else
     out[i] = '0'
   end
 end
+if hist then trim() end
 return table.concat(out)`;
 
 /**
@@ -423,6 +450,7 @@ export const scripts = {
   inflightClaimOne: { numberOfKeys: 1, lua: claim },
   inflightFinishOne: { numberOfKeys: 1, lua: finish },
   inflightRecord: { numberOfKeys: 1, lua: record },
+  inflightHistoryAdd: { numberOfKeys: 1, lua: historyAddLua },
   inflightRelease: { numberOfKeys: 1, lua: release },
   inflightRenew: { numberOfKeys: 1, lua: renew },
   inflightRetryingAdd: { numberOfKeys: 1, lua: retryingAdd },

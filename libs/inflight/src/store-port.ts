@@ -2,6 +2,10 @@
 // store, with the arguments of its two hot scripts. RedisStore (store.ts) and MemoryInflightStore's
 // handles (memory-store.ts) implement it; the tracker's unit tests fake it.
 import type { ClaimReply, HeartbeatEntry, WorkerInfo } from './decision';
+import type { HistoryKind } from './keys';
+
+/** One history stream entry: its id (`<ms>-<seq>`, Redis time), the call id, the finished record (decision.ts format). */
+export type HistoryEntry = readonly [id: string, callId: string, record: string];
 
 /** What the claim script needs besides the call id. */
 export interface ClaimArgs {
@@ -100,6 +104,8 @@ export interface ViewStore {
   workers(): Promise<{ now: number; workers: WorkerInfo[] }>;
   /** One call's record as named fields (`parseRecord`), its latest progress as `progress`; `{}` when there is none. */
   record(callId: string): Promise<Record<string, string>>;
+  /** A call's earlier attempts (keys.ts `attempts`), JSON entries, oldest first; `[]` when none. */
+  attempts(callId: string): Promise<string[]>;
   /** Records a call as queued unless it has a record already; true when recorded. */
   markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean>;
   cancel(callId: string, markTtlMs: number): Promise<CancelReply>;
@@ -107,6 +113,13 @@ export interface ViewStore {
   retryingCalls(max: number): Promise<string[]>;
   /** Drops calls from the retrying list (the view found them finished, or forgotten). */
   unlistRetrying(callIds: readonly string[]): Promise<void>;
+  /**
+   * Entries of one history stream (keys.ts), newest first: ids below `before` (exclusive; from the
+   * newest when undefined), at or after `since` (ms since the epoch), at most `count`.
+   */
+  historyRange(kind: HistoryKind, before: string | undefined, since: number, count: number): Promise<HistoryEntry[]>;
+  /** Adds one entry to a history stream (a call that ended outside a tracked worker's finish), bounded as `bound` says. */
+  addHistory(kind: HistoryKind, callId: string, record: string, bound: { readonly entries: number; readonly ageMs: number }): Promise<void>;
   /** Usable now (a best-effort write is skipped, not waited for, when it is not). */
   readonly connected: boolean;
   ready(timeoutMs: number): Promise<boolean>;

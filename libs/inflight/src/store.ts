@@ -3,14 +3,15 @@ import type { Logger } from '@warren/logger';
 import {
   encodeOwner, parseClaimReply, parseLiveMarks, parseRecord, queuedRecord, parseWorkersReply, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
 } from './decision';
-import type { Keys } from './keys';
+import { historyArgs } from './history-script';
+import type { HistoryBounds, HistoryKind, Keys } from './keys';
 import type { RedisConfig } from './options';
 import { Batcher } from './batch';
 import { scripts, type ScriptName } from './scripts';
 import { sleep } from './sleep';
 import { claimMode, type ClaimMode } from './takeover';
-import type { CancelReply, ClaimArgs, FinishArgs, TrackerStore, ViewStore } from './store-port';
-export type { CancelReply, ClaimArgs, FinishArgs, TrackerStore, ViewStore } from './store-port';
+import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore } from './store-port';
+export type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore } from './store-port';
 
 export type RedisClient = Redis | Cluster;
 
@@ -39,6 +40,12 @@ interface FinishItem {
   readonly result: string;
   readonly ttlMs: number;
   readonly code: string;
+}
+
+/** The value of `name` in a stream entry's flat field list; '' when absent. */
+function field(f: readonly string[], name: string): string {
+  for (let i = 0; i + 1 < f.length; i += 2) if (f[i] === name) return f[i + 1] as string;
+  return '';
 }
 
 type Invoke = (...args: (string | number)[]) => Promise<unknown>;
@@ -128,13 +135,15 @@ export class RedisStore implements TrackerStore, ViewStore {
   private readonly maxBatch: number;
   /** On Redis Cluster the batched scripts run one call each, key first (the `...One` scripts). */
   private readonly cluster: boolean;
+  /** The history streams and bounds the finish and claim scripts write to; none on a cluster or when turned off. */
+  private readonly history: { readonly keys: readonly [string, string]; readonly args: number[]; readonly failed: { readonly entries: number; readonly ageMs: number } } | undefined;
 
   /**
    * `autoPipelining: false` suits a worker's tracker: its hot-path scripts are batched per tick
    * already (Batcher), and ioredis' own pipelining on top only adds a deferred write and its
    * bookkeeping to every command (measured: 56 vs 42 µs of worker CPU per tracked call).
    */
-  constructor(config: RedisConfig, commandTimeoutMs: number, private readonly k: Keys, private readonly log: Logger, options: { readonly autoPipelining: boolean } = { autoPipelining: true }) {
+  constructor(config: RedisConfig, commandTimeoutMs: number, private readonly k: Keys, private readonly log: Logger, options: { readonly autoPipelining: boolean; readonly history?: HistoryBounds | false } = { autoPipelining: true }) {
     const { client, owned } = openRedis(config, commandTimeoutMs, options.autoPipelining);
     this.client = client;
     this.owned = owned;
@@ -143,10 +152,17 @@ export class RedisStore implements TrackerStore, ViewStore {
     for (const [name, def] of Object.entries(scripts)) client.defineCommand(name, def);
     this.cluster = client instanceof Cluster;
     this.maxBatch = this.cluster ? 1 : 64;
+    // The history streams share one slot, not the calls': on a cluster, whose finish runs one call each, none is kept.
+    const history = options.history === undefined || options.history === false || this.cluster
+      ? undefined
+      : { keys: [k.history('done'), k.history('failed')] as const, args: historyArgs(options.history), failed: options.history.failed };
+    this.history = history;
     this.finishes = new Batcher<FinishItem, number>((items) => {
-      const args = this.batchArgs(items.length);
+      const args = this.batchArgs(items.length + (history ? 2 : 0));
       for (const i of items) args.push(i.key);
+      if (history) args.push(...history.keys);
       for (const i of items) args.push(i.state, i.result, i.ttlMs, i.code);
+      if (history) args.push(...history.args);
       // One character per call: '1' stored, '0' an outcome was there already.
       return this.run(this.cluster ? 'inflightFinishOne' : 'inflightFinish', ...args).then((reply) => {
         const flags = typeof reply === 'string' ? reply : '';
@@ -180,11 +196,14 @@ export class RedisStore implements TrackerStore, ViewStore {
     const current = this.claimBatch;
     if (current && sameSettings(current.settings, args)) return current.batch;
     const settings: ClaimSettings = { worker: args.worker, leaseMs: args.leaseMs, maxAttempts: args.maxAttempts, workerLostCode: args.workerLostCode };
+    const history = this.history;
     const batch = new Batcher<ClaimItem, unknown>((items) => {
-      const out = this.batchArgs(items.length);
+      const out = this.batchArgs(items.length + (history ? 1 : 0));
       for (const i of items) out.push(i.key);
+      if (history) out.push(history.keys[1]);
       out.push(settings.worker, settings.leaseMs, settings.maxAttempts, settings.workerLostCode);
       for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs, i.mode, i.retry);
+      if (history) out.push(history.failed.entries, history.failed.ageMs);
       // 0: all claimed fresh, each at the attempt it asked for; otherwise one reply per call, 0 for fresh ones.
       return this.run(this.cluster ? 'inflightClaimOne' : 'inflightClaim', ...out).then((reply) => {
         if (reply === 0) return items.map((i) => i.attempt);
@@ -301,6 +320,23 @@ export class RedisStore implements TrackerStore, ViewStore {
     const fields = parseRecord(record);
     if (typeof progress === 'string' && progress !== '' && fields['state'] !== undefined) fields['progress'] = progress;
     return fields;
+  }
+
+  async addHistory(kind: HistoryKind, callId: string, record: string, bound: { readonly entries: number; readonly ageMs: number }): Promise<void> {
+    await this.run('inflightHistoryAdd', this.k.history(kind), callId, record, bound.entries, bound.ageMs);
+  }
+
+  attempts(callId: string): Promise<string[]> {
+    return this.client.lrange(this.k.attempts(callId), 0, -1);
+  }
+
+  /**
+   * History entries of one stream, newest first, with ids below `before` (exclusive; all when
+   * undefined) and at or after `since` (ms), at most `count`: `[id, callId, record]`.
+   */
+  async historyRange(kind: HistoryKind, before: string | undefined, since: number, count: number): Promise<HistoryEntry[]> {
+    const raw = await this.client.xrevrange(this.k.history(kind), before === undefined ? '+' : `(${before}`, String(since), 'COUNT', count);
+    return raw.map(([id, f]) => [id, field(f, 'c'), field(f, 'r')]);
   }
 
   /** Sets each key to its text with one TTL: plain SETs sent together (auto-pipelined), each key in its own slot. */

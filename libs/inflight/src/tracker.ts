@@ -95,7 +95,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
     this.o = resolveTrackerOptions(options);
     this.log = this.o.logger.child({ component: 'inflight-tracker' });
     this.status = new Health(this.log);
-    this.store = store ?? new RedisStore(this.o.redis, this.o.commandTimeoutMs, keys(this.o.keyPrefix), this.log, { autoPipelining: false });
+    this.store = store ?? new RedisStore(this.o.redis, this.o.commandTimeoutMs, keys(this.o.keyPrefix), this.log, { autoPipelining: false, history: this.o.history });
     this.store.onConnection((up) => {
       if (this.closing) return;
       if (up) this.status.up();

@@ -2,6 +2,7 @@ import type { CallInfo } from '@warren/calls';
 import { idText, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { decodeMeta, encodeMeta, maxListedCalls, parseStoredId, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
+import { readHistory, relayedRecord, type HistoryItem, type HistoryPage, type HistoryQuery, type RelayedOutcome } from './history';
 import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
 import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
@@ -48,6 +49,37 @@ export type CancelOutcome =
   | { readonly outcome: 'already-cancelled' }
   /** Too late: it finished (`state` says how). */
   | { readonly outcome: 'finished'; readonly state: string };
+
+/** An attempt of a call that a later one replaced. */
+export interface PastAttempt {
+  readonly attempt: number;
+  readonly worker: string;
+  readonly startedAt: number;
+  /** When the claim that replaced it was made (for `lost`: when its lease was found run out). */
+  readonly endedAt: number;
+  /** `lost`: its worker died or stalled past its lease; `retried`: it failed retryably and waited for the next; `released`: its worker shut down and gave it back. */
+  readonly outcome: 'lost' | 'retried' | 'released';
+}
+
+/** The attempts list's entries that parse, oldest first. */
+function parseAttempts(raw: readonly string[]): PastAttempt[] {
+  return raw.flatMap((text) => {
+    try {
+      const a = JSON.parse(text) as PastAttempt;
+      return typeof a.attempt === 'number' && typeof a.worker === 'string' ? [a] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** One call as {@link InflightView.call} tells it. */
+export type CallDetail = CallStatus & {
+  /** Its earlier attempts (a takeover, a retry, a call given back), oldest first; the current or last one is the status itself. */
+  readonly attempts: readonly PastAttempt[];
+  /** Its entry in the outcome history, once finished (and kept there). */
+  readonly history?: HistoryItem;
+};
 
 const terminal: ReadonlySet<CallState> = new Set<CallState>(['done', 'failed', 'cancelled', 'expired']);
 
@@ -117,6 +149,42 @@ export class InflightView {
   /** One call's state and, once finished, its outcome. `unknown` when Redis has no record of it. */
   async status(callId: string): Promise<CallStatus> {
     return this.op(async () => toCallStatus(callId, await this.store.record(callId), Date.now()));
+  }
+
+  /**
+   * Finished calls, newest first, from the outcome history (kept by the workers' finish: the last
+   * successes, and the last failures for longer; keys.ts), filtered and paged as `query` says.
+   */
+  async history(query: HistoryQuery = {}): Promise<HistoryPage> {
+    return this.op(() => readHistory(this.store, query, Date.now()));
+  }
+
+  /**
+   * Adds a call that ended outside a tracked worker's finish to the outcome history (the gateway
+   * relaying a call to a service none of whose instances tracks its calls): whoever records must be
+   * the only one that does, or the call lands twice. Best effort: skipped while Redis is away.
+   */
+  async recordOutcome(outcome: RelayedOutcome): Promise<void> {
+    if (!this.store.connected) return;
+    const { kind, record } = relayedRecord(outcome);
+    await this.op(() => this.store.addHistory(kind, outcome.callId, record, this.o.history[kind]));
+  }
+
+  /**
+   * Everything known of one call: its record while it lives (running, or finished within
+   * `resultTtlMs`), with `history` its entry in the outcome history once finished; a call whose
+   * record is gone is told from its history entry alone (`state` from it, no result). `unknown` when neither has it.
+   */
+  async call(callId: string): Promise<CallDetail> {
+    return this.op(async () => {
+      const [record, attempts] = await Promise.all([this.store.record(callId), this.store.attempts(callId)]);
+      const status = { ...toCallStatus(callId, record, Date.now()), attempts: parseAttempts(attempts) };
+      const live = status.state === 'running' || status.state === 'queued' || status.state === 'retrying';
+      const found = live ? undefined : (await readHistory(this.store, { callId }, Date.now())).items[0];
+      if (found === undefined) return status;
+      if (status.state === 'unknown') return { ...found, cancelRequested: false, attempts: status.attempts, history: found };
+      return { ...status, history: found };
+    });
   }
 
   /** A finished call's response (success or error), or undefined while it has none. */

@@ -2,17 +2,20 @@ import { useState } from 'preact/hooks';
 import { json, relative } from '../format';
 import { useDiscover, useServices } from '../hooks';
 import type { Live } from '../live';
+import { href, type Route } from '../route';
 import type { DiscoverMethod, ServiceSummary } from '../types';
 import { Badge, Empty, Filter, Header, matches, Notice } from './common';
 
-export function ServicesView(props: { live: Live }) {
+/** Every service, or one (`#/services/<name>`, a link to share). */
+export function ServicesView(props: { live: Live; route: Route }) {
+  const only = props.route.path[0];
   const services = useServices(props.live.catalogueVersion);
   const discover = useDiscover(props.live.catalogueVersion);
   const [filter, setFilter] = useState('');
   if (services.state === 'loading') return <><Header title="Services" /><Empty>Loading…</Empty></>;
   if (services.state === 'error') return <><Header title="Services" /><Notice kind="error">{services.error}</Notice></>;
   const schemas = new Map<string, DiscoverMethod>(discover.state === 'ok' ? discover.value.methods.map((m) => [m.name, m]) : []);
-  const list = services.value.services.filter((s) => matches(filter, s.name, ...s.methods.map((m) => m.name)));
+  const list = services.value.services.filter((s) => (only === undefined || s.name === only) && matches(filter, s.name, ...s.methods.map((m) => m.name)));
   const instances = list.reduce((n, s) => n + s.instances.length, 0);
   return (
     <>
@@ -20,7 +23,8 @@ export function ServicesView(props: { live: Live }) {
         <Filter value={filter} onInput={setFilter} label="Filter services and methods" />
       </Header>
       {discover.state === 'error' ? <Notice kind="error">Schemas unavailable: {discover.error}</Notice> : null}
-      {list.length === 0 ? <Empty>No live service has announced itself.</Empty> : null}
+      {only !== undefined ? <p class="small-text"><a href={href('services')}>All services</a></p> : null}
+      {list.length === 0 ? <Empty>{only === undefined ? 'No live service has announced itself.' : `No live service named ${only}.`}</Empty> : null}
       <div class="cards">
         {list.map((s) => <ServiceCard key={s.name} service={s} schemas={schemas} now={services.at} />)}
       </div>
@@ -34,7 +38,7 @@ function ServiceCard(props: { service: ServiceSummary; schemas: ReadonlyMap<stri
   return (
     <section class="card" aria-labelledby={`svc-${s.name}`} data-service={s.name}>
       <header class="card-head">
-        <h2 id={`svc-${s.name}`}>{s.name}</h2>
+        <h2 id={`svc-${s.name}`}><a href={href('services', [s.name])}>{s.name}</a></h2>
         <div class="facts">
           <span class="fact"><b>{s.instances.length}</b> instance{s.instances.length === 1 ? '' : 's'}</span>
           {s.queue ? (
@@ -80,6 +84,7 @@ function ServiceCard(props: { service: ServiceSummary; schemas: ReadonlyMap<stri
                   {m.persistent ? <Badge kind="neutral">persistent</Badge> : null}
                   {m.description ? <span class="desc">{m.description}</span> : null}
                 </summary>
+                <p class="small-text"><a href={href('outcomes', [], { method: m.name })}>Outcomes of {m.name}</a></p>
                 <pre class="code-block" aria-label={`Params schema of ${m.name}`}>{schema === undefined ? 'any params' : json(schema)}</pre>
               </details>
             </li>

@@ -1,0 +1,149 @@
+/// <reference lib="dom" />
+// Call detail, search by call id and the outcome history in the console (issue 27), in headless
+// Chromium against the embedded system: a running call's detail opens from its id link
+// (#/calls/<id>, what every row links to) and follows it to its end; a failed call is found in
+// Outcomes by filters written into the link, and its row opens its detail with the error; a pasted
+// id (or a pasted link) opens it from the header's search; #/services/<name> shows that service.
+// Screenshots go to test-artifacts/console/history/ (the docs' ones are copied to docs/images/ by hand).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { connectClient, type RpcClient } from '@warren/amqp';
+import { ErrorCode } from '@warren/jsonrpc';
+import { silentLogger } from '@warren/logger';
+import { Teardown, waitFor } from '@warren/testkit';
+import { startEmbedded, type EmbeddedSystem } from '../../scripts/embedded';
+import { artifactsDir, launchChromium } from './chromium';
+
+jest.setTimeout(120_000);
+const td = new Teardown();
+const root = path.resolve(__dirname, '..', '..');
+const shots = path.join(artifactsDir, 'history');
+const token = 'history-operator-token';
+let system: EmbeddedSystem;
+let client: RpcClient;
+let page: Page;
+
+beforeAll(async () => {
+  execFileSync(process.execPath, [path.join(root, 'broker', 'console', 'build.mjs')], { cwd: root, stdio: 'pipe' });
+  mkdirSync(shots, { recursive: true });
+  system = await startEmbedded(
+    { GATEWAY_OPERATOR_TOKENS: token, GATEWAY_PORT: '0', JOBS_STEP_MS: '300' },
+    () => silentLogger(),
+    { instances: [{ name: 'calculator-1', service: 'calculator' }, { name: 'jobs-1', service: 'jobs' }], broker: { defaultMetrics: false, console: { pollMs: 250 } } },
+  );
+  td.add(() => system.close());
+  client = await connectClient({ connection: system.bus.connect(), defaultTimeoutMs: 60_000 });
+  td.add(() => client.close());
+  const chrome = await launchChromium();
+  td.add(() => chrome.close());
+  page = await chrome.context.newPage();
+  page.on('pageerror', (err) => console.error('page error:', err.message));
+  await waitFor(() => ['calculate', 'report.render'].every((m) => system.broker.gateway.catalogue.current().methods.has(m)), { message: 'services announced' });
+  await page.goto(system.url);
+  await page.getByLabel('Token').fill(token);
+  await page.getByRole('button', { name: 'Open the console' }).click();
+  await page.getByRole('navigation', { name: 'Views' }).waitFor();
+});
+afterAll(() => td.run());
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: false });
+}
+
+/** Follows a link inside the page, as clicking it would (a hash change, no reload). */
+async function follow(hash: string): Promise<void> {
+  await page.evaluate((h) => {
+    location.hash = h;
+  }, hash);
+}
+
+async function rpc(method: string, params: unknown): Promise<unknown> {
+  const res = await fetch(`${system.url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', method, params, id: 1 }) });
+  return ((await res.json()) as { result?: unknown }).result;
+}
+
+/** A calculate call that fails in its handler (-32602, an expression that does not parse); its call id. */
+async function failedCall(): Promise<string> {
+  const callId = client.nextCallId();
+  await expect(client.call('calculate', { expression: '1+' }, { id: callId })).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+  return callId;
+}
+
+test("a running call's detail opens from its id link and follows it to its end", async () => {
+  const callId = client.nextCallId();
+  const answer = client.call('report.render', { size: 40, title: 'detail' }, { id: callId });
+  answer.catch(() => undefined);
+  // Running in the store (what In flight lists): its row's id link is #/calls/<id>.
+  await waitFor(async () => ((await rpc('inflight.list', {})) as { callId: string }[]).some((c) => c.callId === callId), { message: 'the job running' });
+  await follow(`#/calls/${callId}`);
+  const detail = page.locator('[data-call-state]');
+  await page.locator('[data-call-state="running"]').waitFor();
+  await detail.getByText('report.render').waitFor();
+  await detail.getByText('jobs-1').waitFor();
+  await waitFor(async () => (await detail.getByRole('progressbar').count()) > 0, { timeoutMs: 15_000, message: 'progress shown' });
+  await shot('call-running');
+  expect(await rpc('inflight.cancel', { callId })).toMatchObject({ outcome: 'signalled' });
+  await expect(answer).rejects.toMatchObject({ code: ErrorCode.Cancelled });
+  await page.locator('[data-call-state="cancelled"]').waitFor({ timeout: 10_000 });
+  await page.getByRole('region', { name: 'Error' }).getByText(String(ErrorCode.Cancelled)).waitFor();
+});
+
+test('Outcomes filters live in the link, and a row opens the call with its error', async () => {
+  const callId = await failedCall();
+  await follow('#/outcomes?method=calculate&state=failures');
+  await page.getByRole('heading', { level: 1, name: 'Outcomes' }).waitFor();
+  const row = page.locator(`tr[data-call-id="${callId}"]`);
+  await row.waitFor({ timeout: 10_000 });
+  await row.getByText(String(ErrorCode.InvalidParams)).waitFor();
+  // A date is shown, not only a time.
+  expect(await row.locator('td').first().textContent()).toMatch(/\d{4}/);
+  expect(await page.getByLabel('Method').inputValue()).toBe('calculate');
+  // A filter typed in applies, and is written into the link.
+  await page.getByLabel('Code').fill(String(ErrorCode.InvalidParams));
+  await waitFor(async () => (await page.evaluate(() => location.hash)).includes(`code=${ErrorCode.InvalidParams}`), { message: 'code in the link' });
+  await row.waitFor();
+  // A code nobody answered: nothing matches.
+  await page.getByLabel('Code').fill('-32099');
+  await page.locator('p.empty', { hasText: 'No finished calls match' }).waitFor();
+  await page.getByLabel('Code').fill(String(ErrorCode.InvalidParams));
+  await row.waitFor();
+  await shot('outcomes');
+  await row.getByRole('link').click();
+  await page.locator('[data-call-state="failed"]').waitFor();
+  expect(await page.evaluate(() => location.hash)).toBe(`#/calls/${encodeURIComponent(callId)}`);
+  await page.getByRole('region', { name: 'Error' }).getByText(String(ErrorCode.InvalidParams)).waitFor();
+  await shot('call-failed');
+});
+
+test('a pasted call id, or a pasted link to one, opens its detail from the header search', async () => {
+  const callId = await failedCall();
+  await follow('#/services');
+  const search = page.getByRole('search', { name: 'Open a call by id' }).getByLabel('Call id');
+  await search.fill(`  ${callId} `);
+  await search.press('Enter');
+  await page.locator('[data-call-detail-id]').getByText(callId).waitFor();
+  await page.locator('[data-call-state="failed"]').waitFor();
+  await follow('#/services');
+  await search.fill(`${system.url}/#/calls/${encodeURIComponent(callId)}`);
+  await search.press('Enter');
+  await page.locator('[data-call-state="failed"]').waitFor();
+  // An id nobody knows says so.
+  await search.fill('no-such-call.1');
+  await search.press('Enter');
+  await page.getByText('No record of this call in the store').waitFor();
+});
+
+test('#/services/<name> shows that one service, and its methods link to their outcomes', async () => {
+  await follow('#/services/jobs');
+  await page.locator('[data-service="jobs"]').waitFor();
+  expect(await page.locator('[data-service="calculator"]').count()).toBe(0);
+  await page.getByRole('link', { name: 'All services' }).click();
+  await page.locator('[data-service="calculator"]').waitFor();
+  const method = page.locator('[data-service="calculator"] [data-method="calculate"]');
+  await method.locator('summary').click();
+  await method.getByRole('link', { name: 'Outcomes of calculate' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Outcomes' }).waitFor();
+  expect(await page.getByLabel('Method').inputValue()).toBe('calculate');
+});

@@ -34,6 +34,8 @@ export class MemoryInflightStore {
   private readonly workers = new Map<string, Entry<string>>();
   /** Calls waiting in a delay queue between attempts, with their deadlines (the `retrying` sorted set). */
   private readonly waiting = new Map<string, number>();
+  /** Delayed calls not yet due, with their entries (the `delayed` sorted set and its hash). */
+  private readonly delayed = new Map<string, { readonly dueAt: number; readonly entry: string }>();
   private readonly cancelListeners = new Map<string, Set<(callId: string, markTtlMs?: number) => void>>();
   /** Every subscribed worker, told of each cancel mark (the `cancel-marks` channel). */
   private readonly markListeners = new Set<(callId: string, markTtlMs?: number) => void>();
@@ -81,6 +83,29 @@ export class MemoryInflightStore {
 
   /** @internal */ unlistRetrying(callIds: readonly string[]): void {
     for (const id of callIds) this.waiting.delete(id);
+  }
+
+  /** @internal delayedAdd: lists a delayed call until due, dropping those due already and, past `max`, those due last. */
+  listDelayed(callId: string, dueAt: number, entry: string, max: number): void {
+    const now = this.write();
+    this.delayed.set(callId, { dueAt: Math.floor(dueAt), entry });
+    for (const [id, d] of this.delayed) if (d.dueAt < now) this.delayed.delete(id);
+    const over = [...this.delayed].sort((x, y) => y[1].dueAt - x[1].dueAt).slice(0, Math.max(0, this.delayed.size - max));
+    for (const [id] of over) this.delayed.delete(id);
+  }
+
+  /** @internal delayedList: entries not yet due, soonest first, at most `max`. */
+  delayedEntries(max: number): string[] {
+    const now = Date.now();
+    return [...this.delayed.values()].filter((d) => d.dueAt >= now).sort((x, y) => x.dueAt - y.dueAt).slice(0, max).map((d) => d.entry);
+  }
+
+  /** @internal */ delayedEntry(callId: string): string | undefined {
+    return this.delayed.get(callId)?.entry;
+  }
+
+  /** @internal */ unlistDelayed(callIds: readonly string[]): void {
+    for (const id of callIds) this.delayed.delete(id);
   }
 
   /** Rewrites a record keeping its expiry (the scripts' KEEPTTL). */
@@ -363,6 +388,25 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
 
   unlistRetrying(callIds: readonly string[]): Promise<void> {
     this.memory.unlistRetrying(callIds);
+    return Promise.resolve();
+  }
+
+  /** `_ttlMs`: the list lives as long as the store; each entry leaves once due. */
+  listDelayed(callId: string, dueAt: number, entry: string, _ttlMs: number, max: number): Promise<void> {
+    this.memory.listDelayed(callId, dueAt, entry, max);
+    return Promise.resolve();
+  }
+
+  delayedEntries(max: number): Promise<string[]> {
+    return Promise.resolve(this.memory.delayedEntries(max));
+  }
+
+  delayedEntry(callId: string): Promise<string | undefined> {
+    return Promise.resolve(this.memory.delayedEntry(callId));
+  }
+
+  unlistDelayed(callIds: readonly string[]): Promise<void> {
+    this.memory.unlistDelayed(callIds);
     return Promise.resolve();
   }
 

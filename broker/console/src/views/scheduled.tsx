@@ -5,6 +5,7 @@ import type { Live } from '../live';
 import { callHref } from '../route';
 import type { ScheduleItem } from '../types';
 import { Badge, Empty, Header, Notice } from './common';
+import { DelayedCallsSection } from './delayed-calls';
 
 /** How often the list is read again: last runs and next runs move every second on a busy schedule. */
 const refreshMs = 2000;
@@ -15,12 +16,10 @@ const when = (t: ScheduleItem['timing']): string => (t.kind === 'cron' ? `${t.cr
 const catchUp = (c: ScheduleItem['catchUp']): string => (c.policy === 'all' ? `all, up to ${String(c.max)}` : c.policy);
 
 /**
- * The Scheduled view (`#/scheduled`): delayed calls due soon (DelayedCallsSection, once it is on
- * main) above the schedules, each with its last run and outcome, its next run and whether it is
+ * The Scheduled view (`#/scheduled`): delayed calls due soon (DelayedCallsSection) above the schedules, each with its last run and outcome, its next run and whether it is
  * paused; run now, pause, resume and delete (asked first) through the schedule.* methods.
  */
 export function ScheduledView(props: { live: Live }) {
-  void props.live;
   const [listing, setListing] = useState<Listing>({ state: 'loading' });
   const [message, setMessage] = useState<{ kind: 'info' | 'error'; text: string } | undefined>();
   const [confirmDelete, setConfirmDelete] = useState<string | undefined>();
@@ -57,7 +56,7 @@ export function ScheduledView(props: { live: Live }) {
   const notServed = listing.state === 'error' && listing.error.code === -32601;
   return (
     <>
-      {/* Delayed calls due soon: <DelayedCallsSection live={props.live} /> from ./delayed-calls goes here once it is on main (issue #33, delayed half). */}
+      <DelayedCallsSection live={props.live} />
       <Header title="Schedules" sub="Periodic calls: when each last ran and how it ended, when it runs next.">
         <button type="button" onClick={() => setReload((r) => r + 1)}>Refresh</button>
       </Header>

@@ -1,5 +1,5 @@
 import type { Logger } from '@warren/logger';
-import { ScheduleControl, Scheduler, scheduleMethods, type ScheduleStore, type SchedulerOptions } from '@warren/schedules';
+import { ScheduleControl, Scheduler, ServiceScheduleSync, scheduleMethods, type ScheduleStore, type SchedulerOptions } from '@warren/schedules';
 import type { Broker, BrokerOptions } from './broker';
 
 /** How the broker runs its scheduler. */
@@ -14,14 +14,15 @@ export interface SchedulesWiringOptions {
  * What a schedule store gives the broker (Redis, or memory in embedded mode): the `schedule.*`
  * methods, `warren_schedule_*_total` on /metrics, and a scheduler on the broker's own client, so
  * fired calls are relayed and tracked like any other. `options` goes into startBroker; `attach`
- * starts the scheduler once the broker's client exists; `close` stops it (before the broker closes).
+ * starts the scheduler once the broker's client exists, and keeps the schedules services announce
+ * (defined in code) in the store; `close` stops both (before the broker closes).
  */
 export function schedulesWiring(store: ScheduleStore, options: SchedulesWiringOptions = {}): {
   readonly options: Pick<BrokerOptions, 'serviceMethods' | 'scheduleCounts'>;
   attach(broker: Broker, logger: Logger): void;
   close(): Promise<void>;
 } {
-  const late: { broker?: Broker; scheduler?: Scheduler } = {};
+  const late: { broker?: Broker; scheduler?: Scheduler; sync?: ServiceScheduleSync } = {};
   const client = (): Broker['client'] => {
     if (late.broker === undefined) throw new Error('schedules wiring used before attach');
     return late.broker.client;
@@ -34,10 +35,15 @@ export function schedulesWiring(store: ScheduleStore, options: SchedulesWiringOp
     },
     attach(broker, logger) {
       late.broker = broker;
+      late.sync = new ServiceScheduleSync(store, broker.registry, logger);
+      late.sync.start();
       if (options.run === false) return;
       late.scheduler = new Scheduler({ store, client: broker.client, logger, ...options.scheduler });
       late.scheduler.start();
     },
-    close: () => late.scheduler?.close() ?? Promise.resolve(),
+    close: async () => {
+      await late.sync?.close();
+      await late.scheduler?.close();
+    },
   };
 }

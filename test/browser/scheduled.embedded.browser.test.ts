@@ -51,6 +51,8 @@ test('lists schedules with last run, outcome, next run and paused state, labelle
   await page.getByRole('button', { name: 'Open the console' }).click();
   await page.getByRole('heading', { level: 1, name: 'Schedules' }).waitFor();
   await page.getByText('Not durable: these schedules').waitFor();
+  // The audit service defines one in code: listed with where it came from.
+  await row('audit.daily-check').getByText('service:audit').waitFor();
   await row('add-every-second').locator('td[data-outcome="ok"]').waitFor({ timeout: 15_000 });
   await row('add-every-second').getByText(/^in /).waitFor();
   await row('nightly-report').getByText('paused').first().waitFor();
@@ -72,8 +74,8 @@ test('pause, resume and run now act on the named schedule', async () => {
   await page.getByText(/Run now nightly-report: done \(call /).waitFor();
   await row('nightly-report').getByText('(run now)').waitFor();
   await row('nightly-report').locator('td[data-outcome="ok"]').waitFor();
-  const listed = (await rpc('schedule.list', {})).result as { items: { name: string; paused: boolean }[] };
-  expect(listed.items.map((i) => [i.name, i.paused])).toEqual([['add-every-second', true], ['nightly-report', false]]);
+  const listed = (await rpc('schedule.list', {})).result as { items: { name: string; paused: boolean; source: string }[] };
+  expect(listed.items.filter((i) => i.source === 'runtime').map((i) => [i.name, i.paused])).toEqual([['add-every-second', true], ['nightly-report', false]]);
 });
 
 test('delete asks first, then removes only that schedule', async () => {

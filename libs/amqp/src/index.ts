@@ -65,6 +65,7 @@ export { type ClientOptions, resolveClientOptions } from './engine/client-option
 export { replyUsersOf, type ReplyUsers, type TrustedService } from './engine/reply-users';
 export { WarrenService } from './runtime/service';
 export { type ServiceOptions, type ServiceMethod, type ServiceNotification, type ToolSpec, resolveServiceOptions } from './runtime/service-options';
+export type { ScheduleDeclaration } from './wire/schedule-declaration';
 export { defineMethod, defineNotification, jsonSchemaOf, NoParams, type MethodSpec, type TypedHandler } from './runtime/define-method';
 export type { ServiceStats } from './runtime/service-stats';
 export type { HandlerContext, NestedClient } from './runtime/context';

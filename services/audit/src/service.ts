@@ -26,6 +26,9 @@ export function auditService(config: Pick<ServiceEnv, 'namespace' | 'name' | 'pr
     prefetch: config.prefetch,
     notifications: auditNotifications(audit),
     methods: auditMethods(config.name, audit),
+    // Defined in code, announced, kept by the broker's scheduler (docs/scheduling.md, "Schedules in
+    // code"): a daily read of the newest entry, harmless, so the Scheduled view shows where it came from.
+    schedules: [{ name: `${config.name}.daily-check`, method: `${config.name}.recent`, params: { limit: 1 }, cron: '0 3 * * *', timezone: 'UTC' }],
     metadata: { description: deps.description ?? 'Records notifications to Redis', version: '0.1.0' },
     logger: deps.logger,
     ...(config.instanceId === undefined ? {} : { instanceId: config.instanceId }),

@@ -6,6 +6,7 @@ import type { ToolSpec } from '../runtime/service-options';
 import type { QueueType } from '../wire/topology';
 import type { TrackingReport } from '../runtime/tracker';
 import type { WorkerReport } from '../wire/worker-control';
+import { copyScheduleDeclaration, type ScheduleDeclaration } from '../wire/schedule-declaration';
 
 /** An application error a method declares it may answer, for discovery (OpenRPC `errors`). */
 export interface ErrorDescription {
@@ -57,6 +58,8 @@ export interface AnnounceMessage {
   readonly tracking?: TrackingReport;
   /** Where it runs, how it consumes, what it did, and the operator's controls it obeys (absent from older instances). */
   readonly worker?: WorkerReport;
+  /** Schedules the service defines in code (absent when none, and from older instances). */
+  readonly schedules?: readonly ScheduleDeclaration[];
 }
 
 export interface WithdrawMessage {
@@ -146,6 +149,7 @@ function normalize(w: WireAnnouncement): Announcement {
     queueType: w.queueType ?? 'classic',
     ...(w.tracking === undefined ? {} : { tracking: { state: w.tracking.state, since: w.tracking.since, degradedTransitions: w.tracking.degradedTransitions, untracked: w.tracking.untracked } }),
     ...(w.worker === undefined ? {} : { worker: workerOf(w.worker) }),
+    ...(w.schedules === undefined || w.schedules.length === 0 ? {} : { schedules: w.schedules.map(copyScheduleDeclaration) }),
   };
 }
 

@@ -23,6 +23,7 @@ export function describeInstance(o: ResolvedServiceOptions, startedAt: number, r
     queueType: o.queueType,
     ...(o.tracker?.report ? { tracking: o.tracker.report() } : {}),
     ...(worker === undefined ? {} : { worker }),
+    ...(o.schedules.length === 0 ? {} : { schedules: o.schedules }),
   };
 }
 

@@ -11,6 +11,8 @@ import { assertRetryPolicy, type RetryPolicy } from './retry';
 import type { CallTracker } from './tracker';
 import type { ServiceObserver } from './service-observer';
 import type { DirectoryWriter } from '../discovery/directory';
+import type { ScheduleDeclaration } from '../wire/schedule-declaration';
+import { assertServiceSchedules } from './service-schedules';
 
 /** How a method presents itself as an MCP tool. */
 export interface ToolSpec {
@@ -53,6 +55,12 @@ export interface ServiceOptions {
   readonly notifications?: Readonly<Record<string, ServiceNotification>>;
   /** Notifications every instance receives (e.g. cache invalidation). */
   readonly instanceNotifications?: Readonly<Record<string, ServiceNotification>>;
+  /**
+   * Schedules the service defines in code: checked when it starts (a `TypeError` naming the
+   * schedule and field), announced with its methods, and kept by the broker's scheduler as
+   * `source: "service:<name>"` (docs/scheduling.md, "Schedules in code"). @default []
+   */
+  readonly schedules?: readonly ScheduleDeclaration[];
   /** Requests one instance runs at once. @default 32 */
   readonly prefetch?: number;
   /**
@@ -142,6 +150,7 @@ export function resolveServiceOptions(options: ServiceOptions, context: ServiceO
     reservedMethods: options.reservedMethods ?? {},
     notifications: options.notifications ?? {},
     instanceNotifications: options.instanceNotifications ?? {},
+    schedules: assertServiceSchedules(options.schedules ?? []),
     prefetch: options.prefetch ?? 32,
     queueType: options.queueType ?? (context.clustered ? 'quorum' : 'classic'),
     durable: options.durable ?? true,

@@ -22,6 +22,25 @@ const text = (maxLength: number): JsonObject => ({ type: 'string', maxLength });
 
 const count = { type: 'integer', minimum: 0 };
 
+/** A schedule a service announces (wire/schedule-declaration.ts); services check theirs against it when they start. */
+export const scheduleDeclarationSchema: JsonObject = {
+  type: 'object',
+  required: ['name', 'method'],
+  description: 'A periodic call: the fields of schedule.add without paused. Exactly one of cron and everyMs; a broker refuses (and logs) one its own checks reject.',
+  properties: {
+    name: resourceName,
+    method: { type: 'string', minLength: 1, maxLength: 200 },
+    params: { anyOf: [{ type: 'object' }, { type: 'array' }], description: 'Params of every call. Default: none.' },
+    cron: { type: 'string', minLength: 1, maxLength: 200, description: '5 fields, or 6 with seconds first (croner syntax).' },
+    timezone: { type: 'string', minLength: 1, maxLength: 100, description: 'IANA zone cron is read in. Default "UTC".' },
+    everyMs: { type: 'integer', minimum: 1000, description: 'Instead of cron: every this many ms.' },
+    overlap: { enum: ['skip', 'queue', 'allow'], description: 'Default "skip".' },
+    catchUp: { enum: ['none', 'last', 'all'], description: 'Default "none".' },
+    catchUpMax: { type: 'integer', minimum: 1, maximum: 1000, description: 'With catchUp "all". Default 10.' },
+    timeoutMs: { type: 'integer', minimum: 1, maximum: 86_400_000, description: 'Deadline of each fired call. Default 60000.' },
+  },
+};
+
 /** The announcement of a service instance, or its withdrawal. */
 export const announcementSchema: JsonObject = {
   $schema: jsonSchemaDraft,
@@ -69,6 +88,7 @@ export const announcementSchema: JsonObject = {
         queueType: { enum: ['classic', 'quorum'], description: 'x-queue-type of the service queues. Default "classic".' },
         tracking: { $ref: '#/definitions/tracking' },
         worker: { $ref: '#/definitions/worker' },
+        schedules: { type: 'array', maxItems: 100, items: { $ref: '#/definitions/schedule' }, description: 'Schedules the service defines in code (docs/scheduling.md, "Schedules in code"): a broker with a schedule store keeps them as source "service:<service>". Default [].' },
       },
     },
     withdraw: {
@@ -124,6 +144,7 @@ export const announcementSchema: JsonObject = {
         inputSchema: { ...schemaRef, description: 'JSON Schema (draft-07) of the tool arguments object. Default: the method params schema.' },
       },
     },
+    schedule: scheduleDeclarationSchema,
     tracking: {
       type: 'object',
       required: ['state', 'since', 'degradedTransitions', 'untracked'],

@@ -3,6 +3,7 @@
 // its last run, outcome ok and next run; a paused cron schedule shows paused; Pause, Resume and
 // Run now act on the named schedule; Delete asks first. The screenshot is test-artifacts/console/
 // scheduled/console-scheduled.png (copied to docs/images/ by hand for docs/scheduling.md). /metrics counts the firings.
+// The audit service's schedule, defined in code, is listed with its source (service:audit).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -29,7 +30,8 @@ beforeAll(async () => {
   execFileSync(process.execPath, [path.join(root, 'broker', 'console', 'build.mjs')], { cwd: root, stdio: 'pipe' });
   mkdirSync(shots, { recursive: true });
   system = await startEmbedded({ GATEWAY_OPERATOR_TOKENS: token, GATEWAY_PORT: '0' }, () => silentLogger(), {
-    instances: [{ name: 'calculator-1', service: 'calculator' }],
+    // audit defines a schedule in code (docs/scheduling.md, "Schedules in code").
+    instances: [{ name: 'calculator-1', service: 'calculator' }, { name: 'audit', service: 'audit' }],
     broker: { defaultMetrics: false },
   });
   td.add(() => system.close());

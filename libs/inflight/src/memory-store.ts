@@ -1,9 +1,10 @@
 import {
   parseRecord, parseWorkersReply, queuedRecord, recordSeparator, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
 } from './decision';
-import { historyBounds, minTtlMs, type HistoryBounds, type HistoryKind } from './keys';
+import { historyBounds, type HistoryBounds, type HistoryKind } from './keys';
 import { maxErrorBytes } from './history-script';
 import { MemoryHistory } from './memory-history';
+import { MemoryProgress } from './memory-progress';
 import { at, claimTransition, fields, join, put, stateName } from './memory-record';
 import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore } from './store-port';
 
@@ -24,9 +25,10 @@ import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, Vi
  * const view = new InflightView({}, memory.connect());
  */
 export class MemoryInflightStore {
-  /** Call records and progress, by call id; each entry keeps its own expiry (ms since the epoch). */
+  /** Call records, by call id; each entry keeps its own expiry (ms since the epoch). */
   private readonly records = new Map<string, Entry<string>>();
-  private readonly progress = new Map<string, Entry<string>>();
+  /** Each call's latest progress and progress log. */
+  private readonly progress = new MemoryProgress();
   /** A call's earlier attempts (the attempts list), by call id. */
   private readonly attempts = new Map<string, Entry<string[]>>();
   private readonly effects = new Map<string, Entry<Map<string, string>>>();
@@ -120,7 +122,7 @@ export class MemoryInflightStore {
       put(f, 'state', 'W');
       put(f, 'lease', String(nextTryAt));
       put(f, 'token', '');
-      this.progress.delete(callId);
+      this.progress.dropLatest(callId);
       return 1;
     }) ?? 0;
   }
@@ -134,12 +136,12 @@ export class MemoryInflightStore {
     return outcome === undefined ? -1 : outcome;
   }
 
-  /** @internal */ setProgress(callId: string, token: string, json: string): number {
+  /** @internal */ setProgress(callId: string, token: string, json: string, logTtlMs: number): number {
     const record = this.records.get(callId);
     const written = this.update(callId, token, () => 1);
     if (written !== 1 || record === undefined) return 0;
     const now = this.write();
-    this.set(this.progress, callId, json, Math.max(minTtlMs, record.expiresAt - now), now);
+    this.progress.write(callId, json, record.expiresAt - now, logTtlMs, now);
     return 1;
   }
 
@@ -184,9 +186,14 @@ export class MemoryInflightStore {
 
   /** @internal */ record(callId: string): Record<string, string> {
     const out = parseRecord(this.get(this.records, callId));
-    const progress = this.get(this.progress, callId);
+    const progress = this.progress.latestOf(callId, Date.now());
     if (progress !== undefined && progress !== '' && out['state'] !== undefined) out['progress'] = progress;
     return out;
+  }
+
+  /** @internal The progress log of a call (JSON entries, oldest first). */
+  progressLog(callId: string): string[] {
+    return this.progress.logOf(callId, Date.now());
   }
 
   /** @internal The attempts list of a call (JSON entries, oldest first). */
@@ -298,7 +305,8 @@ export class MemoryInflightStore {
     const now = Date.now();
     if (now - this.lastSweep >= 1000) {
       this.lastSweep = now;
-      for (const map of [this.records, this.progress, this.attempts, this.effects, this.workers, this.marks] as Map<string, Entry<unknown>>[]) {
+      this.progress.sweep(now);
+      for (const map of [this.records, this.attempts, this.effects, this.workers, this.marks] as Map<string, Entry<unknown>>[]) {
         for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
       }
     }
@@ -366,8 +374,8 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
     return Promise.resolve();
   }
 
-  progress(callId: string, token: string, json: string): Promise<number> {
-    return Promise.resolve(this.memory.setProgress(callId, token, json));
+  progress(callId: string, token: string, json: string, logTtlMs: number): Promise<number> {
+    return Promise.resolve(this.memory.setProgress(callId, token, json, logTtlMs));
   }
 
   /** `_keyTtlMs`: each entry expires on its own here, so the whole set needs no TTL of its own. */
@@ -425,6 +433,10 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
 
   attempts(callId: string): Promise<string[]> {
     return Promise.resolve(this.memory.pastAttempts(callId));
+  }
+
+  progressLog(callId: string): Promise<string[]> {
+    return Promise.resolve(this.memory.progressLog(callId));
   }
 
   markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean> {

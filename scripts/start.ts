@@ -17,13 +17,21 @@
 // are redelivered. This script waits for every child, and SIGKILLs any still
 // there after childBoundMs, then exits.
 // Logs are pretty on a terminal, JSON otherwise (LOG_FORMAT, log-format.ts).
+// `npm start -- --watch` (RabbitMQ mode only) restarts the processes whose sources changed
+// (watch.ts): a service's src/ restarts that service's processes alone, the broker's its own, a
+// library's every process; the others, and RabbitMQ and Redis, keep running. A restarted process
+// gets one SIGTERM and drains as on Ctrl-C; one that crashes waits for the next change instead
+// of stopping everything.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { once } from 'node:events';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { defaultUrls } from './ensure-services';
 import { runEmbedded } from './start-embedded';
 import { chooseStartMode } from './start-mode';
 import { lineFormatter, logFormat } from './log-format';
+import { watchTrees } from './watch';
 
 const root = path.resolve(__dirname, '..');
 
@@ -39,6 +47,10 @@ const processes: readonly { name: string; file: string; env?: Record<string, str
 
 const children = new Map<string, ChildProcess>();
 let stopping = false;
+/** Set by --watch: a child that exits is waited on, not a reason to stop everything. */
+let watching = false;
+/** Children being restarted: their exit is expected. */
+const restarting = new Set<string>();
 const format = lineFormatter(logFormat(process.env, process.stdout.isTTY === true), process.stdout.isTTY === true && !process.env['NO_COLOR']);
 
 function start(name: string, file: string, env: Record<string, string> = {}): void {
@@ -52,6 +64,11 @@ function start(name: string, file: string, env: Record<string, string> = {}): vo
   createInterface({ input: child.stderr }).on('line', (line) => process.stderr.write(format(name, line)));
   child.on('exit', (code, signal) => {
     children.delete(name);
+    if (restarting.has(name) && !stopping) return;
+    if (!stopping && watching) {
+      process.stderr.write(`${name.padEnd(12)} | exited (${signal ?? code}); restarts on the next change to its sources\n`);
+      return;
+    }
     if (!stopping) {
       process.stderr.write(`${name.padEnd(12)} | exited (${signal ?? code}); stopping everything\n`);
       void stop(1);
@@ -71,7 +88,8 @@ async function stop(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
   exitCode = code;
-  for (const child of children.values()) child.kill('SIGTERM');
+  // One SIGTERM each: a child being restarted has had its own already (a second one would skip its drain).
+  for (const [name, child] of children) if (!restarting.has(name)) child.kill('SIGTERM');
   if (children.size === 0) process.exit(exitCode);
   // Each process drains its own work; this only bounds a process that hangs.
   setTimeout(() => {
@@ -80,12 +98,62 @@ async function stop(code: number): Promise<void> {
   }, childBoundMs).unref();
 }
 
+/** Stops `name` (one SIGTERM, its drain bounded as on Ctrl-C) and starts it again, unless everything is stopping. */
+async function restart(name: string): Promise<void> {
+  const p = processes.find((x) => x.name === name);
+  if (p === undefined || stopping) return;
+  const child = children.get(name);
+  restarting.add(name);
+  try {
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const bound = setTimeout(() => child.kill('SIGKILL'), childBoundMs);
+      await exited;
+      clearTimeout(bound);
+    }
+  } finally {
+    restarting.delete(name);
+  }
+  if (!stopping) start(p.name, p.file, p.env);
+}
+
+/** One restart at a time per process: changes during a restart queue one more. */
+const restarts = new Map<string, Promise<void>>();
+function queueRestart(name: string): void {
+  restarts.set(name, (restarts.get(name) ?? Promise.resolve()).then(() => restart(name)));
+}
+
+/** Watches each process's src/ and every library's; a change restarts the processes it feeds. */
+function watchSources(): void {
+  const libs = readdirSync(path.join(root, 'libs')).map((l) => `libs/${l}/src`).filter((t) => existsSync(path.join(root, t)));
+  const own = [...new Set(processes.map((p) => path.dirname(p.file)))];
+  watchTrees([...own, ...libs], (changed) => {
+    const all = libs.some((t) => changed.has(t));
+    const names = processes.filter((p) => all || changed.has(path.dirname(p.file))).map((p) => p.name);
+    process.stdout.write(`${'watch'.padEnd(12)} | ${[...changed].sort().join(', ')} changed: restarting ${names.join(', ')}\n`);
+    for (const name of names) queueRestart(name);
+  }, { root });
+  process.stdout.write(`warren: watching ${own.length + libs.length} source trees; a change restarts the processes it feeds\n`);
+}
+
+/** `npm start [-- --watch]`: the only argument there is. */
+function parseArgs(argv: readonly string[]): { readonly watch: boolean } {
+  const unknown = argv.filter((a) => a !== '--watch');
+  if (unknown.length > 0) throw new RangeError(`unknown argument ${unknown.join(' ')} (npm start takes only -- --watch)`);
+  return { watch: argv.includes('--watch') };
+}
+
 async function main(): Promise<void> {
+  watching = parseArgs(process.argv.slice(2)).watch;
   const mode = await chooseStartMode(process.env);
   // A local demo on loopback: without tokens it runs without auth, and says so (the broker
   // itself refuses to start without either). Set GATEWAY_TOKENS (client) and GATEWAY_OPERATOR_TOKENS (the console's) to try auth.
   if (!process.env['GATEWAY_TOKENS'] && !process.env['GATEWAY_OPERATOR_TOKENS']) process.env['GATEWAY_AUTH'] ||= 'none';
-  if (mode.kind === 'embedded') return runEmbedded(mode.why, format);
+  if (mode.kind === 'embedded') {
+    if (watching) throw new RangeError('--watch restarts services as processes of their own, and embedded mode runs them all in this one; run RabbitMQ and Redis (docs/embedded.md) to use it');
+    return runEmbedded(mode.why, format);
+  }
   const provided = mode.provided;
   // Every process gets both URLs explicitly: services track calls in Redis only when REDIS_URL is set.
   process.env['AMQP_URL'] ||= defaultUrls(process.env).rabbitmq;
@@ -99,6 +167,7 @@ async function main(): Promise<void> {
     for (const child of children.values()) child.kill('SIGKILL');
   });
   for (const p of processes) start(p.name, p.file, p.env);
+  if (watching) watchSources();
 }
 
 main().catch((err: unknown) => {

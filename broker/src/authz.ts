@@ -4,8 +4,9 @@
  * gateway, which is POST /rpc): it decides from who asks, the method, and the call it targets.
  *
  * - An operator token, or a gateway without auth (nobody to tell apart), may do everything.
- * - A client token sees and cancels only its own calls: `inflight.list` and `history.list` answer its
- *   calls only, `inflight.status`, `calls.show`, `inflight.cancel` and `$/cancelRequest` reach only a call it made;
+ * - A client token sees and cancels only its own calls: `inflight.list`, `history.list` and `delayed.list`
+ *   answer its calls only, `inflight.status`, `calls.show`, `inflight.cancel`, `delayed.cancel` and
+ *   `$/cancelRequest` reach only a call it made;
  *   `inflight.workers`, every `dlq.*` method, worker controls (`worker.*`, `workers.*`) and the
  *   console's feed are an operator's.
  * - Every other method is left to the allow-lists (the gateway's and the token's own).
@@ -42,9 +43,9 @@ export const internalAsker: Asker = { token: undefined, operator: true };
 
 const operatorOnly = /^(dlq|worker|workers)\.|^inflight\.workers$/;
 /** Methods that act on one call, named by `callId` (or `id`, as `$/cancelRequest` and the inflight methods read it). */
-const oneCall: ReadonlySet<string> = new Set(['inflight.status', 'calls.show', 'inflight.cancel', '$/cancelRequest']);
+const oneCall: ReadonlySet<string> = new Set(['inflight.status', 'calls.show', 'inflight.cancel', 'delayed.cancel', '$/cancelRequest']);
 /** Methods that answer a list of calls, of which a client token gets its own. */
-const callLists: ReadonlySet<string> = new Set(['inflight.list', 'history.list']);
+const callLists: ReadonlySet<string> = new Set(['inflight.list', 'history.list', 'delayed.list']);
 
 /** Whether the method is an operator's whatever the call (documented in docs/gateway.md, "Token scopes"). */
 export function isOperatorOnly(method: string): boolean {

@@ -62,6 +62,11 @@ export class CallGate {
     return asker.operator || (asker.token !== undefined && this.owners.owner(callId) === asker.token);
   }
 
+  /** The token (index) a call relayed through this gate was made with; undefined without auth, or when forgotten. */
+  ownerOf(callId: string): number | undefined {
+    return this.owners.owner(callId);
+  }
+
   /** Tells `listener` of every request the gate relayed once it is answered (the console's outcomes); returns the unsubscribe. */
   onSettled(listener: SettledListener): () => void {
     this.settled.add(listener);
@@ -148,14 +153,18 @@ export class CallGate {
     return new UnauthorizedError(message, data);
   }
 
-  /** inflight.list for a client token: the entries of its own calls only (an error passes through). */
-  /** A list of calls (an array, or a page's `items`: history.list) cut down to the asker's own. */
+  /**
+   * A list of calls (an array, a page's `items`: history.list, or `calls`: delayed.list) cut down to the
+   * asker's own: made through this gate, or recorded with its token as `principal` (delayed.list).
+   */
   private ownOnly(response: ResponseMessage, asker: Asker): ResponseMessage {
     if (isErrorResponse(response)) return response;
-    const mine = (list: JsonValue[]): JsonValue[] => list.filter((c) => typeof c === 'object' && c !== null && !Array.isArray(c) && typeof c['callId'] === 'string' && this.owns(asker, c['callId']));
+    const mine = (list: JsonValue[]): JsonValue[] => list.filter((c) => typeof c === 'object' && c !== null && !Array.isArray(c) && typeof c['callId'] === 'string'
+      && (this.owns(asker, c['callId']) || (asker.token !== undefined && c['principal'] === String(asker.token))));
     const result = response.result;
     if (Array.isArray(result)) return { ...response, result: mine(result) };
     if (typeof result === 'object' && result !== null && Array.isArray(result['items'])) return { ...response, result: { ...result, items: mine(result['items']) } };
+    if (typeof result === 'object' && result !== null && Array.isArray(result['calls'])) return { ...response, result: { ...result, calls: mine(result['calls']) } };
     return response;
   }
 

@@ -1,12 +1,13 @@
 import { idText, isErrorResponse } from '@warren/jsonrpc';
-import { inflightMethods, inflightNotifications, trackQueued, type InflightView } from '@warren/inflight';
+import { delayedMethods, inflightMethods, inflightNotifications, trackDelayed, trackQueued, type InflightView } from '@warren/inflight';
 import type { Logger } from '@warren/logger';
 import type { Broker, BrokerOptions } from './broker';
 
 /**
  * What an in-flight view gives the broker, whichever store it reads (Redis, or memory in embedded
- * mode): GET /inflight, the inflight.list/status/cancel/workers methods and $/cancelRequest, and
- * relayed calls marked `queued` until a worker takes them. `options` goes into startBroker;
+ * mode): GET /inflight, the inflight.list/status/cancel/workers methods and $/cancelRequest,
+ * relayed calls marked `queued` until a worker takes them, and delayed.list/cancel over the
+ * delayed calls it relays. `options` goes into startBroker;
  * `attach` is called with the started broker, whose client publishes the wire cancel.
  */
 export function inflightWiring(view: InflightView): {
@@ -14,18 +15,28 @@ export function inflightWiring(view: InflightView): {
   attach(broker: Broker, logger: Logger): void;
 } {
   // inflight.cancel also publishes the cancel on RabbitMQ, through the broker's client once it exists.
-  const wire: { cancel?: (callId: string) => Promise<void> } = {};
+  const wire: { cancel?: (callId: string, deadline?: number) => Promise<void> } = {};
   return {
     options: {
       inflight: { list: () => view.list(), status: (callId) => view.status(callId) },
-      serviceMethods: inflightMethods(view, { cancelOnWire: (id) => wire.cancel?.(id) ?? Promise.resolve() }),
+      serviceMethods: {
+        ...inflightMethods(view, { cancelOnWire: (id) => wire.cancel?.(id) ?? Promise.resolve() }),
+        // delayed.list / delayed.cancel: the delayed calls this broker relayed (docs/scheduling.md, "Delayed calls").
+        ...delayedMethods(view, { cancelOnWire: (id, deadline) => wire.cancel?.(id, deadline) ?? Promise.resolve() }),
+      },
       serviceNotifications: inflightNotifications(view),
     },
     attach(broker, logger) {
-      wire.cancel = (id) => broker.client.cancelOnWire(id, 'inflight.cancel');
+      wire.cancel = (id, deadline) => broker.client.cancelOnWire(id, 'inflight.cancel', deadline);
       // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
       trackQueued(broker.client, view, logger);
       recordUntracked(broker, view, logger);
+      // Delayed calls relayed through the gateway are listed until due, with their service and the token that sent them.
+      trackDelayed(broker.client, view.delayed, {
+        service: (method) => broker.gateway.catalogue.current().methods.get(method)?.service,
+        principal: (callId) => broker.gateway.calls.ownerOf(callId)?.toString(),
+        log: logger,
+      });
     },
   };
 }

@@ -17,12 +17,12 @@ describe('authorize', () => {
     expect(mayList(operator, method)).toBe(true);
   });
 
-  it.each(['inflight.list', 'history.list'])('gives a client token its own calls from %s', (method) => {
+  it.each(['inflight.list', 'history.list', 'delayed.list'])('gives a client token its own calls from %s', (method) => {
     expect(authorize(client, method, {}, owns)).toEqual({ kind: 'own-calls-only' });
     expect(authorize(operator, method, {}, owns)).toEqual({ kind: 'allow' });
   });
 
-  it.each(['inflight.status', 'calls.show', 'inflight.cancel', '$/cancelRequest'])('lets a client token reach only its own call with %s', (method) => {
+  it.each(['inflight.status', 'calls.show', 'inflight.cancel', 'delayed.cancel', '$/cancelRequest'])('lets a client token reach only its own call with %s', (method) => {
     expect(authorize(client, method, { callId: 'mine' }, owns)).toEqual({ kind: 'allow' });
     expect(authorize(client, method, { id: 'mine' }, owns)).toEqual({ kind: 'allow' });
     expect(authorize(client, method, { callId: 'theirs' }, owns)).toEqual({ kind: 'deny', reason: 'not_your_call', callId: 'theirs' });

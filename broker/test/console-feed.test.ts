@@ -59,7 +59,9 @@ test('one watcher reads the store once per tick, however many browsers listen', 
   // Ten ticks, plus at most one immediate snapshot per newcomer; five polls per tick would be 50.
   expect(source.list.mock.calls.length).toBeGreaterThanOrEqual(10);
   expect(source.list.mock.calls.length).toBeLessThanOrEqual(15);
-  for (const b of browsers) expect(b.events('inflight').length).toBeGreaterThanOrEqual(10);
+  // Each browser gets the whole list once, then what changed every tick.
+  for (const b of browsers) expect(b.events('inflight').length).toBe(1);
+  for (const b of browsers) expect(b.events('inflight-delta').length).toBeGreaterThanOrEqual(9);
   feed.close();
 });
 
@@ -93,9 +95,35 @@ test('a browser that stops reading is dropped once it has maxBufferedBytes unrea
   await jest.advanceTimersByTimeAsync(2000);
   expect(slow.destroyed).toBe(true);
   expect(feed.size).toBe(1);
-  const received = fast.events('inflight').length;
+  const received = fast.events('inflight-delta').length;
   await jest.advanceTimersByTimeAsync(500);
-  expect(fast.events('inflight').length).toBeGreaterThan(received);
+  expect(fast.events('inflight-delta').length).toBeGreaterThan(received);
+  feed.close();
+});
+
+test('in-flight calls: the whole list to a newcomer, then only what changed (ages and leases left out), whatever the others had', async () => {
+  const calls: InflightCall[] = [
+    { callId: 'c.1', method: 'add', service: 'calculator', startedAt: 1, ageMs: 5, leaseUntil: 10 },
+    { callId: 'c.2', method: 'add', service: 'calculator', startedAt: 2, ageMs: 4, leaseUntil: 10 },
+  ];
+  const { feed, source, attach } = setup({}, calls);
+  const first = attach();
+  await jest.advanceTimersByTimeAsync(50);
+  expect(first.events('inflight')).toEqual([expect.objectContaining({ calls: [{ callId: 'c.1', method: 'add', service: 'calculator', startedAt: 1 }, { callId: 'c.2', method: 'add', service: 'calculator', startedAt: 2 }], gateway: [] })]);
+  // A tick where only ages and leases moved sends nothing about the calls.
+  source.list.mockResolvedValue(calls.map((c) => ({ ...c, ageMs: 99, leaseUntil: 99 })));
+  await jest.advanceTimersByTimeAsync(100);
+  expect(first.events('inflight-delta').at(-1)).toMatchObject({ calls: { upsert: [], remove: [] }, gateway: { upsert: [], remove: [] } });
+  // c.1 ends, c.2 makes progress, c.3 starts.
+  const now: InflightCall[] = [{ callId: 'c.2', method: 'add', service: 'calculator', startedAt: 2, progress: { fraction: 0.5, at: 3 } }, { callId: 'c.3', method: 'add', startedAt: 3 }];
+  source.list.mockResolvedValue(now);
+  await jest.advanceTimersByTimeAsync(100);
+  expect(first.events('inflight-delta').at(-1)).toMatchObject({ calls: { upsert: now, remove: ['c.1'] } });
+  // A browser arriving now gets the whole list as it is, not the deltas it missed.
+  const second = attach();
+  await jest.advanceTimersByTimeAsync(50);
+  expect(second.events('inflight')).toEqual([expect.objectContaining({ calls: now })]);
+  expect(first.events('inflight').length).toBe(1);
   feed.close();
 });
 

@@ -80,8 +80,8 @@ describe('one RabbitMQ user per process (per-service permissions from permission
     calculator: { service: 'calculator' },
     reports: { service: 'reports' },
     mallory: { service: 'mallory' },
-    web: {},
-    broker: { service: 'warren-broker', discovery: true, deadLetters: true },
+    web: { delayed: true },
+    broker: { service: 'warren-broker', discovery: true, deadLetters: true, delayed: true },
   };
 
   beforeAll(async () => {
@@ -132,6 +132,10 @@ describe('one RabbitMQ user per process (per-service permissions from permission
       const relayed = await fetch(new URL('/rpc', gateway), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'add', params: [4, 5], id: 1 }) });
       expect(await relayed.json()).toEqual({ jsonrpc: '2.0', result: 9, id: 1 });
       expect(await web.call('dlq.list', { service: 'calculator' })).toEqual({ total: 0, items: [] });
+      // A delayed call with the delay chain's permissions (`delayed`), directly and through the gateway.
+      expect(await web.call('add', [1, 2], { delayMs: 300 })).toBe(3);
+      const later = await fetch(new URL('/rpc', gateway), { method: 'POST', headers: { 'content-type': 'application/json', 'x-delay-ms': '300' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'add', params: [2, 2], id: 2 }) });
+      expect(await later.json()).toEqual({ jsonrpc: '2.0', result: 4, id: 2 });
 
       // Nobody reads what is not theirs: 403 ACCESS_REFUSED closes the channel.
       const consume = async (role: string, queue: string): Promise<unknown> => {

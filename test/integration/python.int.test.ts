@@ -2,27 +2,20 @@
 // docs/protocol.md) against the real system: the Python client against a
 // TypeScript service, and the TypeScript client against the Python service,
 // including a cancel from each side stopping a call where it runs.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import amqp from 'amqplib';
 import { AmqpConnection, RpcClient, ServiceRegistry, connectClient, startService } from '@warren/amqp';
 import { ErrorCode, RawNumberId, wireErrorOf } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import { TestNamespace } from '../support/amqp';
+import { pythonWithPika } from '../support/python';
 
 const dir = path.join(__dirname, '..', '..', 'examples', 'python');
 const td = new Teardown();
 const ns = new TestNamespace();
 const urls = amqpUrl();
 const url = Array.isArray(urls) ? String(urls[0]) : String(urls);
-
-/** Debian's python3 has python3-pika (installed by .ci/run); a pyenv python3 first on PATH may not. */
-function pythonWithPika(): string {
-  for (const candidate of [process.env['PYTHON'], '/usr/bin/python3', 'python3'].filter((c): c is string => !!c)) {
-    if (spawnSync(candidate, ['-c', 'import pika'], { stdio: 'ignore' }).status === 0) return candidate;
-  }
-  throw new Error('no python3 with pika: install python3-pika (.ci/run does)');
-}
 
 /** The wire code a call fails with: the Python service's answer, or the wire form of a failure on the caller's side. */
 async function codeOf(p: Promise<unknown>): Promise<number | undefined> {

@@ -12,8 +12,6 @@
 // It takes RabbitMQ down for several seconds, so it runs in a stage of its own
 // after every other test (`npm run test:restart`, jest.late.config.js), and
 // refuses to run while another jest process is running.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { AmqpConnection, RpcClient, WarrenService, type ClientOptions, type ServiceOptions } from '@warren/amqp';
 import { InflightView, callWithRecovery, createRedisTracker } from '@warren/inflight';
@@ -21,7 +19,8 @@ import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
 import { runsKey, workMethods } from '../../scripts/soak-worker';
 import { deleteRedisKeys } from '../integration/helpers';
-import { hasRabbitmqctl, rabbitmqctl } from '../integration/faults/rabbitmqctl';
+import { rabbitmqctl } from '../integration/faults/rabbitmqctl';
+import { assertRestartAlone } from './alone';
 import { TestNamespace, queueDepth } from '../support/amqp';
 
 const td = new Teardown();
@@ -37,33 +36,6 @@ afterAll(async () => {
   if (brokerDown) await rabbitmqctl(['start_app']).catch(() => undefined);
   await td.run();
 });
-
-/** Our own process and its ancestors (npm, sh, jest): /proc/<pid>/stat field 4 is the parent. */
-function lineage(): Set<number> {
-  const pids = new Set<number>();
-  for (let pid = process.pid; pid > 1 && !pids.has(pid);) {
-    pids.add(pid);
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    } catch {
-      break;
-    }
-  }
-  return pids;
-}
-
-/** Other jest runs on this machine: restarting the broker under them would fail their tests. */
-function otherJestRuns(): string[] {
-  let out: string;
-  try {
-    out = execFileSync('pgrep', ['-af', 'jest'], { encoding: 'utf8' });
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-  const mine = lineage();
-  return out.split('\n').filter((line) => line.trim() !== '' && !mine.has(Number(line.trim().split(/\s+/)[0])));
-}
 
 async function connect(role: string): Promise<AmqpConnection> {
   const connection = new AmqpConnection({ urls: amqpUrl(), connectionName: `${ns.namespace}-${role}`, heartbeatSeconds: 2, reconnect: { initialDelayMs: 100, maxDelayMs: 1000 } });
@@ -90,11 +62,7 @@ type Outcome = 'ok' | number | string;
 const outcomeOf = (err: unknown): Outcome => wireErrorOf(err)?.code ?? String(err);
 
 it('durable job requests survive a broker restart and run once; everyone reconnects; new calls succeed', async () => {
-  if (process.env['WARREN_RESTART_FORCE'] !== '1') {
-    const others = otherJestRuns();
-    if (others.length > 0) throw new Error(`another jest run is in progress; the restart stage takes RabbitMQ down and must run alone (WARREN_RESTART_FORCE=1 overrides):\n${others.join('\n')}`);
-  }
-  if (!hasRabbitmqctl()) throw new Error('the restart stage needs rabbitmqctl (on the PATH, or RABBITMQCTL="docker exec <container> rabbitmqctl")');
+  assertRestartAlone();
   td.add(() => ns.destroy());
   td.add(() => deleteRedisKeys(`${prefix}:`));
 

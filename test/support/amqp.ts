@@ -1,5 +1,5 @@
 import amqp from 'amqplib';
-import { names, type Names } from '@warren/amqp';
+import { delayLevels, names, type Names } from '@warren/amqp';
 import { amqpUrl, uniqueName } from '@warren/testkit';
 
 /**
@@ -11,6 +11,7 @@ export class TestNamespace {
   private readonly services = new Set<string>();
   private readonly instances: [string, string][] = [];
   private readonly queues = new Set<string>();
+  private delayChain = false;
 
   /** `namespace`: a name of your own (the soak's), else a unique one. */
   constructor(readonly namespace: string = uniqueName('t').replace(/[^A-Za-z0-9_.-]/g, '')) {
@@ -29,6 +30,12 @@ export class TestNamespace {
     return name;
   }
 
+  /** Remembers that the namespace's delay chain (wire/delay.ts) is declared: its queues and exchanges go too. */
+  withDelayChain(): this {
+    this.delayChain = true;
+    return this;
+  }
+
   /** Deletes the queues of every service named through {@link service}, and the namespace's exchanges. */
   async destroy(url: string = amqpUrl()): Promise<void> {
     const model = await amqp.connect(url);
@@ -39,6 +46,11 @@ export class TestNamespace {
       }
       for (const [s, i] of this.instances) await ch.deleteQueue(this.names.instanceEventQueue(s, i));
       for (const q of this.queues) await ch.deleteQueue(q);
+      if (this.delayChain) {
+        for (let level = 0; level < delayLevels; level++) await ch.deleteQueue(this.names.delayQueue(level));
+        for (let level = 0; level < delayLevels; level++) await ch.deleteExchange(this.names.delayExchange(level));
+        await ch.deleteExchange(this.names.delayDueExchange);
+      }
       for (const e of [this.names.requestExchange, this.names.eventExchange, this.names.deadLetterExchange, this.names.controlExchange, this.names.discoverExchange, this.names.cancelExchange]) await ch.deleteExchange(e);
       await ch.close();
     } finally {

@@ -257,3 +257,74 @@ describe('the console feed', () => {
     abort.abort();
   });
 });
+
+describe('delayed.list and delayed.cancel through POST /rpc', () => {
+  /** Sends a delayed `add` (a minute away) with `token`; resolves with its call id once listed, and its HTTP answer. */
+  async function delayedCall(system: EmbeddedSystem, token: string): Promise<{ callId: string; hangUp: () => void; answer: Promise<unknown> }> {
+    const before = new Set(system.broker.gateway.calls.list().map((c) => c.callId));
+    const abort = new AbortController();
+    const answer = fetch(`${system.url}/rpc`, { method: 'POST', signal: abort.signal, headers: { 'content-type': 'application/json', 'x-delay-ms': '60000', ...authHeaders(token) }, body: '{"jsonrpc":"2.0","method":"add","params":[1,2],"id":8}' }).catch(() => undefined);
+    let callId = '';
+    await waitFor(() => {
+      callId = system.broker.gateway.calls.list().find((c) => c.method === 'add' && !before.has(c.callId))?.callId ?? '';
+      return callId !== '';
+    }, { message: 'delayed call relayed' });
+    return { callId, hangUp: () => abort.abort(), answer };
+  }
+
+  it('lists a client token its own delayed calls only, lets it cancel only those; an operator sees and cancels all', async () => {
+    const system = systemFor('client');
+    const client = await openDoor('POST /rpc', system.url, tokens.client);
+    const operator = await openDoor('POST /rpc', system.url, tokens.operator);
+    const mine = await delayedCall(system, tokens.client);
+    const theirs = await delayedCall(system, tokens.other);
+    try {
+      const ids = async (door: Door): Promise<string[]> => ((await door.call('delayed.list', {})) as { value: { calls: { callId: string }[] } }).value.calls.map((c) => c.callId);
+      await waitFor(async () => (await ids(operator)).length === 2, { message: 'both listed' });
+      expect(await ids(client)).toEqual([mine.callId]);
+      expect(await client.call('delayed.cancel', { callId: theirs.callId })).toEqual({ kind: 'denied', reason: 'not_your_call' });
+      expect(await client.call('delayed.cancel', { callId: mine.callId })).toMatchObject({ kind: 'result', value: { listed: true } });
+      expect(await operator.call('delayed.cancel', { callId: theirs.callId })).toMatchObject({ kind: 'result', value: { listed: true } });
+      expect(await ids(operator)).toEqual([]);
+    } finally {
+      mine.hangUp();
+      theirs.hangUp();
+      await Promise.all([mine.answer, theirs.answer]);
+      await client.close();
+      await operator.close();
+    }
+  });
+});
+
+// The console's bulk cancel is a JSON-RPC batch of inflight.cancel through POST /rpc (broker/console/src/bulk-cancel.ts):
+// the rule judges each entry on its own, so a batch can do nothing its entries could not do one by one.
+describe('a bulk cancel (a batch of inflight.cancel through POST /rpc)', () => {
+  async function batchCancel(system: EmbeddedSystem, token: string, callIds: readonly string[]): Promise<Answer[]> {
+    const body = callIds.map((callId, i) => ({ jsonrpc: '2.0', method: 'inflight.cancel', params: { callId }, id: i }));
+    const res = await fetch(`${system.url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', ...authHeaders(token) }, body: JSON.stringify(body) });
+    const answers = (await res.json()) as { id: number; result?: unknown; error?: { code: number; data?: unknown } }[];
+    return [...answers].sort((a, b) => a.id - b.id).map((a) => (a.error ? fromError(a.error) : { kind: 'result', value: a.result }));
+  }
+
+  it('cancels a client token\'s own calls and refuses, per entry, another\'s (which keeps running)', async () => {
+    const system = systemFor('client');
+    const mine = [await holdCall(system, tokens.client), await holdCall(system, tokens.client)];
+    const theirs = await holdCall(system, tokens.other);
+    const answers = await batchCancel(system, tokens.client, [mine[0]!.callId, theirs.callId, mine[1]!.callId]);
+    expect(answers.map((a) => a.kind)).toEqual(['result', 'denied', 'result']);
+    expect(answers[1]).toEqual({ kind: 'denied', reason: 'not_your_call' });
+    for (const m of mine) expect((await m.answer).error?.code).toBe(ErrorCode.Cancelled);
+    const operatorView = new GatewayView(new GatewayCaller(system.url, tokens.operator, 5000));
+    expect((await operatorView.status(theirs.callId)).state).toBe('running');
+    await operatorView.cancel(theirs.callId);
+    expect((await theirs.answer).error?.code).toBe(ErrorCode.Cancelled);
+  });
+
+  it('cancels anyone\'s calls with an operator token', async () => {
+    const system = systemFor('operator');
+    const calls = [await holdCall(system, tokens.client), await holdCall(system, tokens.other)];
+    const answers = await batchCancel(system, tokens.operator, calls.map((c) => c.callId));
+    expect(answers.map((a) => a.kind)).toEqual(['result', 'result']);
+    for (const c of calls) expect((await c.answer).error?.code).toBe(ErrorCode.Cancelled);
+  });
+});

@@ -44,6 +44,24 @@ it('tracks a job in the shared in-memory store: the broker lists it, a cancel st
   await expect(rpc({ jsonrpc: '2.0', method: 'inflight.status', params: { callId }, id: 4 })).resolves.toMatchObject({ result: { state: 'cancelled' } });
 });
 
+it('delays a call in memory (not durable): due, listed by delayed.list, unlisted by delayed.cancel', async () => {
+  const post = async (body: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<unknown> => (await fetch(`${system.url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), ...(signal ? { signal } : {}) })).json();
+  const sent = Date.now();
+  await expect(post({ jsonrpc: '2.0', method: 'add', params: [2, 3], id: 5 }, { 'x-delay-ms': '300' })).resolves.toEqual({ jsonrpc: '2.0', result: 5, id: 5 });
+  expect(Date.now() - sent).toBeGreaterThanOrEqual(300);
+  const hangUp = new AbortController();
+  const later = post({ jsonrpc: '2.0', method: 'add', params: [1, 1], id: 6 }, { 'x-delay-ms': '60000', 'x-timeout-ms': '1000' }, hangUp.signal);
+  type Listed = { result: { calls: { callId: string; method: string; service: string }[] } };
+  await waitFor(async () => ((await rpc({ jsonrpc: '2.0', method: 'delayed.list', params: {}, id: 7 })) as Listed).result.calls.length === 1, { timeoutMs: 5000, intervalMs: 50, message: 'listed' });
+  const [entry] = ((await rpc({ jsonrpc: '2.0', method: 'delayed.list', params: {}, id: 8 })) as Listed).result.calls;
+  expect(entry).toMatchObject({ method: 'add', service: 'calculator' });
+  await expect(rpc({ jsonrpc: '2.0', method: 'delayed.cancel', params: { callId: entry?.callId }, id: 9 })).resolves.toMatchObject({ result: { listed: true } });
+  await expect(rpc({ jsonrpc: '2.0', method: 'delayed.list', params: {}, id: 10 })).resolves.toMatchObject({ result: { calls: [] } });
+  // Its HTTP caller would be answered -32003 when it falls due; this one hangs up instead of waiting a minute.
+  hangUp.abort();
+  await expect(later).rejects.toThrow();
+});
+
 it('fans a notification out to the audit service, which keeps it in memory', async () => {
   await client.notify('notify_hello', [7]);
   await waitFor(async () => (await client.call<{ method: string }[]>('audit.recent', { limit: 10 })).some((e) => e.method === 'notify_hello'), { timeoutMs: 5000, intervalMs: 50, message: 'recorded' });

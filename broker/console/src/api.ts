@@ -95,6 +95,36 @@ export async function rpc(method: string, params?: unknown, timeoutMs?: number):
   return { ok: true, result: answer.result, ms };
 }
 
+/**
+ * Calls several methods in one POST /rpc (a JSON-RPC batch: each entry is authorized and answered
+ * on its own); the answers in the order of `calls`. Never rejects for a JSON-RPC error.
+ */
+export async function rpcBatch(calls: readonly { readonly method: string; readonly params?: unknown }[]): Promise<RpcAnswer[]> {
+  const ids = calls.map(() => `console-${nextId++}`);
+  const body = JSON.stringify(calls.map((c, i) => ({ jsonrpc: '2.0', method: c.method, ...(c.params === undefined ? {} : { params: c.params }), id: ids[i] })));
+  const started = performance.now();
+  const response = await fetch('/rpc', { method: 'POST', headers: { 'content-type': 'application/json', ...authHeaders() }, body });
+  const text = await response.text();
+  const ms = performance.now() - started;
+  if (response.status === 401) reportUnauthorized(refusedToken());
+  let answers: unknown;
+  try {
+    answers = JSON.parse(text);
+  } catch {
+    answers = undefined;
+  }
+  const byId = new Map<unknown, { result?: unknown; error?: RpcError }>();
+  if (Array.isArray(answers)) for (const a of answers as { id?: unknown; result?: unknown; error?: RpcError }[]) byId.set(a.id, a);
+  // A batch refused whole (too large, bad token) answers one error: it is every entry's.
+  const whole = !Array.isArray(answers) ? (answers as { error?: RpcError } | undefined)?.error ?? { code: -32700, message: `unreadable answer (HTTP ${response.status})` } : undefined;
+  return ids.map((id): RpcAnswer => {
+    const a = byId.get(id);
+    if (a?.error ?? whole) return { ok: false, error: (a?.error ?? whole) as RpcError, ms };
+    if (a === undefined) return { ok: false, error: { code: -32603, message: 'no answer in the batch' }, ms };
+    return { ok: true, result: a.result, ms };
+  });
+}
+
 /** Like {@link rpc}, but a JSON-RPC error rejects (for the views' own calls). */
 export async function call<T>(method: string, params?: unknown): Promise<T> {
   const answer = await rpc(method, params);

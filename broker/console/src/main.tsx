@@ -6,7 +6,8 @@ import { openFeed } from './feed';
 import { clock } from './format';
 import { isStale, type Live } from './live';
 import { href, useRoute } from './route';
-import type { InflightEvent, Outcome, ServicesResponse, ThroughputSnapshot } from './types';
+import { InflightMirror } from './inflight-mirror';
+import type { InflightDelta, InflightEvent, Outcome, ServicesResponse, ThroughputSnapshot } from './types';
 import { ConsoleView } from './views/console';
 import { DeadLettersView } from './views/dead-letters';
 import { Help } from './views/help';
@@ -65,13 +66,17 @@ function App() {
 
   useEffect(() => {
     if (auth !== 'ok') return undefined;
+    const mirror = new InflightMirror();
     return openFeed(
       (event, data) => {
+        // Applied here, once per event (not in the state updater, which may run twice).
+        const inflight = event === 'inflight' ? mirror.full(data as InflightEvent) : event === 'inflight-delta' ? mirror.delta(data as InflightDelta) : undefined;
         setLive((l) => {
           switch (event) {
             case 'inflight':
+            case 'inflight-delta':
               // `receivedAt`: when the page read it, for the feed-to-DOM measure In flight makes (bench/console-bench.ts).
-              return { ...l, inflight: { ...(data as InflightEvent), receivedAt: performance.now() }, liveAt: Date.now() };
+              return inflight === undefined ? l : { ...l, inflight: { ...inflight, receivedAt: performance.now() }, liveAt: Date.now() };
             case 'throughput':
               return { ...l, throughput: data as ThroughputSnapshot };
             case 'catalogue':
@@ -130,7 +135,7 @@ function App() {
   if (auth !== 'ok') return <TokenForm problem={auth} onDone={(t) => { setToken(t); setAuth('checking'); setAttempt((a) => a + 1); }} />;
 
   const stale = isStale(live);
-  const running = (live.inflight?.calls.length ?? 0) + (live.inflight?.gateway.filter((g) => !live.inflight?.calls.some((c) => c.callId === g.callId)).length ?? 0);
+  const running = runningCount(live.inflight);
   return (
     <div class="shell">
       <a class="skip" href="#main">Skip to content</a>
@@ -184,6 +189,13 @@ function App() {
       {help ? <Help views={views} onClose={() => setHelp(false)} /> : null}
     </div>
   );
+}
+
+/** Calls in flight: the cluster's, and the gateway's no worker has taken yet (a set: 1,000 × 1,000 lookups would not do). */
+function runningCount(inflight: InflightEvent | undefined): number {
+  if (!inflight) return 0;
+  const cluster = new Set(inflight.calls.map((c) => c.callId));
+  return cluster.size + inflight.gateway.filter((g) => !cluster.has(g.callId)).length;
 }
 
 const root = document.getElementById('app');

@@ -37,6 +37,15 @@ export interface InflightEvent {
   readonly receivedAt?: number;
 }
 
+/** A tick's change to the calls in flight (`inflight-delta`): entries new or changed, and ids gone. */
+export interface InflightDelta {
+  readonly at: number;
+  readonly configured: boolean;
+  readonly calls: { readonly upsert: readonly ClusterCall[]; readonly remove: readonly string[] };
+  readonly gateway: { readonly upsert: readonly GatewayCall[]; readonly remove: readonly string[] };
+  readonly error?: string;
+}
+
 export type OutcomeState = 'done' | 'failed' | 'cancelled' | 'expired';
 
 export interface Outcome {

@@ -30,6 +30,7 @@ export function useRowWindow(count: number, defaultRowHeight = 41): RowWindow {
       frame = 0;
       const el = body.current;
       if (!el) return;
+      measure(el);
       const top = el.getBoundingClientRect().top;
       setFirst(Math.max(0, Math.floor(-top / rowHeight)));
       setVisible(Math.ceil(window.innerHeight / rowHeight) + 1);
@@ -47,10 +48,19 @@ export function useRowWindow(count: number, defaultRowHeight = 41): RowWindow {
     };
   }, [rowHeight]);
 
-  // The real height of a row (it changes with the layout, e.g. at narrow widths).
+  // The real height of a row (it changes with the layout, e.g. at narrow widths): read when the
+  // first rows appear, then on scroll and resize (in an animation frame, where the layout is
+  // done anyway). Not after every update: reading a height there forces a layout per feed tick,
+  // the largest single cost In flight had under 1,000 calls (bench/console-bench.ts).
+  const measured = useRef(false);
+  const measure = (el: HTMLTableSectionElement): void => {
+    const row = el.querySelector<HTMLElement>('tr[data-call-id]');
+    if (!row) return;
+    measured.current = true;
+    if (Math.abs(row.offsetHeight - rowHeight) >= 1) setRowHeight(row.offsetHeight);
+  };
   useLayoutEffect(() => {
-    const row = body.current?.querySelector<HTMLElement>('tr[data-call-id]');
-    if (row && Math.abs(row.offsetHeight - rowHeight) >= 1) setRowHeight(row.offsetHeight);
+    if (!measured.current && body.current) measure(body.current);
   });
 
   const start = Math.min(Math.max(0, first - overscan), Math.max(0, count - 1));

@@ -3,6 +3,7 @@ import type { Logger } from '@warren/logger';
 import type { CallGate, GatewayCall } from '../calls';
 import type { InflightCall, InflightSource } from '../inflight';
 import type { LiveCatalogue } from '../live-catalogue';
+import { InflightDiff } from './inflight-delta';
 import type { ResolvedConsoleOptions } from './options';
 import { OutcomeLog, outcomeState, type Outcome, type OutcomeState } from './outcomes';
 import { Throughput } from './throughput';
@@ -28,7 +29,9 @@ const terminal: ReadonlySet<string> = new Set<OutcomeState>(['done', 'failed', '
  * browsers, and a browser that leaves more than `maxBufferedBytes` unread is
  * dropped rather than buffered for (it reconnects to a fresh snapshot).
  *
- * Events: `inflight` (every tick: the cluster's calls and the gateway's own),
+ * Events: `inflight` (a newcomer's first: the cluster's calls and the gateway's own),
+ * `inflight-delta` (every tick after that: the calls new or changed, and the ids gone; see
+ * {@link InflightDiff}),
  * `outcomes` (new finished calls; the first one after connecting carries the
  * recent history, with `reset: true`), `throughput` (every tick), `catalogue`
  * (the set of services, instances or methods changed: fetch /services again).
@@ -47,6 +50,7 @@ export class ConsoleFeed {
   /** Calls that left the store and are still to be looked up. */
   private ended: InflightCall[] = [];
   private fresh: Outcome[] = [];
+  private readonly diff = new InflightDiff();
   private catalogueKey = '';
   private catalogueVersion = 0;
   private readonly unsubscribe: () => void;
@@ -112,6 +116,7 @@ export class ConsoleFeed {
     // Whatever ran while nobody watched is not followed: its end would be looked up hours later.
     this.running.clear();
     this.ended = [];
+    this.diff.reset();
   }
 
   /** One read of the store, sent to every browser; a tick still under way (slow Redis) makes the next one skip. */
@@ -133,7 +138,7 @@ export class ConsoleFeed {
         }
       }
       const now = Date.now();
-      this.broadcast('inflight', { at: now, configured: source !== undefined, calls, gateway: this.deps.gate.list(), ...(error === undefined ? {} : { error }) });
+      this.sendInflight({ at: now, configured: source !== undefined, ...(error === undefined ? {} : { error }) }, calls);
       if (this.fresh.length > 0) this.broadcast('outcomes', { items: this.fresh.splice(0) });
       this.broadcast('throughput', this.throughput.snapshot(now));
       const key = catalogueKey(this.deps.catalogue);
@@ -192,22 +197,41 @@ export class ConsoleFeed {
     if (this.clients.size > 0) this.fresh.push(outcome);
   }
 
+  /** This tick's calls: the whole list to browsers that have none yet, what changed to the others (each serialized once). */
+  private sendInflight(head: { at: number; configured: boolean; error?: string }, calls: readonly InflightCall[]): void {
+    const delta = this.diff.next(calls, this.deps.gate.list());
+    let full: string | undefined;
+    let changes: string | undefined;
+    for (const client of [...this.clients]) {
+      const frame = client.seeded
+        ? (changes ??= `event: inflight-delta\ndata: ${JSON.stringify({ ...head, ...delta })}\n\n`)
+        : (full ??= `event: inflight\ndata: ${JSON.stringify({ ...head, ...this.diff.snapshot() })}\n\n`);
+      client.seeded = true;
+      this.deliver(client, frame);
+    }
+    if (this.clients.size === 0) this.stop();
+  }
+
   private broadcast(event: string, data: unknown): void {
     if (this.clients.size === 0) return;
     // Serialized once for every browser.
     const frame = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    for (const client of this.clients) {
-      if (!client.write(frame)) {
-        this.clients.delete(client);
-        this.log.info({ buffered: client.buffered }, 'console client dropped: it reads too slowly');
-      }
-    }
+    for (const client of [...this.clients]) this.deliver(client, frame);
     if (this.clients.size === 0) this.stop();
+  }
+
+  private deliver(client: FeedClient, frame: string): void {
+    if (client.write(frame)) return;
+    this.clients.delete(client);
+    this.log.info({ buffered: client.buffered }, 'console client dropped: it reads too slowly');
   }
 }
 
 /** One browser's stream. */
 class FeedClient {
+  /** Whether it was sent the whole in-flight list once (then it gets deltas). */
+  seeded = false;
+
   constructor(private readonly response: ServerResponse, private readonly maxBufferedBytes: number) {}
 
   get buffered(): number {

@@ -23,6 +23,8 @@ export const GatewayRefusal = {
   WARREN_GW_FORBIDDEN_ORIGIN: { status: 403, code: ErrorCode.Unauthorized, reason: 'origin_not_allowed' },
   /** `X-Timeout-Ms` is not a positive integer. */
   WARREN_GW_BAD_TIMEOUT: { status: 400, code: ErrorCode.InvalidRequest, reason: 'invalid_timeout_header' },
+  /** `X-Delay-Ms` or `X-Not-Before` malformed, both given, or further than 2^32 − 1 ms away. */
+  WARREN_GW_BAD_DELAY: { status: 400, code: ErrorCode.InvalidRequest, reason: 'invalid_delay_header' },
   /** A malformed HTTP request fastify refused (bad Content-Length, aborted upload). */
   WARREN_GW_BAD_REQUEST: { status: 400, code: ErrorCode.InvalidRequest, reason: 'bad_http_request' },
   /** Headers or body not received within `headersTimeoutMs` / `requestTimeoutMs`; the connection is closed. */

@@ -3,6 +3,7 @@ import { relayPayload } from '@warren/amqp';
 import { encodeResponse, resolveDecodeLimits, type DecodeLimits } from '@warren/jsonrpc';
 import type { FastifyInstance } from 'fastify';
 import type { CallGate } from '../calls';
+import { delayOf } from './delay-headers';
 import { sendRefusal } from './errors';
 
 export interface RpcRouteOptions {
@@ -24,6 +25,9 @@ export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void
   app.post('/rpc', async (request, reply) => {
     const timeoutMs = callTimeout(request.headers['x-timeout-ms'], o.defaultTimeoutMs, o.maxTimeoutMs);
     if (timeoutMs === undefined) return sendRefusal(reply, 'WARREN_GW_BAD_TIMEOUT');
+    // A delayed call's deadline (X-Timeout-Ms) counts from when it is due.
+    const delay = delayOf(request.headers, Date.now());
+    if (delay === undefined) return sendRefusal(reply, 'WARREN_GW_BAD_DELAY');
     // A caller that hangs up cancels what it was waiting for.
     const hangUp = new AbortController();
     setMaxListeners(listenersPerRequest, hangUp.signal);
@@ -36,7 +40,7 @@ export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void
       decodeLimits: o.decodeLimits,
       // The principal's predicate already includes the gateway's allow-list.
       allow: principal.allow,
-      call: { timeoutMs, signal: hangUp.signal, ...(typeof traceparent === 'string' ? { traceparent } : {}) },
+      call: { timeoutMs, signal: hangUp.signal, ...delay, ...(typeof traceparent === 'string' ? { traceparent } : {}) },
     });
     if (answer === null) return reply.code(204).send();
     return reply.code(200).type('application/json').send(encodeResponse(answer));

@@ -58,6 +58,8 @@ export type {
   WireProperties, WireFields, WireHeaders, WirePublishOptions, WireQueueOptions, WireExchangeOptions, WireConsumeOptions, WireExchangeType, WireQueueInfo,
 } from './transport/contract';
 export { type BackoffOptions, backoffDelay, defaultBackoff } from './transport/backoff';
+export { type DelayOptions } from './engine/delay-options';
+export { delayLevels, maxDelayMs, delayLevelsOf, DelayHeader, type DelayTarget } from './wire/delay';
 export { RpcClient, type CallOptions, type NotifyOptions, type BatchEntry, type BatchResult, type RpcProxy, type ClientStats, type CancelListener, type SendListener, type SentCall } from './engine/client';
 export { type ClientOptions, resolveClientOptions } from './engine/client-options';
 export { replyUsersOf, type ReplyUsers, type TrustedService } from './engine/reply-users';

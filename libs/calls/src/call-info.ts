@@ -15,6 +15,8 @@ export interface CallInfo {
   readonly id: Id;
   /** Absolute deadline, ms since the epoch (the caller's). */
   readonly deadline: number;
+  /** A delayed call: when it becomes due, ms since the epoch (it waits in RabbitMQ's delay chain until then). */
+  readonly dueAt?: number;
   /** The service meant to run it. */
   readonly service?: string;
   /** The service instance running it (or that last did). */

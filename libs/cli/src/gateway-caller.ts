@@ -1,4 +1,4 @@
-import type { CallOptions } from '@warren/amqp';
+import type { CallOptions, DelayOptions } from '@warren/amqp';
 import { ErrorCode, JsonRpcError, encode, notificationMessage, requestMessage, type ErrorObject, type JsonValue, type NotificationMessage, type Params, type RequestMessage } from '@warren/jsonrpc';
 import type { CancelOutcome, CallStatus, InflightCall } from '@warren/inflight';
 import { UnreachableError, UsageError } from './errors';
@@ -8,8 +8,8 @@ const gatewayMaxTimeoutMs = 60_000;
 
 /** What the commands call methods through: the AMQP RpcClient, or {@link GatewayCaller}. */
 export interface Caller {
-  call<R = JsonValue>(method: string, params?: Params, options?: Pick<CallOptions, 'timeoutMs' | 'id' | 'onProgress'>): Promise<R>;
-  notify(method: string, params?: Params, options?: { readonly timeoutMs?: number }): Promise<void>;
+  call<R = JsonValue>(method: string, params?: Params, options?: Pick<CallOptions, 'timeoutMs' | 'id' | 'onProgress' | 'delayMs' | 'notBefore'>): Promise<R>;
+  notify(method: string, params?: Params, options?: Pick<CallOptions, 'timeoutMs' | 'delayMs' | 'notBefore'>): Promise<void>;
   /** The call id of the next call (for --show-id). */
   nextCallId(): string;
   /** Tells every worker on the wire to cancel `callId`. */
@@ -43,17 +43,17 @@ export class GatewayCaller implements Caller {
   ) {}
 
   /** `onProgress` is not called: POST /rpc answers once, with no progress before it. */
-  async call<R = JsonValue>(method: string, params?: Params, options: Pick<CallOptions, 'timeoutMs' | 'id' | 'onProgress'> = {}): Promise<R> {
+  async call<R = JsonValue>(method: string, params?: Params, options: Pick<CallOptions, 'timeoutMs' | 'id' | 'onProgress' | 'delayMs' | 'notBefore'> = {}): Promise<R> {
     const id = options.id ?? this.seq++;
-    const body = await this.post(requestMessage(method, params, id), options.timeoutMs);
+    const body = await this.post(requestMessage(method, params, id), options.timeoutMs, options);
     const response = body as { result?: unknown; error?: ErrorObject } | undefined;
     if (response?.error !== undefined) throw JsonRpcError.fromErrorObject(response.error);
     if (response === undefined || !('result' in response)) throw new JsonRpcError(ErrorCode.InternalError, 'the gateway answered no JSON-RPC response');
     return response.result as R;
   }
 
-  async notify(method: string, params?: Params, options: { readonly timeoutMs?: number } = {}): Promise<void> {
-    const body = (await this.post(notificationMessage(method, params), options.timeoutMs)) as { error?: ErrorObject } | undefined;
+  async notify(method: string, params?: Params, options: Pick<CallOptions, 'timeoutMs' | 'delayMs' | 'notBefore'> = {}): Promise<void> {
+    const body = (await this.post(notificationMessage(method, params), options.timeoutMs, options)) as { error?: ErrorObject } | undefined;
     if (body?.error !== undefined) throw JsonRpcError.fromErrorObject(body.error);
   }
 
@@ -71,13 +71,18 @@ export class GatewayCaller implements Caller {
   }
 
   /** POSTs one message; the parsed answer, or undefined for 204 (a notification). Gateway refusals come back as JSON-RPC errors. */
-  private async post(message: RequestMessage | NotificationMessage, timeoutMs: number | undefined): Promise<unknown> {
+  private async post(message: RequestMessage | NotificationMessage, timeoutMs: number | undefined, delay: DelayOptions = {}): Promise<unknown> {
     const headers: Record<string, string> = { 'content-type': 'application/json', ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) };
     if (timeoutMs !== undefined) headers['x-timeout-ms'] = String(timeoutMs);
+    // The gateway's delay headers (docs/gateway.md, "Delayed calls"); a call's answer comes that much later.
+    if (delay.delayMs !== undefined) headers['x-delay-ms'] = String(delay.delayMs);
+    const notBefore = delay.notBefore instanceof Date ? delay.notBefore.getTime() : delay.notBefore;
+    if (notBefore !== undefined) headers['x-not-before'] = String(notBefore);
+    const waitMs = !('id' in message) ? 0 : Math.max(delay.delayMs ?? 0, notBefore === undefined ? 0 : notBefore - Date.now());
     // fetch resolves only when the gateway answers, and it answers a call when the call ends: so the
     // wait is bounded by the call's deadline (the gateway's maximum when none is given) plus the connect
     // timeout, never by the connect timeout alone (hanging up earlier would cancel the call there).
-    const budgetMs = (timeoutMs ?? gatewayMaxTimeoutMs) + this.connectTimeoutMs;
+    const budgetMs = waitMs + (timeoutMs ?? gatewayMaxTimeoutMs) + this.connectTimeoutMs;
     let response: Response;
     try {
       response = await fetch(new URL('/rpc', this.base), { method: 'POST', headers, body: encode(message), signal: AbortSignal.timeout(budgetMs) });

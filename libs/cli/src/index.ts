@@ -7,3 +7,4 @@ export { parseParams, parseWord, parseId } from './params';
 export { percentile, type BenchReport } from './commands/bench';
 export { ExitCode, CliError, UsageError, UnreachableError, showError, type ExitCodeValue, type ShownError } from './errors';
 export type { Io, Settings } from './session';
+export { runRepl, type ReplOptions } from './repl/shell';

@@ -1,9 +1,12 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { benchCommand } from './commands/bench';
 import { batchCommand, callCommand, notifyCommand, reportError } from './commands/call';
+import { genCommand, type GenFlags } from './commands/gen';
 import { dlqListCommand, dlqPurgeCommand, dlqReplayCommand, dlqShowCommand } from './commands/dlq';
 import { cancelCommand, inflightCommand, statusCommand } from './commands/inflight';
 import { permissionsCommand } from './commands/permissions';
+import { newServiceCommand } from './commands/new-service';
+import { replCommand } from './repl/shell';
 import { servicesCommand } from './commands/services';
 import { ExitCode, type ExitCodeValue } from './errors';
 import { wantColor } from './format';
@@ -121,8 +124,10 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('--show-id', 'print the call id (for status/cancel) on stderr first')
     .option('--progress', 'show the progress the handler reports (a bar on a terminal, else a line per report)')
     .option('--no-progress', 'never show progress')
+    .option('--at <time>', 'start no earlier than this time (ISO 8601, e.g. 2030-01-01T02:00:00Z); the deadline counts from then')
+    .option('--in <duration>', 'start after this long (90s, 10m, 1h30m, 2d, or ms); the deadline counts from then')
     .addHelpText('after', '\nExamples:\n  warren call add 4 5\n  warren call subtract \'{"minuend":42,"subtrahend":23}\'\n  warren call calculate \'{"expression":"1+3+6"}\'\n  warren call add -- -5 3          (use -- before negative numbers)\n  warren call report.render \'{"size":5}\' --persistent --timeout 60000 --show-id')
-    .action(act((s, method: string, params: string[], flags: { timeout?: number; id?: string; persistent?: boolean; showId?: boolean; progress?: boolean }) => callCommand(s, method, params, flags)));
+    .action(act((s, method: string, params: string[], flags: { timeout?: number; id?: string; persistent?: boolean; showId?: boolean; progress?: boolean; at?: string; in?: string }) => callCommand(s, method, params, flags)));
 
   program
     .command('notify')
@@ -131,8 +136,10 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .argument('[params...]', 'as for call')
     .addOption(new Option('-t, --timeout <ms>', 'wait this long for RabbitMQ to confirm').argParser(positiveInt))
     .option('--persistent', 'persist the message to disk')
-    .addHelpText('after', '\nExamples:\n  warren notify notify_hello 7\n  warren notify logMessage "User logged in"')
-    .action(act((s, method: string, params: string[], flags: { timeout?: number; persistent?: boolean }) => notifyCommand(s, method, params, flags)));
+    .option('--at <time>', 'deliver no earlier than this time (ISO 8601); waits in RabbitMQ, durably')
+    .option('--in <duration>', 'deliver after this long (90s, 10m, 1h30m, 2d, or ms)')
+    .addHelpText('after', '\nExamples:\n  warren notify notify_hello 7\n  warren notify logMessage "User logged in"\n  warren notify report.render \'{"id":7}\' --in 10m')
+    .action(act((s, method: string, params: string[], flags: { timeout?: number; persistent?: boolean; at?: string; in?: string }) => notifyCommand(s, method, params, flags)));
 
   program
     .command('batch')
@@ -206,9 +213,36 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('-s, --service <name>', 'the user runs this service: its own queues, replies')
     .option('--discovery', 'the user listens to announcements (the broker, warren services)')
     .option('--dead-letters', "the user lists, replays and purges every service's dead letters (the broker)")
+    .option('--delayed', 'the user sends delayed calls (--at/--in, X-Delay-Ms): the delay chain (the broker)')
     .option('--prefix <prefix>', 'start of its reply queue names, if not the user name')
-    .addHelpText('after', '\nExamples:\n  warren permissions calculator --service calculator\n  warren permissions warren-broker --service warren-broker --discovery --dead-letters\n  warren permissions web')
-    .action(act((s, user: string, flags: { vhost: string; service?: string; discovery?: boolean; deadLetters?: boolean; prefix?: string }) => permissionsCommand(s, user, flags)));
+    .addHelpText('after', '\nExamples:\n  warren permissions calculator --service calculator\n  warren permissions warren-broker --service warren-broker --discovery --dead-letters --delayed\n  warren permissions web')
+    .action(act((s, user: string, flags: { vhost: string; service?: string; discovery?: boolean; deadLetters?: boolean; delayed?: boolean; prefix?: string }) => permissionsCommand(s, user, flags)));
+
+  program
+    .command('gen')
+    .description('write typed clients (TypeScript, Python) from rpc.discover of the live system or a saved OpenRPC document')
+    .option('--from <file>', 'a saved OpenRPC document, or - for stdin (default: rpc.discover of the live system)')
+    .option('--ts <file>', 'write the TypeScript client here')
+    .option('--python <file>', 'write the Python client (pika) here')
+    .option('--openrpc <file>', 'also write the document used (without servers and instance counts)')
+    .option('--check', 'write nothing: exit 1 when a file differs from what would be written (for CI)')
+    .addOption(new Option('-t, --timeout <ms>', 'deadline of the rpc.discover call').argParser(positiveInt))
+    .addHelpText('after', '\nExamples:\n  warren gen --ts src/warren-api.ts --python warren_api.py\n  warren gen --from api.openrpc.json --ts src/warren-api.ts --check')
+    .action(act((s, flags: GenFlags) => genCommand(s, flags)));
+
+  program
+    .command('repl')
+    .description('an interactive shell: call, notify, batch, inflight, cancel, dlq, with Tab completion of methods and param names from discovery, and a history (docs/cli.md)')
+    .action(act((s) => replCommand(s, { stop })));
+
+  program
+    .command('new')
+    .description('scaffold a new package')
+    .command('service')
+    .description('scaffold services/<name>: service.ts with one method, main.ts, a test over the in-memory broker, README (passes its test at once)')
+    .argument('<name>', 'lower-case letters, digits and hyphens, e.g. billing')
+    .option('--root <dir>', 'the Warren workspace (default: the one around the current directory)')
+    .action(act((s, name: string, flags: { root?: string }) => newServiceCommand(s, name, { ...flags, cwd: io.cwd ?? '.' })));
 
   program
     .command('bench')
@@ -257,7 +291,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const code = await run(argv, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }, stop.signal);
+  const code = await run(argv, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd() }, stop.signal);
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   process.exitCode = code;

@@ -11,6 +11,8 @@ export interface Io {
   readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean };
   readonly stdin: NodeJS.ReadableStream;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Where relative paths start (`warren new service`). @default the process's working directory, given by main() */
+  readonly cwd?: string;
 }
 
 /** Settings every command shares: global flags first, then the environment, then defaults (docs/cli.md). */

@@ -16,7 +16,7 @@ import { calculatorMethods } from '../../../services/calculator/src/methods';
 import { jobsMethods } from '../../../services/jobs/src/methods';
 
 const td = new Teardown();
-const ns = new TestNamespace();
+const ns = new TestNamespace().withDelayChain();
 const heard: [string, JsonValue | undefined][] = [];
 let client: RpcClient;
 let env: Record<string, string>;
@@ -97,6 +97,20 @@ describe('warren notify and batch', () => {
     expect(heard).toEqual(expect.arrayContaining([['notify_hello', [7]], ['logMessage', ['User logged in']]]));
     const json = await warren(['--json', 'notify', 'notify_hello', '8']);
     expect(JSON.parse(json.stdout)).toEqual({ sent: true, method: 'notify_hello' });
+  });
+
+  it('delays a notification with --in and a call with --at, neither starting early', async () => {
+    const sent = Date.now();
+    const r = await warren(['notify', 'notify_hello', '99', '--in', '1500ms']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^sent notify_hello \(due \d{4}-\d{2}-\d{2}T[\d:.]+Z\)\n$/);
+    await waitFor(() => heard.some(([, p]) => JSON.stringify(p) === '[99]'), { timeoutMs: 10_000 });
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(1500);
+    const at = new Date(Date.now() + 1200);
+    const called = await warren(['call', 'add', '2', '3', '--at', at.toISOString()]);
+    expect(called).toMatchObject({ code: 0, stdout: '5\n' });
+    expect(Date.now()).toBeGreaterThanOrEqual(at.getTime());
+    expect((await warren(['notify', 'notify_hello', '1', '--in', 'soon'])).code).toBe(2);
   });
 
   const batch = [

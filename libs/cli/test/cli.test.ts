@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import { InvalidParamsError, RpcNoConsumersError, RpcTimeoutError } from '@warren/jsonrpc';
 import { ExitCode, UsageError, parseId, parseParams, parseWord, percentile, resolveSettings, run, showError, type Io } from '../src/index';
 import { colors, duration, prettyJson, progressBar, table, wantColor } from '../src/format';
+import { delayFlags, parseAt, parseDuration } from '../src/when';
 
 function fakeIo(env: Record<string, string> = {}, tty = false): Io & { output: () => string; errors: () => string } {
   let out = '';
@@ -139,5 +140,32 @@ describe('run (no broker needed)', () => {
     const io = fakeIo({ AMQP_URL: 'amqp://127.0.0.1:1' });
     await expect(run(['--json', '--connect-timeout', '200', 'notify', 'x'], io)).resolves.toBe(ExitCode.unreachable);
     expect(JSON.parse(io.output())).toMatchObject({ jsonrpc: '2.0', error: { code: 'CLI_UNREACHABLE' }, id: null });
+  });
+});
+
+describe('--at and --in', () => {
+  it('reads durations as people write them, or milliseconds', () => {
+    expect(parseDuration('1500')).toBe(1500);
+    expect(parseDuration('500ms')).toBe(500);
+    expect(parseDuration('90s')).toBe(90_000);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('30d')).toBe(30 * 86_400_000);
+    for (const bad of ['', 'soon', '10 m', '5x', '-5s', '1h30', '50d']) expect(() => parseDuration(bad)).toThrow(UsageError);
+  });
+
+  it('reads ISO 8601 times, with a zone or in local time, refusing anything else and past 49.7 days', () => {
+    const now = Date.parse('2030-01-01T00:00:00Z');
+    expect(parseAt('2030-01-01T02:00:00Z', now)).toBe(Date.parse('2030-01-01T02:00:00Z'));
+    expect(parseAt('2030-01-01 03:00+01:00', now)).toBe(Date.parse('2030-01-01T02:00:00Z'));
+    expect(parseAt('2030-01-01T02:00', now)).toBe(new Date(2030, 0, 1, 2, 0).getTime());
+    for (const bad of ['tomorrow', '02:00', '2030-01-01', '2030-13-01T00:00Z']) expect(() => parseAt(bad, now)).toThrow(UsageError);
+    expect(() => parseAt('2030-03-01T00:00:00Z', now)).toThrow(/49.7 days/);
+  });
+
+  it('gives the client one delay option, refusing both flags at once', () => {
+    expect(delayFlags({})).toEqual({});
+    expect(delayFlags({ in: '10m' })).toEqual({ delayMs: 600_000 });
+    expect(delayFlags({ at: '2030-01-01T02:00:00Z' }, Date.parse('2030-01-01T00:00:00Z'))).toEqual({ notBefore: Date.parse('2030-01-01T02:00:00Z') });
+    expect(() => delayFlags({ in: '1s', at: '2030-01-01T02:00:00Z' })).toThrow(/not both/);
   });
 });

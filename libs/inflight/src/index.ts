@@ -8,8 +8,9 @@ export { RedisCallTracker, createRedisTracker } from './tracker';
 export { RedisDirectory, parseEntry as parseDirectoryEntry, type DirectoryOptions, type MethodEntry, type RecordedMethod } from './directory';
 export { InflightView, type InflightCall, type CancelOutcome, type QueuedCall, type CallDetail, type PastAttempt } from './view';
 export { type HistoryQuery, type HistoryItem, type HistoryPage, type RelayedOutcome, maxHistoryPage } from './history';
+export { DelayedCalls, trackDelayed, maxDelayedListed, type DelayedCall, type DelayedEntry, type DelayedCancel } from './delayed';
 export { cancelOnAbort, callWithRecovery, trackQueued, type RecoveryOptions } from './client';
-export { inflightMethods, inflightNotifications } from './methods';
+export { inflightMethods, inflightNotifications, delayedMethods } from './methods';
 export { type TrackerHealth, type TrackingState } from './health';
 export {
   type TrackerOptions, type ViewOptions, type StoreOptions, type RedisConfig, trackerDefaults, viewDefaults,

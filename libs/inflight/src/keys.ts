@@ -13,6 +13,8 @@
  *   warren:{warren:workers}            hash: service/instance → heartbeat entry (JSON)
  *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
  *   warren:{warren:retrying}           sorted set: call id → deadline, of calls waiting in a delay queue
+ *   warren:{warren:delayed}            sorted set: call id → when it is due, of delayed calls not yet due (delayed.ts)
+ *   warren:{warren:delayed}:calls      hash: call id → the delayed call's entry (JSON), beside the sorted set
  *   warren:cancel:<instanceId>         pub/sub channel: cancel requests for that worker's calls
  *   warren:cancel-marks                pub/sub channel: every cancel mark, to every worker
  *   warren:{warren:cancel-marks}       sorted set: call id → when its cancel mark expires, read back by a worker that (re)subscribes
@@ -54,6 +56,13 @@ export interface Keys {
    * when the view reads them. TTL: {@link callTtlMs} of the latest deadline added, never shortened.
    */
   readonly retrying: string;
+  /**
+   * Delayed calls not yet due, scored by due time (delayed.ts); bounded. TTL: the latest deadline
+   * listed plus `graceMs`, never shortened; entries leave once due.
+   */
+  readonly delayed: string;
+  /** Each delayed call's entry (JSON), in the slot of {@link Keys.delayed}. TTL: as {@link Keys.delayed}. */
+  readonly delayedCalls: string;
   /** The field of one worker in {@link Keys.workers}. */
   workerField(service: string, instanceId: string): string;
   /** Where cancel requests for the calls one worker instance owns are published. Channels have no TTL; nothing is stored. */
@@ -109,6 +118,8 @@ export function keys(prefix: string): Keys {
     workers: `${prefix}:{${prefix}:workers}`,
     workersSeen: `${prefix}:{${prefix}:workers}:seen`,
     retrying: `${prefix}:{${prefix}:retrying}`,
+    delayed: `${prefix}:{${prefix}:delayed}`,
+    delayedCalls: `${prefix}:{${prefix}:delayed}:calls`,
     // '/' cannot occur in a service name or an instance id (both are AMQP resource names).
     workerField: (service, instanceId) => `${service}/${instanceId}`,
     cancelChannel: (instanceId) => `${prefix}:cancel:${instanceId}`,

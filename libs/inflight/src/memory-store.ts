@@ -4,6 +4,7 @@ import {
 import { historyBounds, type HistoryBounds, type HistoryKind } from './keys';
 import { maxErrorBytes } from './history-script';
 import { MemoryHistory } from './memory-history';
+import { MemoryEffects } from './memory-effects';
 import { MemoryProgress } from './memory-progress';
 import { at, claimTransition, fields, join, put, stateName } from './memory-record';
 import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore } from './store-port';
@@ -31,11 +32,14 @@ export class MemoryInflightStore {
   private readonly progress = new MemoryProgress();
   /** A call's earlier attempts (the attempts list), by call id. */
   private readonly attempts = new Map<string, Entry<string[]>>();
-  private readonly effects = new Map<string, Entry<Map<string, string>>>();
+  /** @internal Each call's `ctx.once` effects. */
+  readonly effects = new MemoryEffects();
   /** `service/instanceId` → heartbeat entry (JSON) and when it stops counting as live. */
   private readonly workers = new Map<string, Entry<string>>();
   /** Calls waiting in a delay queue between attempts, with their deadlines (the `retrying` sorted set). */
   private readonly waiting = new Map<string, number>();
+  /** Delayed calls not yet due, with their entries (the `delayed` sorted set and its hash). */
+  private readonly delayed = new Map<string, { readonly dueAt: number; readonly entry: string }>();
   private readonly cancelListeners = new Map<string, Set<(callId: string, markTtlMs?: number) => void>>();
   /** Every subscribed worker, told of each cancel mark (the `cancel-marks` channel). */
   private readonly markListeners = new Set<(callId: string, markTtlMs?: number) => void>();
@@ -83,6 +87,29 @@ export class MemoryInflightStore {
 
   /** @internal */ unlistRetrying(callIds: readonly string[]): void {
     for (const id of callIds) this.waiting.delete(id);
+  }
+
+  /** @internal delayedAdd: lists a delayed call until due, dropping those due already and, past `max`, those due last. */
+  listDelayed(callId: string, dueAt: number, entry: string, max: number): void {
+    const now = this.write();
+    this.delayed.set(callId, { dueAt: Math.floor(dueAt), entry });
+    for (const [id, d] of this.delayed) if (d.dueAt < now) this.delayed.delete(id);
+    const over = [...this.delayed].sort((x, y) => y[1].dueAt - x[1].dueAt).slice(0, Math.max(0, this.delayed.size - max));
+    for (const [id] of over) this.delayed.delete(id);
+  }
+
+  /** @internal delayedList: entries not yet due, soonest first, at most `max`. */
+  delayedEntries(max: number): string[] {
+    const now = Date.now();
+    return [...this.delayed.values()].filter((d) => d.dueAt >= now).sort((x, y) => x.dueAt - y.dueAt).slice(0, max).map((d) => d.entry);
+  }
+
+  /** @internal */ delayedEntry(callId: string): string | undefined {
+    return this.delayed.get(callId)?.entry;
+  }
+
+  /** @internal */ unlistDelayed(callIds: readonly string[]): void {
+    for (const id of callIds) this.delayed.delete(id);
   }
 
   /** Rewrites a record keeping its expiry (the scripts' KEEPTTL). */
@@ -218,33 +245,6 @@ export class MemoryInflightStore {
     return parseWorkersReply(raw);
   }
 
-  /** @internal 'R' run it | 'D<json>' done | 'P' an earlier run died inside it (effects.ts reads it). */
-  effectStart(callId: string, name: string, mark: string, ttlMs: number): string {
-    const now = this.write();
-    const hash = this.effectsOf(callId, now);
-    const v = hash.value.get(name);
-    if (v !== undefined) return v.startsWith('D') ? v : v === mark ? 'R' : 'P';
-    hash.value.set(name, mark);
-    hash.expiresAt = Math.max(hash.expiresAt, now + ttlMs);
-    return 'R';
-  }
-
-  /** @internal */ effectComplete(callId: string, name: string, json: string, ttlMs: number): number {
-    const now = this.write();
-    const hash = this.effectsOf(callId, now);
-    if (hash.value.get(name)?.startsWith('D')) return 0;
-    hash.value.set(name, `D${json}`);
-    hash.expiresAt = Math.max(hash.expiresAt, now + ttlMs);
-    return 1;
-  }
-
-  /** @internal */ effectForget(callId: string, name: string, mark: string): number {
-    const hash = this.effects.get(callId);
-    if (hash === undefined || hash.value.get(name) !== mark) return 0;
-    hash.value.delete(name);
-    return 1;
-  }
-
   /** @internal */ subscribe(instanceId: string, listener: (callId: string, markTtlMs?: number) => void, maxMarks: number): () => void {
     let set = this.cancelListeners.get(instanceId);
     if (!set) this.cancelListeners.set(instanceId, (set = new Set()));
@@ -280,14 +280,6 @@ export class MemoryInflightStore {
     return out;
   }
 
-  private effectsOf(callId: string, now: number): Entry<Map<string, string>> {
-    const found = this.effects.get(callId);
-    if (found && found.expiresAt > now) return found;
-    const fresh = { value: new Map<string, string>(), expiresAt: now };
-    this.effects.set(callId, fresh);
-    return fresh;
-  }
-
   private get<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
     const entry = map.get(key);
     if (entry === undefined) return undefined;
@@ -306,7 +298,8 @@ export class MemoryInflightStore {
     if (now - this.lastSweep >= 1000) {
       this.lastSweep = now;
       this.progress.sweep(now);
-      for (const map of [this.records, this.attempts, this.effects, this.workers, this.marks] as Map<string, Entry<unknown>>[]) {
+      this.effects.sweep(now);
+      for (const map of [this.records, this.attempts, this.workers, this.marks] as Map<string, Entry<unknown>>[]) {
         for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
       }
     }
@@ -374,6 +367,25 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
     return Promise.resolve();
   }
 
+  /** `_ttlMs`: the list lives as long as the store; each entry leaves once due. */
+  listDelayed(callId: string, dueAt: number, entry: string, _ttlMs: number, max: number): Promise<void> {
+    this.memory.listDelayed(callId, dueAt, entry, max);
+    return Promise.resolve();
+  }
+
+  delayedEntries(max: number): Promise<string[]> {
+    return Promise.resolve(this.memory.delayedEntries(max));
+  }
+
+  delayedEntry(callId: string): Promise<string | undefined> {
+    return Promise.resolve(this.memory.delayedEntry(callId));
+  }
+
+  unlistDelayed(callIds: readonly string[]): Promise<void> {
+    this.memory.unlistDelayed(callIds);
+    return Promise.resolve();
+  }
+
   progress(callId: string, token: string, json: string, logTtlMs: number): Promise<number> {
     return Promise.resolve(this.memory.setProgress(callId, token, json, logTtlMs));
   }
@@ -390,15 +402,15 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
   }
 
   effectStart(callId: string, name: string, mark: string, ttlMs: number): Promise<unknown> {
-    return Promise.resolve(this.memory.effectStart(callId, name, mark, ttlMs));
+    return Promise.resolve(this.memory.effects.start(callId, name, mark, ttlMs));
   }
 
   effectComplete(callId: string, name: string, json: string, ttlMs: number): Promise<number> {
-    return Promise.resolve(this.memory.effectComplete(callId, name, json, ttlMs));
+    return Promise.resolve(this.memory.effects.complete(callId, name, json, ttlMs));
   }
 
   effectForget(callId: string, name: string, mark: string): Promise<number> {
-    return Promise.resolve(this.memory.effectForget(callId, name, mark));
+    return Promise.resolve(this.memory.effects.forget(callId, name, mark));
   }
 
   subscribeCancels(instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void, maxMarks: number): void {

@@ -98,3 +98,38 @@ export function inflightNotifications(view: InflightView): Record<string, Notifi
     },
   };
 }
+
+const delayedListSchema: JsonSchema = { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 1000 } }, additionalProperties: false };
+const delayedCancelSchema: JsonSchema = { type: 'object', properties: { callId: { type: 'string', minLength: 1, maxLength: 255 } }, required: ['callId'], additionalProperties: false };
+
+/**
+ * The delayed calls the broker recorded (delayed.ts) as JSON-RPC methods (docs/scheduling.md, "Delayed calls"):
+ *
+ * - `delayed.list {limit?}` → `{ calls: [{ callId, service, method, dueAt, createdAt, deadline, principal? }] }`, soonest first (default 100)
+ * - `delayed.cancel {callId}` → `{ callId, outcome, listed }`: it never runs; also told on RabbitMQ (`cancelOnWire`, with its deadline)
+ *
+ * @example await startService({ urls, name: 'delayed', methods: delayedMethods(view) });
+ */
+export function delayedMethods(view: Pick<InflightView, 'delayed'>, options: { readonly cancelOnWire?: (callId: string, deadline: number | undefined) => Promise<void> } = {}): Record<string, MethodDefinition<unknown, JsonValue>> {
+  return {
+    'delayed.list': {
+      description: 'Delayed calls not yet due, soonest first: {limit?} → {calls}.',
+      params: delayedListSchema,
+      handler: (p) => wire(async () => ({ calls: await view.delayed.list((p as { limit?: number } | undefined)?.limit ?? 100) })),
+    },
+    'delayed.cancel': {
+      description: 'Cancels a delayed call by id before it starts: {callId} → {callId, outcome, listed}.',
+      params: delayedCancelSchema,
+      handler: (p) => wire(async () => {
+        const callId = callIdOf(p);
+        // The deadline read first: the cancel unlists the call, and the wire cancel is remembered until it.
+        const deadline = await view.delayed.deadlineOf(callId);
+        try {
+          return { callId, ...(await view.delayed.cancel(callId)) };
+        } finally {
+          void options.cancelOnWire?.(callId, deadline).catch(() => undefined);
+        }
+      }),
+    },
+  };
+}

@@ -102,7 +102,18 @@ export interface TrackerStore {
  * The operations `InflightView` (view.ts) needs (operators and callers); `RedisStore` (store.ts) and
  * `MemoryInflightStore`'s handles (memory-store.ts) implement them.
  */
-export interface ViewStore {
+/** The list of delayed calls (delayed.ts): entries are JSON, scored by due time. */
+export interface DelayedStore {
+  /** Lists a call until it is due; drops the entries due already, and past `max` those due last. Keys live `ttlMs` at least. */
+  listDelayed(callId: string, dueAt: number, entry: string, ttlMs: number, max: number): Promise<void>;
+  /** The entries not yet due, soonest first, at most `max`. */
+  delayedEntries(max: number): Promise<string[]>;
+  /** One call's entry, if listed. */
+  delayedEntry(callId: string): Promise<string | undefined>;
+  unlistDelayed(callIds: readonly string[]): Promise<void>;
+}
+
+export interface ViewStore extends DelayedStore {
   /** Live workers' heartbeat entries, and the store's clock. */
   workers(): Promise<{ now: number; workers: WorkerInfo[] }>;
   /** One call's record as named fields (`parseRecord`), its latest progress as `progress`; `{}` when there is none. */

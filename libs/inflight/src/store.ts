@@ -254,6 +254,23 @@ export class RedisStore implements TrackerStore, ViewStore {
     if (callIds.length > 0) await this.client.zrem(this.k.retrying, ...callIds);
   }
 
+  async listDelayed(callId: string, dueAt: number, entry: string, ttlMs: number, max: number): Promise<void> {
+    await this.run('inflightDelayedAdd', this.k.delayed, this.k.delayedCalls, callId, Math.floor(dueAt), entry, ttlMs, max);
+  }
+
+  async delayedEntries(max: number): Promise<string[]> {
+    const entries = await this.run('inflightDelayedList', this.k.delayed, this.k.delayedCalls, max);
+    return Array.isArray(entries) ? entries.filter((e): e is string => typeof e === 'string') : [];
+  }
+
+  async delayedEntry(callId: string): Promise<string | undefined> {
+    return (await this.client.hget(this.k.delayedCalls, callId)) ?? undefined;
+  }
+
+  async unlistDelayed(callIds: readonly string[]): Promise<void> {
+    if (callIds.length > 0) await this.client.multi().zrem(this.k.delayed, ...callIds).hdel(this.k.delayedCalls, ...callIds).exec();
+  }
+
   async progress(callId: string, token: string, json: string, logTtlMs: number): Promise<number> {
     return Number(await this.run('inflightProgress', this.k.call(callId), this.k.progress(callId), this.k.progressLog(callId), token, json, logTtlMs));
   }

@@ -6,6 +6,7 @@ import { readHistory, relayedRecord, type HistoryItem, type HistoryPage, type Hi
 import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
 import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
+import { DelayedCalls } from './delayed';
 import { sleep } from './sleep';
 import { RedisStore, type ViewStore } from './store';
 
@@ -107,7 +108,11 @@ export class InflightView {
     this.o = resolveViewOptions(options);
     this.log = this.o.logger.child({ component: 'inflight-view' });
     this.store = store ?? new RedisStore(this.o.redis, this.o.commandTimeoutMs, keys(this.o.keyPrefix), this.log);
+    this.delayed = new DelayedCalls(this.store, (callId, opts) => this.cancel(callId, opts), this.o.graceMs);
   }
+
+  /** Delayed calls recorded by their senders (delayed.ts): listed until due, cancelled by id. */
+  readonly delayed: DelayedCalls<CancelOutcome>;
 
   /**
    * Calls in flight, oldest first: those running now on live workers, and those waiting in a delay

@@ -20,10 +20,14 @@ export interface AddOptions<K = unknown> {
 /** Told once how a call ended; the key lets one listener serve every call. */
 export type SettleListener<K> = (outcome: 'resolved' | 'rejected' | 'timeout' | 'aborted', key: K) => void;
 
+/** The longest delay one Node timer takes. */
+const maxTimerMs = 2_147_483_647;
+
 interface Entry<K, V> {
   readonly resolve: (value: V) => void;
   readonly reject: (error: Error) => void;
-  readonly timer: NodeJS.Timeout;
+  /** Replaced when a wait longer than one Node timer is re-armed. */
+  timer: NodeJS.Timeout;
   readonly signal: AbortSignal | undefined;
   readonly onAbort: (() => void) | undefined;
   readonly onSettle: SettleListener<K> | undefined;
@@ -57,7 +61,7 @@ export class PendingCalls<K, V> {
     if (opts.signal?.aborted) return Promise.reject(this.options.abortError(key, opts.signal.reason));
     return new Promise<V>((resolve, reject) => {
       // No closures per call where a shared function will do: a busy client adds thousands of calls a second.
-      const timer = setTimeout(this.expire, Math.max(0, opts.timeoutMs), key);
+      const timer = this.arm(key, opts.timeoutMs);
       const signal = opts.signal;
       const onAbort = signal ? (): void => void this.settle(key, 'aborted', this.options.abortError(key, signal.reason)) : undefined;
       if (onAbort) signal?.addEventListener('abort', onAbort, { once: true });
@@ -86,6 +90,16 @@ export class PendingCalls<K, V> {
   }
 
   private readonly expire = (key: K): void => void this.settle(key, 'timeout', this.options.timeoutError(key));
+
+  /** Node fires a timer longer than 2^31 − 1 ms at once (TimeoutOverflowWarning): a longer wait (a call delayed for weeks) is armed in legs. */
+  private arm(key: K, ms: number): NodeJS.Timeout {
+    return ms > maxTimerMs ? setTimeout(this.rearm, maxTimerMs, key, ms - maxTimerMs) : setTimeout(this.expire, Math.max(0, ms), key);
+  }
+
+  private readonly rearm = (key: K, leftMs: number): void => {
+    const entry = this.entries.get(key);
+    if (entry) entry.timer = this.arm(key, leftMs);
+  };
 
   private settle(key: K, outcome: 'resolved' | 'rejected' | 'timeout' | 'aborted', error?: Error, value?: V): boolean {
     const entry = this.entries.get(key);

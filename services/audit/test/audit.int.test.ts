@@ -4,6 +4,7 @@
 // got in Redis and answers `<service>.recent`.
 import { connectClient, type RpcClient } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
+import type { Params } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
 import { TestNamespace } from '../../../test/support/amqp';
 import { deleteRedisKeys, startServiceProcess } from '../../../test/integration/helpers';
@@ -13,7 +14,7 @@ const td = new Teardown();
 const ns = new TestNamespace();
 let client: RpcClient;
 
-const sent: [string, unknown][] = [
+const sent: [string, Params][] = [
   ['logMessage', ['User logged in']],
   ['notifyEvent', ['EventData']],
   ['update', [1, 2, 3, 4, 5]],
@@ -35,10 +36,10 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => td.run());
 
-const recent = (service: string, params: object = { limit: 100 }): Promise<AuditEntry[]> => client.call<AuditEntry[]>(`${service}.recent`, params as never);
+const recent = (service: string, params: Params = { limit: 100 }): Promise<AuditEntry[]> => client.call<AuditEntry[]>(`${service}.recent`, params);
 
 it('gives every subscribing service every notification, once per service however many instances it has', async () => {
-  for (const [method, params] of sent) await client.notify(method, params as never);
+  for (const [method, params] of sent) await client.notify(method, params);
   for (let i = 0; i < 20; i++) await client.notify('notify_sum', [i]);
   await waitFor(async () => (await recent('audit')).length >= 25 && (await recent('notifier')).length >= 25, { timeoutMs: 10_000 });
   const audit = await recent('audit');
@@ -71,7 +72,7 @@ it('keeps the record in Redis, capped and with a TTL, where operators can read i
 it('answers queries by notification name', async () => {
   const hellos = await recent('notifier', { method: 'notify_hello' });
   expect(hellos.map((e) => e.params)).toEqual([[7]]);
-  await expect(recent('audit', [2] as never)).resolves.toHaveLength(2);
+  await expect(recent('audit', [2])).resolves.toHaveLength(2);
 });
 
 it('drops a notification with params its schema refuses, and keeps serving', async () => {

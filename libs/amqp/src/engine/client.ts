@@ -20,11 +20,13 @@ import { applyTopology, coreTopology, replyQueueOptions } from '../wire/topology
 import type { AvailabilityVerdict } from '../discovery/availability';
 import { publishCancel } from '../wire/wire-cancel';
 import { childTraceparent, parseTraceparent } from '../wire/trace';
+import { DelayChain } from './delay-chain';
+import { dueAtOf, type DelayOptions } from './delay-options';
 
-export interface CallOptions {
-  /** Time allowed for this call. @default the client's defaultTimeoutMs */
+export interface CallOptions extends DelayOptions {
+  /** Time allowed for this call, counted from when it is due (see `delayMs`/`notBefore`). @default the client's defaultTimeoutMs */
   readonly timeoutMs?: number;
-  /** An absolute deadline (ms since epoch) the call may not outlive, e.g. inherited from a parent call. */
+  /** An absolute deadline (ms since epoch) the call may not outlive, e.g. inherited from a parent call; must be after it is due. */
   readonly deadline?: number;
   /** Aborting settles the call with RpcAbortedError (and tells `onCancel`, which may cancel it remotely). */
   readonly signal?: AbortSignal;
@@ -32,7 +34,7 @@ export interface CallOptions {
   readonly id?: Exclude<Id, null>;
   /** Parent trace context (W3C traceparent) the call continues. @default a new trace */
   readonly traceparent?: string;
-  /** Persist this message to disk. @default the client's `persistent` */
+  /** Persist this message to disk. @default the client's `persistent`; always for a delayed call */
   readonly persistent?: boolean;
   /**
    * Told of the call's progress as its handler reports it (`ctx.progress`): the request asks the
@@ -47,7 +49,8 @@ export interface CallOptions {
   readonly whenNoConsumer?: 'fail' | 'queue';
 }
 
-export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'persistent'>;
+/** `timeoutMs` bounds the wait for RabbitMQ's confirm; a delayed notification is confirmed once it waits in the chain. */
+export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'persistent' | 'delayMs' | 'notBefore'>;
 
 export type BatchEntry = { readonly method: string; readonly params?: Params; readonly notification?: boolean };
 /** One entry per batch item, in request order; notifications are fulfilled with `undefined`. */
@@ -78,6 +81,8 @@ interface OutboundRequest {
   readonly persistent: boolean;
   /** The caller listens for progress. */
   readonly progress: boolean;
+  /** A delayed call: when it is due (ms since the epoch); it waits in the delay chain until then. */
+  readonly dueAt: number | undefined;
 }
 
 /**
@@ -147,6 +152,9 @@ export class RpcClient {
   private readonly cancelListeners: CancelListener[] = [];
   private readonly sendListeners: SendListener[] = [];
   private readonly headers = new PublishHeaders();
+  private readonly delay: DelayChain;
+  /** Deadlines of delayed calls pending, by call id: a caller's abort tells workers to remember the cancel that long. */
+  private readonly delayedDeadlines = new Map<string, number>();
   /** Progress listeners of pending calls, by call id; each leaves with its call (onSettled). */
   private readonly progressListeners = new Map<string, ProgressListener>();
   private availability: ((method: string) => AvailabilityVerdict) | undefined;
@@ -155,6 +163,7 @@ export class RpcClient {
   private constructor(private readonly connection: WireConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
     this.o = resolveClientOptions(options);
     this.n = names(this.o.namespace);
+    this.delay = new DelayChain(this.n);
     this.log = this.o.logger.child({ component: 'rpc-client', clientId: this.o.clientId });
     this.ids = new CallIds(this.o.clientId);
     this.replyId = this.o.clientId;
@@ -266,6 +275,7 @@ export class RpcClient {
     const traceparent = childTraceparent(parseTraceparent(opts.traceparent));
     const messageId = this.ids.fresh();
     const timeoutMs = opts.timeoutMs ?? this.o.defaultTimeoutMs;
+    const dueAt = dueAtOf(opts, Date.now());
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new RpcNotConfirmedError('not_confirmed_in_time')), timeoutMs);
       const settle = (err?: unknown): void => {
@@ -281,8 +291,9 @@ export class RpcClient {
         const ch = this.channel;
         if (!ch) return this.holdOrFail(publish, fail);
         try {
-          const headers = this.headers.forEvent(traceparent);
-          ch.publish(this.n.eventExchange, method, body, { contentType: 'application/json', messageId, persistent: opts.persistent ?? this.o.persistent, headers }, (err) => settle(err ?? undefined));
+          const props = { contentType: 'application/json', messageId, persistent: opts.persistent ?? this.o.persistent, headers: this.headers.forEvent(traceparent) };
+          if (dueAt !== undefined && dueAt > Date.now()) this.delay.publish(ch, 'event', method, body, props, dueAt, (err) => settle(err ?? undefined));
+          else ch.publish(this.n.eventExchange, method, body, props, (err) => settle(err ?? undefined));
         } catch (err) {
           settle(err);
         }
@@ -335,22 +346,27 @@ export class RpcClient {
     this.assertOpen();
     assertMethodName(message.method);
     const now = Date.now();
-    const deadline = Math.min(now + (opts.timeoutMs ?? this.o.defaultTimeoutMs), opts.deadline ?? Number.POSITIVE_INFINITY);
-    if (deadline <= now) throw new RpcTimeoutError(true);
+    const dueAt = dueAtOf(opts, now);
+    // The deadline counts from when the call is due, unless the caller gave one of its own.
+    const deadline = Math.min((dueAt ?? now) + (opts.timeoutMs ?? this.o.defaultTimeoutMs), opts.deadline ?? Number.POSITIVE_INFINITY);
+    if (deadline <= (dueAt ?? now)) throw new RpcTimeoutError(true);
     const request: OutboundRequest = {
       callId: this.ids.next(),
       method: message.method,
       body: this.encode(message),
       deadline,
       traceparent: childTraceparent(parseTraceparent(opts.traceparent)),
-      persistent: opts.persistent ?? this.o.persistent,
+      // Waiting for days, it must outlive a broker restart.
+      persistent: dueAt !== undefined || (opts.persistent ?? this.o.persistent),
       progress: opts.onProgress !== undefined,
+      dueAt,
     };
     const answer = this.pending.add(request.callId, { timeoutMs: deadline - now, signal: opts.signal, onSettle: this.onSettled });
-    if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline });
+    if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline, ...(dueAt === undefined ? {} : { dueAt }) });
     // Only for a call the table took: a refused one (limit, aborted signal) never settles through onSettled.
     if (opts.onProgress && this.pending.has(request.callId)) this.progressListeners.set(request.callId, opts.onProgress);
     if (this.pending.has(request.callId)) this.trust.expect(request.callId, message.method);
+    if (dueAt !== undefined && this.pending.has(request.callId)) this.delayedDeadlines.set(request.callId, deadline);
     const queueIfDown = (opts.whenNoConsumer ?? (request.persistent ? 'queue' : 'fail')) === 'queue';
     const verdict = queueIfDown || !this.availability ? undefined : this.availability(message.method);
     if (verdict === undefined) this.publishRequest(request);
@@ -372,6 +388,8 @@ export class RpcClient {
   private readonly onSettled: SettleListener<string> = (outcome, callId) => {
     const wasOnWire = this.onWire.delete(callId);
     if (this.progressListeners.size > 0) this.progressListeners.delete(callId);
+    const deadline = this.delayedDeadlines.get(callId);
+    if (deadline !== undefined) this.delayedDeadlines.delete(callId);
     this.trust.forget(callId);
     if (outcome !== 'aborted') return;
     // The worker running it (any language) hears this on NS.cancel and stops; the caller already has RpcAbortedError.
@@ -379,7 +397,7 @@ export class RpcClient {
     const ch = this.channel;
     if (wasOnWire && ch) {
       try {
-        publishCancel(ch, this.n, { callId, reason: 'caller aborted' });
+        publishCancel(ch, this.n, { callId, reason: 'caller aborted', ...(deadline === undefined ? {} : { deadline }) });
       } catch (err) {
         this.log.debug({ err, callId }, 'cancel not published');
       }
@@ -422,20 +440,22 @@ export class RpcClient {
       headers: this.headers.forRequest(request.deadline, request.traceparent, request.progress),
     };
     this.onWire.add(callId);
-    try {
-      ch.publish(this.n.requestExchange, request.method, request.body, props, (err) => {
-        // Confirms are handled as they come: no call waits for its confirm before the next publish.
-        if (!err) return;
-        // amqplib fails unconfirmed publishes before our own 'close' listener runs; by the next
-        // microtask we know whether the channel died. A nack on a live channel means the broker
-        // refused it (it never ran); a publish lost with its channel may or may not have arrived.
-        queueMicrotask(() => {
-          const failure = this.channel === ch
-            ? new RpcNotConfirmedError('not_confirmed', { cause: err })
-            : new RpcConnectionLostError('unconfirmed_at_disconnect', { cause: err });
-          this.pending.reject(callId, failure);
-        });
+    const confirmed = (err: unknown): void => {
+      // Confirms are handled as they come: no call waits for its confirm before the next publish.
+      if (!err) return;
+      // amqplib fails unconfirmed publishes before our own 'close' listener runs; by the next
+      // microtask we know whether the channel died. A nack on a live channel means the broker
+      // refused it (it never ran); a publish lost with its channel may or may not have arrived.
+      queueMicrotask(() => {
+        const failure = this.channel === ch
+          ? new RpcNotConfirmedError('not_confirmed', { cause: err })
+          : new RpcConnectionLostError('unconfirmed_at_disconnect', { cause: err });
+        this.pending.reject(callId, failure);
       });
+    };
+    try {
+      if (request.dueAt !== undefined && request.dueAt > Date.now()) this.delay.publish(ch, 'call', request.method, request.body, props, request.dueAt, confirmed);
+      else ch.publish(this.n.requestExchange, request.method, request.body, props, confirmed);
     } catch (err) {
       this.pending.reject(callId, new RpcNotConfirmedError('publish_failed', { cause: err }));
     }

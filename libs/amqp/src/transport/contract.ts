@@ -104,7 +104,7 @@ export interface WireConsumeOptions {
   readonly exclusive?: boolean;
 }
 
-export type WireExchangeType = 'direct' | 'topic' | 'fanout';
+export type WireExchangeType = 'direct' | 'topic' | 'fanout' | 'headers';
 
 export interface WireQueueInfo {
   readonly queue: string;
@@ -120,7 +120,10 @@ export interface WireChannel {
   checkQueue(queue: string): Promise<WireQueueInfo>;
   deleteQueue(queue: string): Promise<{ messageCount: number }>;
   purgeQueue(queue: string): Promise<{ messageCount: number }>;
-  bindQueue(queue: string, exchange: string, pattern: string): Promise<object>;
+  /** `args`: a headers exchange's match (`x-match` and the header values). */
+  bindQueue(queue: string, exchange: string, pattern: string, args?: Record<string, unknown>): Promise<object>;
+  /** An exchange-to-exchange binding: what `source` routes with `pattern` (or `args`) goes on through `destination`. */
+  bindExchange(destination: string, source: string, pattern: string, args?: Record<string, unknown>): Promise<object>;
   publish(exchange: string, routingKey: string, content: Buffer, options?: WirePublishOptions): boolean;
   consume(queue: string, onMessage: (msg: WireMessage | null) => void, options?: WireConsumeOptions): Promise<{ consumerTag: string }>;
   cancel(consumerTag: string): Promise<{ consumerTag: string }>;

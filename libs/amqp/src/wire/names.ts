@@ -19,6 +19,12 @@ export interface Names {
   readonly discoverExchange: string;
   /** Fanout exchange for cancel requests: every instance hears each one. */
   readonly cancelExchange: string;
+  /** Headers exchange of delay level `level` (delay.ts): what it routes waits 2^level ms in its queue, or goes on down. */
+  delayExchange(level: number): string;
+  /** The queue of delay level `level`: every message in it waits 2^level ms (its TTL), then moves one level down. */
+  delayQueue(level: number): string;
+  /** Headers exchange a delayed message reaches when due: on to the request or event exchange (`warren-delay-to`). */
+  readonly delayDueExchange: string;
   serviceQueue(service: string): string;
   deadLetterQueue(service: string): string;
   /** A delay queue of a service: holds retried requests `delayMs`, then dead-letters them back to its queue. */
@@ -50,6 +56,9 @@ export function names(namespace = 'warren'): Names {
     controlExchange: `${ns}.control`,
     discoverExchange: `${ns}.discover`,
     cancelExchange: `${ns}.cancel`,
+    delayExchange: (level) => `${ns}.delay.${level}`,
+    delayQueue: (level) => `${ns}.delay.${level}.wait`,
+    delayDueExchange: `${ns}.delay.due`,
     serviceQueue: (service) => `${ns}.svc.${service}`,
     deadLetterQueue: (service) => `${ns}.svc.${service}.dead`,
     retryQueue: (service, delayMs) => `${ns}.svc.${service}.retry.${delayMs}`,

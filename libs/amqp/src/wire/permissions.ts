@@ -23,6 +23,8 @@ export interface Role {
   readonly discovery?: boolean;
   /** Lists, replays and purges every service's dead-letter queue (the broker's dlq.*). */
   readonly deadLetters?: boolean;
+  /** Sends delayed calls (delayMs / notBefore): declares the delay chain (delay.ts) and publishes into it. */
+  readonly delayed?: boolean;
 }
 
 /** RabbitMQ's name for the default exchange, which permissions name when a process publishes to a queue directly. */
@@ -82,6 +84,18 @@ export function permissionsFor(n: Names, role: Role): Permissions {
     configure.push(serverNamed);
     write.push(serverNamed, ex.discover);
     read.push(serverNamed, ex.control);
+  }
+  if (role.delayed === true) {
+    // The chain's exchanges and queues (delay.ts). Declaring a queue with a dead-letter exchange needs read on the
+    // queue and write on that exchange; binding a queue, write on it and read on the exchange; binding an exchange
+    // to another, write on the destination (a lower level, the due exchange, NS.rpc, NS.events) and read on the
+    // source. RabbitMQ dead-letters from level to level itself, with no user's permission.
+    const levels = `${literal(n.delayExchange(0)).slice(0, -1)}[0-9]{1,2}`;
+    const due = literal(n.delayDueExchange);
+    const waits = `${levels}\\.wait`;
+    configure.push(levels, due, waits);
+    write.push(levels, due, waits);
+    read.push(levels, due, waits);
   }
   if (role.deadLetters === true) {
     // Any service's dead letters: read to list and purge; replays go back to the service queue through the default exchange.

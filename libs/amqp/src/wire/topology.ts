@@ -3,7 +3,7 @@ import type { Names } from './names';
 
 export interface ExchangeDecl {
   readonly name: string;
-  readonly type: 'direct' | 'fanout' | 'topic';
+  readonly type: 'direct' | 'fanout' | 'topic' | 'headers';
   readonly options: WireExchangeOptions;
 }
 export interface QueueDecl {
@@ -14,6 +14,15 @@ export interface BindingDecl {
   readonly queue: string;
   readonly exchange: string;
   readonly routingKey: string;
+  /** A headers exchange's match (`x-match` and the wanted header values). @default none */
+  readonly arguments?: Record<string, unknown>;
+}
+/** An exchange-to-exchange binding: what `source` routes goes on through `destination`. */
+export interface ExchangeBindingDecl {
+  readonly destination: string;
+  readonly source: string;
+  readonly routingKey: string;
+  readonly arguments?: Record<string, unknown>;
 }
 
 /** Exchanges, queues and bindings as data: declared from here, and declared again after every reconnect. */
@@ -21,6 +30,8 @@ export interface Topology {
   readonly exchanges: readonly ExchangeDecl[];
   readonly queues: readonly QueueDecl[];
   readonly bindings: readonly BindingDecl[];
+  /** Exchange-to-exchange bindings, declared after the queue bindings. @default none */
+  readonly exchangeBindings?: readonly ExchangeBindingDecl[];
 }
 
 export type QueueType = 'classic' | 'quorum';
@@ -145,5 +156,6 @@ function instanceControlQueue(n: Names, s: ServiceTopologyInput): QueueDecl {
 export async function applyTopology(channel: WireChannel, topology: Topology): Promise<void> {
   for (const e of topology.exchanges) await channel.assertExchange(e.name, e.type, e.options);
   for (const q of topology.queues) await channel.assertQueue(q.name, q.options);
-  for (const b of topology.bindings) await channel.bindQueue(b.queue, b.exchange, b.routingKey);
+  for (const b of topology.bindings) await (b.arguments === undefined ? channel.bindQueue(b.queue, b.exchange, b.routingKey) : channel.bindQueue(b.queue, b.exchange, b.routingKey, b.arguments));
+  for (const b of topology.exchangeBindings ?? []) await channel.bindExchange(b.destination, b.source, b.routingKey, b.arguments);
 }

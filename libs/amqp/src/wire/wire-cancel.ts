@@ -24,7 +24,7 @@ export interface CancelMessage {
   readonly reason?: string;
 }
 
-/** How long a cancel for a call not (yet) running here is remembered when it carries no deadline. */
+/** How long a cancel for a call not (yet) running here is remembered when it carries no deadline (with one: until it). */
 export const cancelMemoryMs = 60_000;
 /** Most cancels remembered at once; the oldest are forgotten first. */
 const maxRemembered = 10_000;
@@ -81,7 +81,8 @@ export class CancelBook {
       const oldest = this.until.keys().next();
       if (!oldest.done) this.until.delete(oldest.value);
     }
-    this.until.set(callId, Math.min(deadline ?? Number.POSITIVE_INFINITY, now + cancelMemoryMs));
+    // Until the deadline it names, however far (a delayed call's may be weeks away; the count is bounded); else 60 s.
+    this.until.set(callId, deadline ?? now + cancelMemoryMs);
   }
 
   /** True (once) when `callId` was cancelled and the cancel is still current. */

@@ -1,10 +1,12 @@
 import { readFile } from 'node:fs/promises';
+import type { DelayOptions } from '@warren/amqp';
 import { InvalidRequestError, errorResponse, ErrorCode, wireErrorOf, type Id, type JsonValue, type Params, type ResponseMessage } from '@warren/jsonrpc';
 import { ExitCode, UsageError, showError, type ExitCodeValue } from '../errors';
 import { prettyJson, table } from '../format';
 import { guardCalls, lookUpServices } from '../availability';
 import { progressView } from '../call-progress';
 import { parseId, parseParams } from '../params';
+import { delayFlags } from '../when';
 import type { Session } from '../session';
 
 export interface CallFlags {
@@ -14,6 +16,10 @@ export interface CallFlags {
   readonly showId?: boolean;
   /** Show the progress the handler reports. @default when stderr is a terminal and --json is off */
   readonly progress?: boolean;
+  /** Start at this time (ISO 8601; when.ts). */
+  readonly at?: string;
+  /** Start after this long (`10m`, `1h30m`, ms; when.ts). */
+  readonly in?: string;
 }
 
 /** Prints an error: to stdout as a JSON-RPC error object with --json, else `error <code>: <message>` (and a local code) on stderr. */
@@ -47,8 +53,13 @@ export function schemaFailures(data: unknown): string[] | undefined {
 }
 
 /** `warren call <method> [params...]`: prints the result as JSON; exits 1 with the error code on an error answer. */
-export async function callCommand(s: Session, method: string, words: readonly string[], flags: CallFlags): Promise<ExitCodeValue> {
-  const params = parseParams(words);
+export function callCommand(s: Session, method: string, words: readonly string[], flags: CallFlags): Promise<ExitCodeValue> {
+  return callWith(s, method, parseParams(words), flags);
+}
+
+/** A call with params already parsed (the REPL parses its own line): prints the answer, or the error with its code and data. */
+export async function callWith(s: Session, method: string, params: Params | undefined, flags: CallFlags): Promise<ExitCodeValue> {
+  const delay = delayFlags(flags);
   // Always an explicit JSON-RPC id (1 by default); the call id is another thing: nextCallId()
   // shows the random one the next call takes, which --show-id prints.
   const id = flags.id === undefined ? 1 : parseId(flags.id);
@@ -58,7 +69,8 @@ export async function callCommand(s: Session, method: string, words: readonly st
   if (flags.showId) s.err(`call id: ${client.nextCallId()}`);
   const progress = flags.progress ?? (s.io.stderr.isTTY === true && !s.settings.json) ? progressView(s) : undefined;
   try {
-    const result = await client.call(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), id, ...(progress ? { onProgress: progress.listener } : {}) });
+    if (Object.keys(delay).length > 0 && !s.settings.json) s.err(s.c.dim(`waiting until ${dueText(delay)}, then for the answer (leaving does not cancel it)`));
+    const result = await client.call(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), id, ...delay, ...(progress ? { onProgress: progress.listener } : {}) });
     progress?.done();
     if (s.settings.json) s.out(JSON.stringify({ jsonrpc: '2.0', result, id }));
     else s.out(prettyJson(result, s.c));
@@ -71,18 +83,30 @@ export async function callCommand(s: Session, method: string, words: readonly st
 }
 
 /** `warren notify <method> [params...]`: publishes a notification (confirmed by RabbitMQ; nobody answers). */
-export async function notifyCommand(s: Session, method: string, words: readonly string[], flags: Pick<CallFlags, 'timeout' | 'persistent'>): Promise<ExitCodeValue> {
-  const params = parseParams(words);
+export function notifyCommand(s: Session, method: string, words: readonly string[], flags: Pick<CallFlags, 'timeout' | 'persistent' | 'at' | 'in'>): Promise<ExitCodeValue> {
+  return notifyWith(s, method, parseParams(words), flags);
+}
+
+/** A notification with params already parsed. */
+export async function notifyWith(s: Session, method: string, params: Params | undefined, flags: Pick<CallFlags, 'timeout' | 'persistent' | 'at' | 'in'>): Promise<ExitCodeValue> {
+  const delay = delayFlags(flags);
   const client = await s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) });
   try {
-    await client.notify(method, params, flags.timeout === undefined ? {} : { timeoutMs: flags.timeout });
+    await client.notify(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), ...delay });
   } catch (err) {
     if (wireErrorOf(err) === undefined) throw err;
     return reportError(s, err);
   }
-  if (s.settings.json) s.out(JSON.stringify({ sent: true, method }));
-  else s.out(`${s.c.green('sent')} ${method}`);
+  const due = Object.keys(delay).length > 0 ? dueText(delay) : undefined;
+  if (s.settings.json) s.out(JSON.stringify({ sent: true, method, ...(due === undefined ? {} : { dueAt: due }) }));
+  else s.out(`${s.c.green('sent')} ${method}${due === undefined ? '' : ` (due ${due})`}`);
   return ExitCode.ok;
+}
+
+/** When a delayed message is due, as ISO 8601. */
+function dueText(delay: DelayOptions): string {
+  const at = delay.delayMs !== undefined ? Date.now() + delay.delayMs : delay.notBefore instanceof Date ? delay.notBefore.getTime() : (delay.notBefore ?? Date.now());
+  return new Date(at).toISOString();
 }
 
 /** One entry of a batch file: a JSON-RPC request (with `id`) or notification (without). */
@@ -105,7 +129,8 @@ function parseEntry(raw: unknown): Parsed {
   return { ok: true, entry: { method: e['method'], ...(e['params'] === undefined ? {} : { params: e['params'] as Params }), ...(id === undefined ? {} : { id: id as Id }) } };
 }
 
-async function readSource(s: Session, source: string): Promise<string> {
+/** The text of a file, or of stdin for `-`; a file that cannot be read is a usage error. */
+export async function readSource(s: Session, source: string): Promise<string> {
   if (source !== '-') {
     try {
       return await readFile(source, 'utf8');
@@ -125,11 +150,16 @@ async function readSource(s: Session, source: string): Promise<string> {
  */
 export async function batchCommand(s: Session, source: string, flags: Pick<CallFlags, 'timeout' | 'persistent'>): Promise<ExitCodeValue> {
   const text = await readSource(s, source);
+  return batchOf(s, text, source === '-' ? 'stdin' : source, flags);
+}
+
+/** A batch given as JSON text (`label` names where it came from in a usage error). */
+export async function batchOf(s: Session, text: string, label: string, flags: Pick<CallFlags, 'timeout' | 'persistent'>): Promise<ExitCodeValue> {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new UsageError(`${source === '-' ? 'stdin' : source} is not JSON`);
+    throw new UsageError(`${label} is not JSON`);
   }
   const items = Array.isArray(value) ? value : [value];
   if (items.length === 0) throw new UsageError('the batch is empty');

@@ -7,6 +7,7 @@ export interface PermissionsFlags {
   readonly service?: string;
   readonly discovery?: boolean;
   readonly deadLetters?: boolean;
+  readonly delayed?: boolean;
   readonly prefix?: string;
 }
 
@@ -21,6 +22,7 @@ export function permissionsCommand(s: Session, user: string, flags: PermissionsF
     ...(flags.service === undefined ? {} : { service: flags.service }),
     ...(flags.discovery === true ? { discovery: true } : {}),
     ...(flags.deadLetters === true ? { deadLetters: true } : {}),
+    ...(flags.delayed === true ? { delayed: true } : {}),
   });
   s.out(s.settings.json ? JSON.stringify({ vhost: flags.vhost, user, ...p }) : setPermissionsLine(flags.vhost, user, p));
   return Promise.resolve(ExitCode.ok);

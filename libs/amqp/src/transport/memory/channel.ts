@@ -72,9 +72,16 @@ export class MemoryChannel extends EventEmitter implements WireConfirmChannel {
     return this.rpc(() => ({ messageCount: this.host.purgeQueue(queue, this.connectionId) }));
   }
 
-  bindQueue(queue: string, exchange: string, pattern: string): Promise<object> {
+  bindQueue(queue: string, exchange: string, pattern: string, args?: Record<string, unknown>): Promise<object> {
     return this.rpc(() => {
-      this.host.bindQueue(queue, exchange, pattern, this.connectionId);
+      this.host.bindQueue(queue, exchange, pattern, args, this.connectionId);
+      return {};
+    });
+  }
+
+  bindExchange(destination: string, source: string, pattern: string, args?: Record<string, unknown>): Promise<object> {
+    return this.rpc(() => {
+      this.host.bindExchange(destination, source, pattern, args);
       return {};
     });
   }

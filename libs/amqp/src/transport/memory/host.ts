@@ -15,7 +15,8 @@ export interface ChannelHost {
   checkQueue(name: string, connectionId: number): WireQueueInfo;
   deleteQueue(name: string): number;
   purgeQueue(name: string, connectionId: number): number;
-  bindQueue(queue: string, exchange: string, pattern: string, connectionId: number): void;
+  bindQueue(queue: string, exchange: string, pattern: string, args: Record<string, unknown> | undefined, connectionId: number): void;
+  bindExchange(destination: string, source: string, pattern: string, args: Record<string, unknown> | undefined): void;
   /** Routes a message; false when no queue took it. */
   publish(exchange: string, routingKey: string, content: Buffer, properties: WireProperties): boolean;
   /** The queue, for consume and get: 404 when missing, 405 when another connection owns it exclusively. */

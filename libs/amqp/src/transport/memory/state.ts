@@ -6,7 +6,7 @@ import { MemoryChannelError, notFound, preconditionFailed, resourceLocked } from
 import { directReplyTo, type ChannelHost } from './host';
 import { cloneTable, copyProperties, expirationMs, type StoredMessage } from './message';
 import { MemoryQueue, type DeathReason, type QueueHost } from './queue';
-import { route, type MemoryExchange } from './routing';
+import { route, type Binding, type MemoryExchange } from './routing';
 import { BrokerTimers } from './timers';
 
 /** Queue arguments RabbitMQ compares on a redeclare (a different value is a 406). */
@@ -88,7 +88,7 @@ export class BrokerState implements ChannelHost, QueueHost {
     this.queues.delete(name);
     queue.dispose();
     for (const e of this.exchanges.values()) {
-      for (let i = e.bindings.length - 1; i >= 0; i--) if (e.bindings[i]?.queue === name) e.bindings.splice(i, 1);
+      for (let i = e.bindings.length - 1; i >= 0; i--) if (e.bindings[i]?.queue === name && e.bindings[i]?.toExchange !== true) e.bindings.splice(i, 1);
     }
     // The broker cancels its consumers: basic.cancel reaches them after the delete, as a frame would.
     const consumers = queue.consumers.splice(0);
@@ -100,11 +100,22 @@ export class BrokerState implements ChannelHost, QueueHost {
     return this.queueFor(name, connectionId).purge();
   }
 
-  bindQueue(queue: string, exchange: string, pattern: string, connectionId: number): void {
+  bindQueue(queue: string, exchange: string, pattern: string, args: Record<string, unknown> | undefined, connectionId: number): void {
     this.queueFor(queue, connectionId);
+    this.addBinding(exchange, { queue, pattern, ...(args === undefined ? {} : { args: { ...args } }) });
+  }
+
+  bindExchange(destination: string, source: string, pattern: string, args: Record<string, unknown> | undefined): void {
+    if (!this.exchanges.has(destination)) throw notFound('exchange', destination);
+    this.addBinding(source, { queue: destination, pattern, toExchange: true, ...(args === undefined ? {} : { args: { ...args } }) });
+  }
+
+  /** A binding is the same one (not added twice) when its destination, pattern and arguments are. */
+  private addBinding(exchange: string, binding: Binding): void {
     const e = this.exchanges.get(exchange);
     if (!e) throw notFound('exchange', exchange);
-    if (!e.bindings.some((b) => b.queue === queue && b.pattern === pattern)) e.bindings.push({ queue, pattern });
+    const same = (b: Binding): boolean => b.queue === binding.queue && b.pattern === binding.pattern && (b.toExchange ?? false) === (binding.toExchange ?? false) && JSON.stringify(b.args ?? {}) === JSON.stringify(binding.args ?? {});
+    if (!e.bindings.some(same)) e.bindings.push(binding);
   }
 
   publish(exchange: string, routingKey: string, content: Buffer, properties: WireProperties): boolean {
@@ -124,7 +135,7 @@ export class BrokerState implements ChannelHost, QueueHost {
     }
     const e = this.exchanges.get(exchange);
     if (!e) throw notFound('exchange', exchange);
-    return this.routeTo(route(e, routingKey), exchange, routingKey, content, properties, ttl);
+    return this.routeTo(route(e, routingKey, properties.headers, this.exchangeOf), exchange, routingKey, content, properties, ttl);
   }
 
   deadLetter(queue: MemoryQueue, msg: StoredMessage, reason: DeathReason): void {
@@ -134,9 +145,11 @@ export class BrokerState implements ChannelHost, QueueHost {
     const headers = deathHeaders(msg, queue.name, reason);
     // The per-message TTL does not follow a message into its dead-letter queue (x-death keeps it as original-expiration).
     const properties: WireProperties = { ...msg.properties, headers, expiration: undefined };
-    const target = dlx === '' ? (this.queues.has(routingKey) ? new Set([routingKey]) : new Set<string>()) : this.exchanges.get(dlx) ? route(this.exchanges.get(dlx) as MemoryExchange, routingKey) : new Set<string>();
+    const target = dlx === '' ? (this.queues.has(routingKey) ? new Set([routingKey]) : new Set<string>()) : this.exchanges.get(dlx) ? route(this.exchanges.get(dlx) as MemoryExchange, routingKey, headers, this.exchangeOf) : new Set<string>();
     this.routeTo(target, dlx, routingKey, msg.content, properties, undefined);
   }
+
+  private readonly exchangeOf = (name: string): MemoryExchange | undefined => this.exchanges.get(name);
 
   deliveredProperties(queue: MemoryQueue, msg: StoredMessage): WireProperties {
     if (!queue.args.quorum || msg.returns === 0) return copyProperties(msg.properties);

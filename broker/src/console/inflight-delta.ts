@@ -1,0 +1,71 @@
+import type { GatewayCall } from '../calls';
+import type { InflightCall } from '../inflight';
+
+/** A keyed list's change since the previous tick: entries new or changed, and ids gone. */
+export interface ListDelta<T> {
+  readonly upsert: readonly T[];
+  readonly remove: readonly string[];
+}
+
+/** The feed's calls as the browser keeps them: without `ageMs` and `leaseUntil` (see {@link fed}). */
+export type FedCall = InflightCall;
+
+/**
+ * What changed in the calls in flight since the last tick, so the feed sends a browser only that
+ * (`inflight-delta`) rather than every call every tick: under 1,000 calls in flight a full list is
+ * ~300 KB per tick to serialize, send and parse, and most ticks change a few calls. A browser that
+ * connects gets the whole list once (`inflight`), then the deltas.
+ *
+ * @example
+ * const diff = new InflightDiff();
+ * diff.next(calls, gateway);       // { calls: { upsert: [...], remove: [] }, gateway: … }
+ * diff.snapshot();                  // the lists as they are now, for a newcomer
+ */
+export class InflightDiff {
+  private calls = new KeyedDiff<FedCall>();
+  private gateway = new KeyedDiff<GatewayCall>();
+
+  /** Takes this tick's lists; answers what changed since the previous one. */
+  next(calls: readonly InflightCall[], gateway: readonly GatewayCall[]): { calls: ListDelta<FedCall>; gateway: ListDelta<GatewayCall> } {
+    return { calls: this.calls.next(calls.map(fed)), gateway: this.gateway.next(gateway) };
+  }
+
+  /** The lists as of the last `next`. */
+  snapshot(): { calls: FedCall[]; gateway: GatewayCall[] } {
+    return { calls: this.calls.current(), gateway: this.gateway.current() };
+  }
+
+  /** Forgets everything (nobody listens any more). */
+  reset(): void {
+    this.calls = new KeyedDiff();
+    this.gateway = new KeyedDiff();
+  }
+}
+
+/** `ageMs` and `leaseUntil` are left out: they move every tick and heartbeat (every call would change every tick), and the page counts ages from `startedAt`. */
+function fed(call: InflightCall): FedCall {
+  const { ageMs: _age, leaseUntil: _lease, ...rest } = call;
+  return rest;
+}
+
+/** One list keyed by call id, compared entry by entry through its JSON. */
+class KeyedDiff<T extends { readonly callId: string }> {
+  private last = new Map<string, { readonly item: T; readonly json: string }>();
+
+  next(items: readonly T[]): ListDelta<T> {
+    const now = new Map<string, { readonly item: T; readonly json: string }>();
+    const upsert: T[] = [];
+    for (const item of items) {
+      const json = JSON.stringify(item);
+      now.set(item.callId, { item, json });
+      if (this.last.get(item.callId)?.json !== json) upsert.push(item);
+    }
+    const remove = [...this.last.keys()].filter((id) => !now.has(id));
+    this.last = now;
+    return { upsert, remove };
+  }
+
+  current(): T[] {
+    return [...this.last.values()].map((e) => e.item);
+  }
+}

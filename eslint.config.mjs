@@ -1,10 +1,13 @@
 // Layering is enforced here: the JSON-RPC core does no I/O; only the AMQP
 // transport (libs/amqp/src/transport/*.ts) imports amqplib; only the in-flight store imports ioredis; only the
-// logger factory imports pino.
+// logger factory imports pino; only the mains start an OpenTelemetry SDK (@warren/tracing-node), the libraries
+// speak @opentelemetry/api alone.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const io = (except) => ['amqplib', 'ioredis', 'pino', 'node:net', 'node:http', 'node:fs', 'net', 'http', 'fs'].filter((m) => !except.includes(m));
+/** The OpenTelemetry SDK: a main's choice (through @warren/tracing-node), never a library's. */
+const sdk = ['@warren/tracing-node', '@opentelemetry/sdk-node', '@opentelemetry/sdk-trace'];
+const io = (except) => ['amqplib', 'ioredis', 'pino', 'node:net', 'node:http', 'node:fs', 'net', 'http', 'fs', ...sdk].filter((m) => !except.includes(m));
 const restrict = (names, message) => ({
   'no-restricted-imports': ['error', { paths: names.map((name) => ({ name, message })) }],
 });
@@ -29,6 +32,7 @@ export default tseslint.config(
   { files: ['libs/logger/src/**/*.ts'], rules: restrict(io(['pino']), 'The logger factory only wraps pino.') },
   { files: ['libs/inflight/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The in-flight store only speaks Redis.') },
   { files: ['libs/eventlog/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The event log only speaks Redis.') },
-  { files: ['services/**/*.ts', 'broker/**/*.ts'], rules: restrict(['amqplib', 'ioredis'], 'Services and the broker use the Warren libraries, not the drivers.') },
+  { files: ['libs/tracing-node/src/**/*.ts'], rules: restrict(io(['@opentelemetry/sdk-node']), 'The mains\' tracing only starts the Node SDK.') },
+  { files: ['services/**/*.ts', 'broker/**/*.ts'], rules: restrict(['amqplib', 'ioredis', ...sdk], 'Services and the broker use the Warren libraries, not the drivers; only their main.ts starts an OpenTelemetry SDK.') },
   { files: ['**/test/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', '**/main.ts', '**/bin/**/*.ts'], rules: { 'no-console': 'off', 'no-restricted-imports': 'off' } },
 );

@@ -2,6 +2,7 @@
 // memory (embedded.ts), with a banner nobody can miss, the same log lines as the processes print
 // (each prefixed by the name the process would have), and a graceful stop on SIGINT/SIGTERM.
 import { createLogger } from '@warren/logger';
+import { startTracing } from '@warren/tracing-node';
 import { startEmbedded, type EmbeddedSystem } from './embedded';
 import type { lineFormatter } from './log-format';
 
@@ -26,6 +27,8 @@ export function embeddedBanner(why: string): string {
 export async function runEmbedded(why: string, format: ReturnType<typeof lineFormatter>): Promise<void> {
   const level = process.env['LOG_LEVEL'] || 'info';
   process.stdout.write(embeddedBanner(why));
+  // One process, one SDK: every part's spans carry service.name `warren` unless OTEL_SERVICE_NAME says otherwise.
+  const tracing = startTracing(process.env, { serviceName: 'warren' });
   const logger = (name: string) => createLogger({ name: name === 'broker' ? 'warren-broker' : name.replace(/-\d+$/, ''), level, destination: { write: (line: string) => void process.stdout.write(format(name, line.replace(/\n$/, ''))) } });
   let stopping = false;
   // Filled once started; a signal before that stops the start instead.
@@ -38,7 +41,7 @@ export async function runEmbedded(why: string, format: ReturnType<typeof lineFor
       process.stderr.write('warren: embedded system did not stop within 20 s; exiting\n');
       process.exit(1);
     }, 20_000).unref();
-    void (running.system?.close() ?? Promise.resolve()).then(
+    void (running.system?.close() ?? Promise.resolve()).then(() => tracing.shutdown()).then(
       () => {
         process.stdout.write('warren: embedded system stopped\n');
         process.exit(0);

@@ -22,6 +22,8 @@
 // library's every process; the others, and RabbitMQ and Redis, keep running. A restarted process
 // gets one SIGTERM and drains as on Ctrl-C; one that crashes waits for the next change instead
 // of stopping everything.
+// Each service answers /metrics, /healthz and /readyz on an ops port of its own: 9464, 9465, ...
+// in the order below (WARREN_OPS_PORT moves the base, `off` turns them off; start-ops.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { once } from 'node:events';
@@ -32,10 +34,11 @@ import { runEmbedded } from './start-embedded';
 import { chooseStartMode } from './start-mode';
 import { lineFormatter, logFormat } from './log-format';
 import { watchTrees } from './watch';
+import { opsPorts } from './start-ops';
 
 const root = path.resolve(__dirname, '..');
 
-/** What runs, and how many of each. Every process gets the same environment. */
+/** What runs, and how many of each. Every process gets the same environment, but for its INSTANCE_ID and ops port. */
 const processes: readonly { name: string; file: string; env?: Record<string, string> }[] = [
   { name: 'broker', file: 'broker/src/main.ts' },
   { name: 'calculator-1', file: 'services/calculator/src/main.ts', env: { INSTANCE_ID: 'calculator-1' } },
@@ -53,10 +56,13 @@ let watching = false;
 const restarting = new Set<string>();
 const format = lineFormatter(logFormat(process.env, process.stdout.isTTY === true), process.stdout.isTTY === true && !process.env['NO_COLOR']);
 
+/** Each service's ops port (the broker serves /metrics on its gateway), from WARREN_OPS_PORT (start-ops.ts); set by main. */
+let ops: Record<string, string> = {};
+
 function start(name: string, file: string, env: Record<string, string> = {}): void {
   // detached: a process group of its own, out of reach of the terminal's Ctrl-C (see the top).
   // stdin: the lifeline pipe (see the top); nothing is written to it.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file)], { cwd: root, env: { ...process.env, ...env, WARREN_SUPERVISOR: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file)], { cwd: root, env: { ...process.env, ...env, ...(name in ops ? { WARREN_OPS_PORT: ops[name] } : {}), WARREN_SUPERVISOR: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   // A child gone first closes its end; writing nothing, this script would only see EPIPE here.
   child.stdin?.on('error', () => undefined);
   children.set(name, child);
@@ -155,10 +161,14 @@ async function main(): Promise<void> {
     return runEmbedded(mode.why, format);
   }
   const provided = mode.provided;
+  ops = opsPorts(process.env, processes.filter((p) => p.name !== 'broker').map((p) => p.name));
   // Every process gets both URLs explicitly: services track calls in Redis only when REDIS_URL is set.
   process.env['AMQP_URL'] ||= defaultUrls(process.env).rabbitmq;
   process.env['REDIS_URL'] ||= defaultUrls(process.env).redis;
   process.stdout.write(`warren: RabbitMQ ${provided.rabbitmq}, Redis ${provided.redis}, gateway auth ${process.env['GATEWAY_AUTH'] === 'none' ? 'off (GATEWAY_AUTH=none)' : 'on'}\n`);
+  const opsList = Object.entries(ops).filter(([, port]) => port !== '');
+  const opsHost = process.env['WARREN_OPS_HOST'] || '127.0.0.1';
+  process.stdout.write(opsList.length === 0 ? 'warren: ops ports off (WARREN_OPS_PORT=off)\n' : `warren: ops ports (/metrics, /healthz, /readyz): ${opsList.map(([name, port]) => `${name} ${opsHost}:${port}`).join(', ')}\n`);
   // Before the children start: a signal in between must not kill this script and orphan them.
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));

@@ -18,6 +18,10 @@ const descriptions: Readonly<Record<string, string>> = {
   'dlq.show': 'Show one dead letter with its request (operator tokens only).',
   'dlq.replay': 'Replay dead letters as new calls (operator tokens only).',
   'dlq.purge': "Empty a service's dead-letter queue (operator tokens only).",
+  'workers.pause': 'Pause one worker instance: it stops consuming, its calls wait in the queue (operator tokens only).',
+  'workers.resume': 'Resume a paused worker instance (operator tokens only).',
+  'workers.drain': 'Drain one worker instance: it finishes its running calls, then stops (operator tokens only).',
+  'workers.cancelAll': 'Cancel every call running on one worker instance (operator tokens only).',
 };
 
 /** `methods` with a tool spec on each broker method named above (the rest as they are). */

@@ -2,6 +2,7 @@ import { AmqpConnection, DeadLetterQueues, RpcClient, ServiceRegistry, startServ
 import { silentLogger } from '@warren/logger';
 import { withBrokerTools } from './broker-tools';
 import { dlqMethods } from './dlq-methods';
+import { workerMethods } from './worker-methods';
 import { discoveryProbe } from './discovery-probe';
 import { buildGateway, type Gateway } from './gateway';
 import { openRpcDocument, type OpenRpcInfo } from './openrpc';
@@ -91,7 +92,12 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
       logger,
       metadata: { role: 'broker' },
       // dlq.list/show/replay/purge over every service's dead-letter queue (docs/gateway.md).
-      methods: ownMethods(options.brokerTools === true, { ...dlqMethods({ queues: new DeadLetterQueues(connection, { namespace }), services: () => registry.list().map((i) => i.service) }), ...options.serviceMethods }),
+      methods: ownMethods(options.brokerTools === true, {
+        ...dlqMethods({ queues: new DeadLetterQueues(connection, { namespace }), services: () => registry.list().map((i) => i.service) }),
+        // workers.pause/resume/drain/cancelAll over the bus (docs/gateway.md, "Worker controls").
+        ...workerMethods({ connection, registry, namespace }),
+        ...options.serviceMethods,
+      }),
       notifications: options.serviceNotifications ?? {},
       ...(options.announceIntervalMs === undefined ? {} : { announceIntervalMs: options.announceIntervalMs }),
       // A short grace: rpc.discover answers from memory.

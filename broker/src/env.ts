@@ -1,6 +1,7 @@
 import type { BrokerOptions } from './broker';
 import { rateLimitDefaults, type BucketSpec, type RateLimitOptions } from './http/rate-limit';
 import { gatewayDefaults, type TokenSpec } from './options';
+import type { ManagementApi } from './queue-stats';
 
 /** The environment variables the broker reads, with their defaults; docs/gateway.md has the same table. */
 export const brokerEnv = {
@@ -31,6 +32,7 @@ export const brokerEnv = {
   GATEWAY_TOKEN_RATE_LIMIT_PER_SEC: 'Requests per second each bearer token may make, sustained; unset: no per-token limit',
   GATEWAY_TOKEN_RATE_LIMIT_BURST: 'Requests a bearer token may make at once. Default: GATEWAY_TOKEN_RATE_LIMIT_PER_SEC rounded up',
   GATEWAY_RATE_LIMIT_MAX_KEYS: `Client IPs whose buckets are kept at once (least recently seen forgotten first). Default ${rateLimitDefaults.maxKeys}`,
+  RABBITMQ_MANAGEMENT_URL: "RabbitMQ management API (http://user:password@host:15672) for the queue figures: unacked, rates, delay queues; the vhost is AMQP_URL's. Unset: passive declares over AMQP (ready, consumers, dead letters only)",
   REDIS_URL: 'Redis of the in-flight view (GET /inflight, inflight.* methods, $/cancelRequest) whose state /readyz reports (not required for readiness); unset: none',
   WARREN_KEY_PREFIX: 'Prefix of the in-flight keys in Redis; services and the CLI must use the same. Default: the namespace',
   LOG_LEVEL: 'pino level. Default info',
@@ -98,9 +100,19 @@ export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: st
     ...optional('maxSessionOutputBytes', int('GATEWAY_MAX_SESSION_OUTPUT_BYTES')),
     ...optional('allowMethods', list('GATEWAY_ALLOW_METHODS')),
     ...optional('rateLimit', rateLimit),
+    ...optional('rabbitmqManagement', managementFromEnv(env, list('AMQP_URL')?.[0])),
     ...optional('redisUrl', redisUrl),
     ...optional('keyPrefix', value(env, 'WARREN_KEY_PREFIX')),
   };
+}
+
+/** The management API from RABBITMQ_MANAGEMENT_URL, on the virtual host of the (first) AMQP URL. */
+function managementFromEnv(env: BrokerEnv, amqpUrl: string | undefined): ManagementApi | undefined {
+  const url = value(env, 'RABBITMQ_MANAGEMENT_URL');
+  if (url === undefined) return undefined;
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw new RangeError('RABBITMQ_MANAGEMENT_URL must be an http(s) URL');
+  const path = amqpUrl !== undefined && URL.canParse(amqpUrl) ? new URL(amqpUrl).pathname.slice(1) : '';
+  return { url, vhost: path === '' ? '/' : decodeURIComponent(path) };
 }
 
 /**

@@ -17,6 +17,7 @@ import { McpSessions } from './mcp/sessions';
 import { BrokerMetrics } from './metrics';
 import { methodFilter, resolveGatewayOptions, type GatewayOptions, type ResolvedGatewayOptions } from './options';
 import { sharedRead } from './shared-read';
+import { amqpQueueStats, managementQueueStats, type QueueStatsReader } from './queue-stats';
 
 /** What the gateway needs from the rest of the broker: one client, its connection, the live registry. */
 export interface GatewayDeps {
@@ -67,11 +68,14 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     sessions: (): { sse: number; streamable: number } => sessions.counts(),
     instances: () => deps.registry.list().map((i) => i.service),
     // Read at scrape time only, by when `availability` below exists.
-    queues: () => Promise.all([...new Set(deps.registry.list().map((i) => i.service))].map(async (service) => ({
-      service,
-      requests: await availability.depths.read(service),
-      deadLetters: await availability.depths.readDeadLetters(service),
-    }))),
+    queues: async () => {
+      const services = [...new Set(deps.registry.list().map((i) => i.service))];
+      const { byService } = await queueStats.read(services);
+      return services.flatMap((service) => {
+        const q = byService.get(service);
+        return q === undefined ? [] : [{ service, ...q }];
+      });
+    },
     droppedAnnouncements: () => deps.registry.dropped,
     tracking: () => deps.registry.list().flatMap((i) => (i.tracking === undefined ? [] : [{ service: i.service, state: i.tracking.state }])),
   }, o.defaultMetrics);
@@ -159,7 +163,11 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
   const inflight: InflightSource | undefined = source && { list: sharedRead(() => source.list()), ...(status === undefined ? {} : { status }) };
   // A call to a service without consumers answers -32002 at once; /services shows each queue's depth.
   const availability = guardAvailability(deps.client, deps.connection, deps.registry);
-  registerOpsRoutes(app, { mode: o.mode, connection: deps.connection, catalogue, metrics, gate: calls, probes: o.probes, inflight, startedAt: Date.now(), queueDepth: (service) => availability.depths.read(service) });
+  // The management API when configured (rates, unacked, delay queues), else passive declares.
+  const queueStats: QueueStatsReader = o.rabbitmqManagement
+    ? managementQueueStats(o.rabbitmqManagement, deps.client.namespace, availability.depths)
+    : amqpQueueStats(availability.depths);
+  registerOpsRoutes(app, { mode: o.mode, connection: deps.connection, catalogue, metrics, gate: calls, probes: o.probes, inflight, startedAt: Date.now(), queueStats });
   sessions.register(app);
   await registerConsole(app, { gate: calls, catalogue, inflight, logger: o.logger }, o.console);
   const openRequests = new OpenRequests(app.server);

@@ -4,6 +4,7 @@
 import { recordAnnounced, shutdownHandler, watchSupervisor } from '@warren/amqp';
 import { InflightView, RedisDirectory } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
+import { startTracing } from '@warren/tracing-node';
 import { startBroker } from './broker';
 import { brokerOptionsFromEnv } from './env';
 import { inflightWiring } from './inflight-wiring';
@@ -11,6 +12,9 @@ import { redisPingProbe } from './redis-probe';
 
 /** A second signal, or a shutdown slower than this, exits at once. */
 const shutdownTimeoutMs = 15_000;
+
+/** Traces only when OTEL_TRACES_EXPORTER asks (docs/observability.md); flushed before every exit below. */
+const tracing = startTracing(process.env, { serviceName: 'warren-broker' });
 
 async function main(): Promise<void> {
   const { redisUrl, logLevel, keyPrefix, ...options } = brokerOptionsFromEnv(process.env);
@@ -43,7 +47,10 @@ async function main(): Promise<void> {
     void stop.exitCode.then(() => watch.close());
   }
   // The library resolves the exit code; only this main exits.
-  void stop.exitCode.then((code) => process.exit(code));
+  void stop.exitCode.then(async (code) => {
+    await tracing.shutdown();
+    process.exit(code);
+  });
   const url = await broker.listen();
   // Listening already (so /readyz can answer "discovering"), but ready only once the first
   // announce-now round is over: the catalogue is complete from this line on.

@@ -14,7 +14,7 @@ export interface MetricsSources {
   sessions(): { sse: number; streamable: number };
   /** Live instances, one entry per instance: its service. */
   instances(): readonly string[];
-  /** Each known service's request and dead-letter queue, read at scrape time (undefined: not readable). */
+  /** Each known service's queue figures, read at scrape time (a service left out: not readable). */
   queues(): Promise<readonly ServiceQueues[]>;
   /** Announcements the registry dropped because they did not fit the schema. */
   droppedAnnouncements(): number;
@@ -22,11 +22,12 @@ export interface MetricsSources {
   tracking(): readonly { readonly service: string; readonly state: string }[];
 }
 
-/** One service's queues as the metrics sample them. */
-export interface ServiceQueues {
+/** One service's queues as the metrics sample them (queue-stats.ts: `unacked` and `retry` from the management API only). */
+export interface ServiceQueues extends QueueDepth {
   readonly service: string;
-  readonly requests: QueueDepth | undefined;
-  readonly deadLetters: QueueDepth | undefined;
+  readonly unacked?: number;
+  readonly deadLetters?: number;
+  readonly retry?: readonly { readonly messages: number }[];
 }
 
 /**
@@ -109,7 +110,7 @@ export class BrokerMetrics {
 }
 
 /**
- * Queue depth, consumers and dead letters per service. One read at scrape time feeds all three
+ * Queue depth, consumers, dead letters, unacked and retrying per service. One read at scrape time feeds them all
  * (the first gauge collected starts it; the others wait for the same read).
  */
 function queueGauges(registers: Registry[], read: () => Promise<readonly ServiceQueues[]>): void {
@@ -134,9 +135,11 @@ function queueGauges(registers: Registry[], read: () => Promise<readonly Service
       },
     });
   };
-  gauge('warren_service_queue_messages', "Requests waiting in the service's request queue (ready, not yet delivered).", (q) => q.requests?.messages);
-  gauge('warren_service_queue_consumers', "Consumers on the service's request queue (0: nobody serves it).", (q) => q.requests?.consumers);
-  gauge('warren_service_dead_letter_messages', "Messages in the service's dead-letter queue.", (q) => q.deadLetters?.messages);
+  gauge('warren_service_queue_messages', "Requests waiting in the service's request queue (ready, not yet delivered).", (q) => q.messages);
+  gauge('warren_service_queue_consumers', "Consumers on the service's request queue (0: nobody serves it).", (q) => q.consumers);
+  gauge('warren_service_dead_letter_messages', "Messages in the service's dead-letter queue.", (q) => q.deadLetters);
+  gauge('warren_service_queue_unacked_messages', "Requests delivered to a worker and not yet acked (RabbitMQ management API only).", (q) => q.unacked);
+  gauge('warren_service_retry_messages', "Retried requests waiting out their backoff in the service's delay queues (RabbitMQ management API only).", (q) => (q.retry === undefined ? undefined : q.retry.reduce((n, r) => n + r.messages, 0)));
 }
 
 /** A metric whose value lives elsewhere and is read when scraped. */

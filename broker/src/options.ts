@@ -1,3 +1,4 @@
+import type { ManagementApi } from './queue-stats';
 import type { DecodeLimits } from '@warren/jsonrpc';
 import { silentLogger, type Logger } from '@warren/logger';
 import { defaultAllowedHosts } from './http/host-guard';
@@ -107,6 +108,13 @@ export interface GatewayOptions {
   readonly defaultMetrics?: boolean;
   /** The web console at `GET /` and its live feed (docs/console.md). @default on, with ConsoleOptions' defaults */
   readonly console?: ConsoleOptions;
+  /**
+   * The RabbitMQ management HTTP API, for the queue figures of GET /services, the console and the
+   * metrics: ready and unacked messages, publish/deliver/ack rates, dead-letter and delay-queue
+   * depths (docs/gateway.md, "Queue figures"). Without it (or while it does not answer) passive
+   * declares over AMQP give ready messages, consumers and dead letters only. @default undefined (AMQP only)
+   */
+  readonly rabbitmqManagement?: ManagementApi;
   /** @default a silent logger */
   readonly logger?: Logger;
 }
@@ -126,7 +134,7 @@ export interface ResolvedToken {
   readonly allowMethods?: readonly string[];
 }
 
-export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight' | 'rateLimit' | 'tokens' | 'console'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight' | 'console'> & {
+export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight' | 'rateLimit' | 'tokens' | 'console' | 'rabbitmqManagement'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight' | 'console' | 'rabbitmqManagement'> & {
   readonly tokens: readonly ResolvedToken[];
   readonly rateLimit: ResolvedRateLimit | undefined;
 };
@@ -183,6 +191,7 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
     ...(options.allowMethods === undefined ? {} : { allowMethods: options.allowMethods }),
     ...(options.inflight === undefined ? {} : { inflight: options.inflight }),
     ...(options.console === undefined ? {} : { console: options.console }),
+    ...(options.rabbitmqManagement === undefined ? {} : { rabbitmqManagement: options.rabbitmqManagement }),
   };
   const positive = [
     'bodyLimitBytes', 'defaultTimeoutMs', 'maxTimeoutMs', 'maxConcurrentCalls', 'maxSessions', 'maxSessionsPerToken', 'maxSessionsPerIp',

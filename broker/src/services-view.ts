@@ -1,12 +1,13 @@
-import { summarizeInstance, type InstanceSummary, type QueueDepth, type QueueType } from '@warren/amqp';
+import { summarizeInstance, type InstanceSummary, type QueueType } from '@warren/amqp';
 import type { JsonSchema } from '@warren/jsonrpc';
 import type { Catalogue, CatalogueNotification } from './catalogue';
+import type { ServiceQueueStats } from './queue-stats';
 
 /** One service as `GET /services` shows it. */
 export interface ServiceView {
   readonly name: string;
-  /** The request queue's depth and consumer count, when RabbitMQ answered. */
-  readonly queue?: QueueDepth;
+  /** The service's queue figures, when RabbitMQ answered (queue-stats.ts: `source` says which API). */
+  readonly queue?: ServiceQueueStats;
   readonly instances: readonly InstanceSummary[];
   readonly methods: readonly {
     readonly name: string;
@@ -28,7 +29,7 @@ export interface ServiceView {
 }
 
 /** The body of `GET /services`, built from the catalogue and each service's queue depth (same order), where known. */
-export function servicesView(catalogue: Catalogue, queues: readonly (QueueDepth | undefined)[] = []): { services: ServiceView[]; conflicts: readonly string[] } {
+export function servicesView(catalogue: Catalogue, queues: readonly (ServiceQueueStats | undefined)[] = []): { services: ServiceView[]; conflicts: readonly string[] } {
   return {
     services: catalogue.services.map((s, i) => ({
       name: s.name,

@@ -59,10 +59,10 @@ describe('announcements that do not fit', () => {
 
     const discover = (await (await postRpc(f.url, '{"jsonrpc":"2.0","method":"rpc.discover","id":1}')).json()) as { result?: Doc; error?: unknown };
     expect(discover.error).toBeUndefined();
-    expect(discover.result?.methods.map((m) => m.name)).toEqual(['add', 'calculate', 'dlq.list', 'dlq.purge', 'dlq.replay', 'dlq.show', 'fail', 'get_data', 'marker', 'sleep', 'subtract', 'sum']);
+    expect(discover.result?.methods.map((m) => m.name)).toEqual(['add', 'calculate', 'dlq.list', 'dlq.purge', 'dlq.replay', 'dlq.show', 'fail', 'get_data', 'marker', 'sleep', 'subtract', 'sum', 'workers.cancelAll', 'workers.drain', 'workers.pause', 'workers.resume']);
     const client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 5000 });
     td.add(() => client.close());
-    expect(((await client.call('rpc.discover')) as Doc).methods).toHaveLength(12);
+    expect(((await client.call('rpc.discover')) as Doc).methods).toHaveLength(16);
 
     const services = await fetch(`${f.url}/services`);
     expect(services.status).toBe(200);
@@ -108,7 +108,7 @@ describe('discovery at start', () => {
     const services = ((await (await fetch(`${url}/services`)).json()) as { services: { name: string; instances: unknown[] }[] }).services;
     expect(Object.fromEntries(services.map((s) => [s.name, s.instances.length]))).toEqual({ [ns.service('calculator')]: 2, [ns.service('other')]: 1, [ns.service('warren-broker')]: 1 });
     const doc = (await (await postRpc(url, '{"jsonrpc":"2.0","method":"rpc.discover","id":1}')).json()) as { result: Doc };
-    expect(doc.result.methods.map((m) => m.name)).toEqual(['add', 'calculate', 'dlq.list', 'dlq.purge', 'dlq.replay', 'dlq.show', 'get_data', 'ping', 'subtract', 'sum']);
+    expect(doc.result.methods.map((m) => m.name)).toEqual(['add', 'average', 'calculate', 'dlq.list', 'dlq.purge', 'dlq.replay', 'dlq.show', 'get_data', 'ping', 'subtract', 'sum', 'workers.cancelAll', 'workers.drain', 'workers.pause', 'workers.resume']);
     expect(await listTools(url)).toEqual(['calculate']);
 
     // The first calls are counted under their method, not as "(unknown)".

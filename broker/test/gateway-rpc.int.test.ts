@@ -140,7 +140,7 @@ describe('rpc.discover', () => {
   function check(doc: unknown): void {
     if (!validate(doc)) throw new Error(`not a valid OpenRPC document: ${JSON.stringify(validate.errors, null, 2)}`);
     const methods = (doc as { methods: { name: string; 'x-warren-service': string; paramStructure: string; params: { name: string; required: boolean }[] }[] }).methods;
-    expect(methods.map((m) => m.name)).toEqual(['add', 'calculate', 'dlq.list', 'dlq.purge', 'dlq.replay', 'dlq.show', 'fail', 'get_data', 'sleep', 'subtract', 'sum']);
+    expect(methods.map((m) => m.name)).toEqual(['add', 'calculate', 'dlq.list', 'dlq.purge', 'dlq.replay', 'dlq.show', 'fail', 'get_data', 'sleep', 'subtract', 'sum', 'workers.cancelAll', 'workers.drain', 'workers.pause', 'workers.resume']);
     const calc = methods.find((m) => m.name === 'calculate');
     expect(calc).toMatchObject({ 'x-warren-service': ns.service('calculator'), paramStructure: 'by-name', params: [{ name: 'expression', required: true }] });
     expect(methods.find((m) => m.name === 'add')).toMatchObject({ paramStructure: 'by-position', params: [{ name: 'arg0' }, { name: 'arg1' }] });

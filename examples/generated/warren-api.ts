@@ -78,6 +78,25 @@ export function auditRecent(caller: Caller, params?: AuditRecentParams, options?
   return caller.call<AuditRecentResult>("audit.recent", params, options);
 }
 
+// average (service calculator)
+
+/** Params of `average`. */
+export type AverageParams = number[];
+/** What `average` answers. */
+export type AverageResult = number;
+/** The error codes `average` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const averageErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type AverageError = MethodError<(typeof averageErrors)[number]>;
+
+/**
+ * The mean of one or more numbers: [1, 2, 6] → 3 (sums them by calling `sum`).
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, averageErrors)`.
+ */
+export function average(caller: Caller, params: AverageParams, options?: CallOptions): Promise<AverageResult> {
+  return caller.call<AverageResult>("average", params, options);
+}
+
 // calculate (service calculator)
 
 /** Params of `calculate`. */
@@ -122,12 +141,56 @@ export function callsShow(caller: Caller, params: CallsShowParams, options?: Cal
   return caller.call<CallsShowResult>("calls.show", params, options);
 }
 
+// delayed.cancel (service warren-broker)
+
+/** Params of `delayed.cancel`. */
+export type DelayedCancelParams = {
+  callId: string;
+};
+/** What `delayed.cancel` answers. */
+export type DelayedCancelResult = unknown;
+/** The error codes `delayed.cancel` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const delayedCancelErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type DelayedCancelError = MethodError<(typeof delayedCancelErrors)[number]>;
+
+/**
+ * Cancels a delayed call by id before it starts: {callId} → {callId, outcome, listed}.
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, delayedCancelErrors)`.
+ */
+export function delayedCancel(caller: Caller, params: DelayedCancelParams, options?: CallOptions): Promise<DelayedCancelResult> {
+  return caller.call<DelayedCancelResult>("delayed.cancel", params, options);
+}
+
+// delayed.list (service warren-broker)
+
+/** Params of `delayed.list`. */
+export type DelayedListParams = {
+  limit?: number;
+};
+/** What `delayed.list` answers. */
+export type DelayedListResult = unknown;
+/** The error codes `delayed.list` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const delayedListErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type DelayedListError = MethodError<(typeof delayedListErrors)[number]>;
+
+/**
+ * Delayed calls not yet due, soonest first: {limit?} → {calls}.
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, delayedListErrors)`.
+ */
+export function delayedList(caller: Caller, params: DelayedListParams, options?: CallOptions): Promise<DelayedListResult> {
+  return caller.call<DelayedListResult>("delayed.list", params, options);
+}
+
 // dlq.list (service warren-broker)
 
 /** Params of `dlq.list`. */
 export type DlqListParams = {
   limit?: number;
+  method?: string;
   offset?: number;
+  reason?: string;
   service?: string;
 };
 /** What `dlq.list` answers. */
@@ -137,7 +200,7 @@ export const dlqListErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as
 export type DlqListError = MethodError<(typeof dlqListErrors)[number]>;
 
 /**
- * Dead-lettered requests, newest first, with why they were given up: {service?, offset?, limit?} → {total, items}.
+ * Dead-lettered requests, newest first, with why they were given up: {service?, reason?, method?, offset?, limit?} → {total, items}.
  *
  * Rejects with a JsonRpcError (or a local error): see `errorOf(err, dlqListErrors)`.
  */
@@ -172,6 +235,7 @@ export function dlqPurge(caller: Caller, params: DlqPurgeParams, options?: CallO
 export type DlqReplayParams = {
   all?: boolean;
   id?: string;
+  ids?: string[];
   service: string;
   timeoutMs?: number;
 };
@@ -182,7 +246,7 @@ export const dlqReplayErrors = [-32602, -32001, -32002, -32003, -32004, -32603] 
 export type DlqReplayError = MethodError<(typeof dlqReplayErrors)[number]>;
 
 /**
- * Sends dead letters back to their service queue as new calls with a new deadline: {service, id} or {service, all: true}, timeoutMs?.
+ * Sends dead letters back to their service queue as new calls with a new deadline: {service, id}, {service, ids: [...]} or {service, all: true}, timeoutMs? → {replayed, callIds, replays: [{id, callId}]}.
  *
  * Rejects with a JsonRpcError (or a local error): see `errorOf(err, dlqReplayErrors)`.
  */
@@ -204,7 +268,7 @@ export const dlqShowErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as
 export type DlqShowError = MethodError<(typeof dlqShowErrors)[number]>;
 
 /**
- * One dead letter with its request body: {service, id}.
+ * One dead letter with its request body and AMQP properties and headers: {service, id}.
  *
  * Rejects with a JsonRpcError (or a local error): see `errorOf(err, dlqShowErrors)`.
  */
@@ -453,6 +517,94 @@ export function sum(caller: Caller, params: SumParams, options?: CallOptions): P
   return caller.call<SumResult>("sum", params, options);
 }
 
+// workers.cancelAll (service warren-broker)
+
+/** Params of `workers.cancelAll`. */
+export type WorkersCancelAllParams = {
+  instanceId: string;
+  service?: string;
+};
+/** What `workers.cancelAll` answers. */
+export type WorkersCancelAllResult = unknown;
+/** The error codes `workers.cancelAll` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const workersCancelAllErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type WorkersCancelAllError = MethodError<(typeof workersCancelAllErrors)[number]>;
+
+/**
+ * Cancels every call running on one worker instance; each caller is answered -32003. {instanceId, service?}
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, workersCancelAllErrors)`.
+ */
+export function workersCancelAll(caller: Caller, params: WorkersCancelAllParams, options?: CallOptions): Promise<WorkersCancelAllResult> {
+  return caller.call<WorkersCancelAllResult>("workers.cancelAll", params, options);
+}
+
+// workers.drain (service warren-broker)
+
+/** Params of `workers.drain`. */
+export type WorkersDrainParams = {
+  instanceId: string;
+  service?: string;
+};
+/** What `workers.drain` answers. */
+export type WorkersDrainResult = unknown;
+/** The error codes `workers.drain` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const workersDrainErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type WorkersDrainError = MethodError<(typeof workersDrainErrors)[number]>;
+
+/**
+ * One worker instance takes no new call, finishes its running ones, then withdraws and stops. {instanceId, service?}
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, workersDrainErrors)`.
+ */
+export function workersDrain(caller: Caller, params: WorkersDrainParams, options?: CallOptions): Promise<WorkersDrainResult> {
+  return caller.call<WorkersDrainResult>("workers.drain", params, options);
+}
+
+// workers.pause (service warren-broker)
+
+/** Params of `workers.pause`. */
+export type WorkersPauseParams = {
+  instanceId: string;
+  service?: string;
+};
+/** What `workers.pause` answers. */
+export type WorkersPauseResult = unknown;
+/** The error codes `workers.pause` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const workersPauseErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type WorkersPauseError = MethodError<(typeof workersPauseErrors)[number]>;
+
+/**
+ * Stops one worker instance consuming: its calls wait in the queue (or go to other instances) until resumed. A restart forgets it. {instanceId, service?}
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, workersPauseErrors)`.
+ */
+export function workersPause(caller: Caller, params: WorkersPauseParams, options?: CallOptions): Promise<WorkersPauseResult> {
+  return caller.call<WorkersPauseResult>("workers.pause", params, options);
+}
+
+// workers.resume (service warren-broker)
+
+/** Params of `workers.resume`. */
+export type WorkersResumeParams = {
+  instanceId: string;
+  service?: string;
+};
+/** What `workers.resume` answers. */
+export type WorkersResumeResult = unknown;
+/** The error codes `workers.resume` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const workersResumeErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type WorkersResumeError = MethodError<(typeof workersResumeErrors)[number]>;
+
+/**
+ * Lets a paused worker instance consume again. {instanceId, service?}
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, workersResumeErrors)`.
+ */
+export function workersResume(caller: Caller, params: WorkersResumeParams, options?: CallOptions): Promise<WorkersResumeResult> {
+  return caller.call<WorkersResumeResult>("workers.resume", params, options);
+}
+
 // notification $/cancelRequest (subscribed: warren-broker)
 
 export type CancelRequestParams = {
@@ -544,9 +696,14 @@ export interface Api {
   readonly audit: {
     recent(params?: AuditRecentParams, options?: CallOptions): Promise<AuditRecentResult>;
   };
+  average(params: AverageParams, options?: CallOptions): Promise<AverageResult>;
   calculate(params: CalculateParams, options?: CallOptions): Promise<CalculateResult>;
   readonly calls: {
     show(params: CallsShowParams, options?: CallOptions): Promise<CallsShowResult>;
+  };
+  readonly delayed: {
+    cancel(params: DelayedCancelParams, options?: CallOptions): Promise<DelayedCancelResult>;
+    list(params: DelayedListParams, options?: CallOptions): Promise<DelayedListResult>;
   };
   readonly dlq: {
     list(params: DlqListParams, options?: CallOptions): Promise<DlqListResult>;
@@ -570,6 +727,12 @@ export interface Api {
   };
   subtract(params: SubtractParams, options?: CallOptions): Promise<SubtractResult>;
   sum(params: SumParams, options?: CallOptions): Promise<SumResult>;
+  readonly workers: {
+    cancelAll(params: WorkersCancelAllParams, options?: CallOptions): Promise<WorkersCancelAllResult>;
+    drain(params: WorkersDrainParams, options?: CallOptions): Promise<WorkersDrainResult>;
+    pause(params: WorkersPauseParams, options?: CallOptions): Promise<WorkersPauseResult>;
+    resume(params: WorkersResumeParams, options?: CallOptions): Promise<WorkersResumeResult>;
+  };
 }
 
 /**
@@ -582,9 +745,14 @@ export function proxy(caller: Caller, defaults: CallOptions = {}): Api {
     audit: {
       recent: (params, options) => auditRecent(caller, params, { ...defaults, ...options }),
     },
+    average: (params, options) => average(caller, params, { ...defaults, ...options }),
     calculate: (params, options) => calculate(caller, params, { ...defaults, ...options }),
     calls: {
       show: (params, options) => callsShow(caller, params, { ...defaults, ...options }),
+    },
+    delayed: {
+      cancel: (params, options) => delayedCancel(caller, params, { ...defaults, ...options }),
+      list: (params, options) => delayedList(caller, params, { ...defaults, ...options }),
     },
     dlq: {
       list: (params, options) => dlqList(caller, params, { ...defaults, ...options }),
@@ -608,6 +776,12 @@ export function proxy(caller: Caller, defaults: CallOptions = {}): Api {
     },
     subtract: (params, options) => subtract(caller, params, { ...defaults, ...options }),
     sum: (params, options) => sum(caller, params, { ...defaults, ...options }),
+    workers: {
+      cancelAll: (params, options) => workersCancelAll(caller, params, { ...defaults, ...options }),
+      drain: (params, options) => workersDrain(caller, params, { ...defaults, ...options }),
+      pause: (params, options) => workersPause(caller, params, { ...defaults, ...options }),
+      resume: (params, options) => workersResume(caller, params, { ...defaults, ...options }),
+    },
   };
 }
 

@@ -33,6 +33,9 @@ AuditRecentParamsObject = TypedDict("AuditRecentParamsObject", {
 AuditRecentParams = Union[AuditRecentParamsObject, Tuple[()], Tuple[int], Dict[str, Any]]
 AuditRecentResult = List[Dict[str, Any]]
 AuditRecentErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+AverageParams = List[float]
+AverageResult = float
+AverageErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 
 CalculateParams = TypedDict("CalculateParams", {
     "expression": str,
@@ -45,10 +48,21 @@ CallsShowParams = TypedDict("CallsShowParams", {
 })
 CallsShowResult = Any
 CallsShowErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+DelayedCancelParams = CallsShowParams
+DelayedCancelResult = Any
+DelayedCancelErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+
+DelayedListParams = TypedDict("DelayedListParams", {
+    "limit": NotRequired[int],
+})
+DelayedListResult = Any
+DelayedListErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 
 DlqListParams = TypedDict("DlqListParams", {
     "limit": NotRequired[int],
+    "method": NotRequired[str],
     "offset": NotRequired[int],
+    "reason": NotRequired[str],
     "service": NotRequired[str],
 })
 DlqListResult = Any
@@ -63,6 +77,7 @@ DlqPurgeErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 DlqReplayParams = TypedDict("DlqReplayParams", {
     "all": NotRequired[bool],
     "id": NotRequired[str],
+    "ids": NotRequired[List[str]],
     "service": str,
     "timeoutMs": NotRequired[int],
 })
@@ -146,6 +161,22 @@ SubtractErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 SumParams = List[float]
 SumResult = float
 SumErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+
+WorkersCancelAllParams = TypedDict("WorkersCancelAllParams", {
+    "instanceId": str,
+    "service": NotRequired[str],
+})
+WorkersCancelAllResult = Any
+WorkersCancelAllErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+WorkersDrainParams = WorkersCancelAllParams
+WorkersDrainResult = Any
+WorkersDrainErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+WorkersPauseParams = WorkersCancelAllParams
+WorkersPauseResult = Any
+WorkersPauseErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+WorkersResumeParams = WorkersCancelAllParams
+WorkersResumeResult = Any
+WorkersResumeErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 
 CancelRequestParams = TypedDict("CancelRequestParams", {
     "id": str,
@@ -302,6 +333,10 @@ class Api:
         """Notifications the audit service received, newest first: { limit?, method? } or [limit]. (audit.recent) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("audit.recent", params, timeout=timeout, persistent=False)
 
+    def average(self, params: AverageParams, timeout: Optional[float] = None) -> AverageResult:
+        """The mean of one or more numbers: [1, 2, 6] → 3 (sums them by calling `sum`). (average) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("average", params, timeout=timeout, persistent=False)
+
     def calculate(self, params: CalculateParams, timeout: Optional[float] = None) -> CalculateResult:
         """Evaluates an arithmetic expression and returns the result as text. (calculate) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("calculate", params, timeout=timeout, persistent=False)
@@ -310,8 +345,16 @@ class Api:
         """One call's detail: state, attempt, worker, progress, outcome, and its history entry. (calls.show) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("calls.show", params, timeout=timeout, persistent=False)
 
+    def delayed_cancel(self, params: DelayedCancelParams, timeout: Optional[float] = None) -> DelayedCancelResult:
+        """Cancels a delayed call by id before it starts: {callId} → {callId, outcome, listed}. (delayed.cancel) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("delayed.cancel", params, timeout=timeout, persistent=False)
+
+    def delayed_list(self, params: DelayedListParams, timeout: Optional[float] = None) -> DelayedListResult:
+        """Delayed calls not yet due, soonest first: {limit?} → {calls}. (delayed.list) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("delayed.list", params, timeout=timeout, persistent=False)
+
     def dlq_list(self, params: DlqListParams, timeout: Optional[float] = None) -> DlqListResult:
-        """Dead-lettered requests, newest first, with why they were given up: {service?, offset?, limit?} → {total, items}. (dlq.list) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        """Dead-lettered requests, newest first, with why they were given up: {service?, reason?, method?, offset?, limit?} → {total, items}. (dlq.list) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("dlq.list", params, timeout=timeout, persistent=False)
 
     def dlq_purge(self, params: DlqPurgeParams, timeout: Optional[float] = None) -> DlqPurgeResult:
@@ -319,11 +362,11 @@ class Api:
         return self._client.call("dlq.purge", params, timeout=timeout, persistent=False)
 
     def dlq_replay(self, params: DlqReplayParams, timeout: Optional[float] = None) -> DlqReplayResult:
-        """Sends dead letters back to their service queue as new calls with a new deadline: {service, id} or {service, all: true}, timeoutMs?. (dlq.replay) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        """Sends dead letters back to their service queue as new calls with a new deadline: {service, id}, {service, ids: [...]} or {service, all: true}, timeoutMs? → {replayed, callIds, replays: [{id, callId}]}. (dlq.replay) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("dlq.replay", params, timeout=timeout, persistent=False)
 
     def dlq_show(self, params: DlqShowParams, timeout: Optional[float] = None) -> DlqShowResult:
-        """One dead letter with its request body: {service, id}. (dlq.show) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        """One dead letter with its request body and AMQP properties and headers: {service, id}. (dlq.show) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("dlq.show", params, timeout=timeout, persistent=False)
 
     def get_data(self, params: Optional[GetDataParams] = None, timeout: Optional[float] = None) -> GetDataResult:
@@ -365,6 +408,22 @@ class Api:
     def sum(self, params: SumParams, timeout: Optional[float] = None) -> SumResult:
         """Adds any count of numbers: [1, 2, 4] → 7; [] → 0. (sum) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("sum", params, timeout=timeout, persistent=False)
+
+    def workers_cancel_all(self, params: WorkersCancelAllParams, timeout: Optional[float] = None) -> WorkersCancelAllResult:
+        """Cancels every call running on one worker instance; each caller is answered -32003. {instanceId, service?} (workers.cancelAll) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("workers.cancelAll", params, timeout=timeout, persistent=False)
+
+    def workers_drain(self, params: WorkersDrainParams, timeout: Optional[float] = None) -> WorkersDrainResult:
+        """One worker instance takes no new call, finishes its running ones, then withdraws and stops. {instanceId, service?} (workers.drain) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("workers.drain", params, timeout=timeout, persistent=False)
+
+    def workers_pause(self, params: WorkersPauseParams, timeout: Optional[float] = None) -> WorkersPauseResult:
+        """Stops one worker instance consuming: its calls wait in the queue (or go to other instances) until resumed. A restart forgets it. {instanceId, service?} (workers.pause) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("workers.pause", params, timeout=timeout, persistent=False)
+
+    def workers_resume(self, params: WorkersResumeParams, timeout: Optional[float] = None) -> WorkersResumeResult:
+        """Lets a paused worker instance consume again. {instanceId, service?} (workers.resume) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("workers.resume", params, timeout=timeout, persistent=False)
 
 
 class Notifications:

@@ -76,7 +76,7 @@ it('every queue the running system declares, for every kind of client, is durabl
   // The whole example system, as `npm start` runs it.
   const port = await freePort();
   const system = spawnTs(path.join(repoRoot, 'scripts', 'start.ts'), [], {
-    AMQP_URL: url, REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), LOG_LEVEL: 'warn', GATEWAY_AUTH: 'none',
+    AMQP_URL: url, REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), WARREN_OPS_PORT: 'off', LOG_LEVEL: 'warn', GATEWAY_AUTH: 'none',
   });
   td.add(() => system.kill('SIGKILL'));
   const rpc = async (method: string): Promise<unknown> => {

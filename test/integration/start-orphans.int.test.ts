@@ -54,7 +54,7 @@ async function startAll(): Promise<Started> {
     cwd: repoRoot,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), LOG_LEVEL: 'info', LOG_FORMAT: 'json', GATEWAY_AUTH: 'none' },
+    env: { ...process.env, AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), WARREN_OPS_PORT: 'off', LOG_LEVEL: 'info', LOG_FORMAT: 'json', GATEWAY_AUTH: 'none' },
   });
   const pid = supervisor.pid ?? 0;
   const lines: string[] = [];

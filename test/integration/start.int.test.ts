@@ -23,7 +23,7 @@ it.each(['SIGTERM', 'SIGINT'] as const)('brings everything up, answers over HTTP
     AMQP_URL: amqpUrl(),
     REDIS_URL: redisUrl(),
     WARREN_NAMESPACE: ns.namespace,
-    GATEWAY_PORT: String(port),
+    GATEWAY_PORT: String(port), WARREN_OPS_PORT: 'off',
     LOG_LEVEL: 'warn',
   });
   td.add(() => child.kill('SIGKILL'));
@@ -44,7 +44,7 @@ it('Ctrl-C (SIGINT to the whole process group, as a terminal sends it) drains ev
     cwd: repoRoot,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), LOG_LEVEL: 'info', LOG_FORMAT: 'json', GATEWAY_AUTH: 'none' },
+    env: { ...process.env, AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), WARREN_OPS_PORT: 'off', LOG_LEVEL: 'info', LOG_FORMAT: 'json', GATEWAY_AUTH: 'none' },
   });
   const pid = child.pid ?? 0;
   td.add(() => {
@@ -76,7 +76,7 @@ it('Ctrl-C (SIGINT to the whole process group, as a terminal sends it) drains ev
 it('prints pino-pretty lines, prefixed per process, with LOG_FORMAT=pretty', async () => {
   const port = await freePort();
   const child = spawnTs(path.join(repoRoot, 'scripts', 'start.ts'), [], {
-    AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), LOG_LEVEL: 'info', LOG_FORMAT: 'pretty',
+    AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), WARREN_OPS_PORT: 'off', LOG_LEVEL: 'info', LOG_FORMAT: 'pretty',
   });
   td.add(() => child.kill('SIGKILL'));
   const line = await child.waitForLine(/^broker\s+\| .*INFO.*broker ready/, 90_000);

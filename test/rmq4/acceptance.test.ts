@@ -24,7 +24,7 @@ beforeAll(async () => {
     AMQP_URL: amqpUrl(),
     REDIS_URL: redisUrl(),
     WARREN_NAMESPACE: ns.namespace,
-    GATEWAY_PORT: String(port),
+    GATEWAY_PORT: String(port), WARREN_OPS_PORT: 'off',
     LOG_LEVEL: 'warn',
   });
   td.add(() => child.kill('SIGTERM').then(() => undefined));

@@ -1,6 +1,6 @@
 // One authorization rule at every door (broker/src/authz.ts, docs/gateway.md "Token scopes"): per
 // token kind (client, operator, no auth) and per door (POST /rpc, MCP tools/call over SSE and
-// Streamable HTTP, the CLI's gateway caller), every inflight.*, history.list, calls.show and dlq.* method is allowed or
+// Streamable HTTP, the CLI's gateway caller), every inflight.*, history.list, calls.show, dlq.* and workers.* method is allowed or
 // refused with -32006 and the reason the docs name; a client token lists only its own calls and
 // cannot cancel another's (which keeps running). The console's feed is the fourth door: 403 for a
 // client token, 401 for a wrong one. Embedded mode (in-memory RabbitMQ and store) so the test
@@ -65,7 +65,7 @@ beforeAll(async () => {
     td.add(async () => {
       for (const release of held) release();
     });
-    await waitFor(() => system.broker.gateway.catalogue.current().methods.has('hold') && system.broker.gateway.catalogue.current().tools.has('dlq.purge'), { message: 'hold and the broker tools known' });
+    await waitFor(() => system.broker.gateway.catalogue.current().methods.has('hold') && system.broker.gateway.catalogue.current().tools.has('workers.pause'), { message: 'hold and the broker tools known' });
     systems.set(mode, system);
   }
 }, 60_000);
@@ -196,6 +196,13 @@ describe.each(kinds)('a %s', (kind) => {
         else expect(answer).toEqual({ kind: 'denied', reason: 'operator_token_required' });
       }
 
+      // Worker controls: an operator's, each applied and echoed by the instance (pause, then resume, so it ends consuming).
+      for (const method of ['workers.pause', 'workers.resume']) {
+        const answer = await door.call(method, { instanceId: 'calculator-1', service: 'calculator' });
+        if (seesAll) expect(answer).toMatchObject({ kind: 'result', value: { applied: true, worker: { paused: method === 'workers.pause' } } });
+        else expect(answer).toEqual({ kind: 'denied', reason: 'operator_token_required' });
+      }
+
       const cancelTheirs = await door.call('inflight.cancel', { callId: theirs.callId });
       const operatorView = new GatewayView(new GatewayCaller(system.url, kind === 'no-auth' ? undefined : tokens.operator, 5000));
       if (seesAll) {
@@ -225,7 +232,7 @@ describe.each(kinds)('a %s', (kind) => {
       if (door.tools) {
         const names = await door.tools();
         expect(names).toEqual(expect.arrayContaining(['inflight.list', 'inflight.status', 'inflight.cancel', 'history.list', 'calls.show']));
-        expect(names.filter((n) => n.startsWith('dlq.') || n === 'inflight.workers').sort()).toEqual(seesAll ? ['dlq.list', 'dlq.purge', 'dlq.replay', 'dlq.show', 'inflight.workers'] : []);
+        expect(names.filter((n) => n.startsWith('dlq.') || n.startsWith('workers.') || n === 'inflight.workers').sort()).toEqual(seesAll ? ['dlq.list', 'dlq.purge', 'dlq.replay', 'dlq.show', 'inflight.workers', 'workers.cancelAll', 'workers.drain', 'workers.pause', 'workers.resume'] : []);
       }
     } finally {
       await door.close();

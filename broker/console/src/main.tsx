@@ -17,6 +17,7 @@ import { CallSearch } from './views/call-search';
 import { OutcomesView } from './views/outcomes';
 import { ServicesView } from './views/services';
 import { ThroughputView } from './views/throughput';
+import { WorkerView } from './views/worker';
 import { TokenForm } from './views/token-form';
 
 const views = [
@@ -40,6 +41,8 @@ function App() {
   const [auth, setAuth] = useState<'checking' | 'ok' | AuthProblem>('checking');
   const [attempt, setAttempt] = useState(0);
   const route = useRoute();
+  // A worker's page (#/workers/<instance>) lives under Services, where its links are.
+  const worker = route.view === 'workers' ? (route.path[0] ?? '') : undefined;
   // `#/calls/<callId>`: one call's detail, reached from any row or id, or the header's search.
   const callId = route.view === 'calls' ? route.path[0] : undefined;
   const view: ViewId = isView(route.view) ? route.view : 'services';
@@ -179,7 +182,7 @@ function App() {
       ) : null}
       <main id="main" ref={main} tabIndex={-1} aria-label={callId !== undefined ? 'Call' : views.find((v) => v.id === view)?.label} class={stale ? 'stale' : undefined}>
         {callId !== undefined ? <CallDetailView callId={callId} live={live} /> : null}
-        {callId === undefined && view === 'services' && <ServicesView live={live} route={route} />}
+        {callId === undefined && view === 'services' && (worker === undefined ? <ServicesView live={live} route={route} /> : <WorkerView live={live} instanceId={worker} />)}
         {callId === undefined && view === 'inflight' && <InflightView live={live} />}
         {callId === undefined && view === 'outcomes' && <OutcomesView live={live} route={route} />}
         {callId === undefined && view === 'dead-letters' && <DeadLettersView live={live} />}

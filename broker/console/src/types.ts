@@ -82,6 +82,23 @@ export interface InstanceSummary {
   readonly running?: number;
   readonly metadata?: Record<string, unknown>;
   readonly tracking?: { readonly state: string; readonly since?: number; readonly untracked?: number };
+  readonly consuming?: boolean;
+  /** Absent from instances that do not report it (older, or another language's). */
+  readonly worker?: WorkerReport;
+}
+
+export type WorkerAction = 'pause' | 'resume' | 'drain' | 'cancel-all';
+
+/** An instance's `worker` report (docs/schemas/announcement.schema.json). */
+export interface WorkerReport {
+  readonly host: string;
+  readonly pid: number;
+  readonly prefetch: number;
+  readonly paused: boolean;
+  readonly draining: boolean;
+  readonly handled: number;
+  readonly failed: number;
+  readonly lastControl?: { readonly requestId: string; readonly action: WorkerAction; readonly at: number; readonly cancelled?: number };
 }
 
 export interface ServiceSummary {
@@ -90,7 +107,18 @@ export interface ServiceSummary {
   readonly methods: readonly { readonly name: string; readonly description?: string; readonly tool?: string; readonly jobStyle?: boolean; readonly persistent?: boolean }[];
   readonly notifications: readonly string[];
   readonly instanceNotifications?: readonly string[];
-  readonly queue?: { readonly messages: number; readonly consumers: number };
+  readonly queue?: QueueFigures;
+}
+
+/** A service's queue figures (GET /services `queue`): `unacked`, `rates` and `retry` come from the management API only. */
+export interface QueueFigures {
+  readonly source?: 'management' | 'amqp';
+  readonly messages: number;
+  readonly consumers: number;
+  readonly unacked?: number;
+  readonly rates?: { readonly publish: number; readonly deliver: number; readonly ack: number };
+  readonly deadLetters?: number;
+  readonly retry?: readonly { readonly delayMs: number; readonly messages: number }[];
 }
 
 export interface ServicesResponse {
@@ -98,6 +126,8 @@ export interface ServicesResponse {
   readonly mode?: 'rabbitmq' | 'embedded';
   readonly services: readonly ServiceSummary[];
   readonly conflicts?: readonly unknown[];
+  /** Where the queue figures come from, and why not the management API when it failed. */
+  readonly queueSource?: { readonly source: 'management' | 'amqp'; readonly fallbackReason?: string };
 }
 
 export interface DiscoverMethod {
@@ -123,6 +153,12 @@ export interface DeadLetter {
   readonly attempts: number;
   readonly deadLetteredAt: number;
   readonly paramsBytes: number;
+}
+
+/** `dlq.show`: a dead letter with its request and AMQP side. */
+export interface DeadLetterDetail extends DeadLetter {
+  readonly request: unknown;
+  readonly amqp?: { readonly properties: Readonly<Record<string, string | number>>; readonly headers: Readonly<Record<string, unknown>>; readonly exchange: string; readonly routingKey: string };
 }
 
 /** One finished call of the outcome history (history.list, @warren/inflight's HistoryItem). */

@@ -1,4 +1,4 @@
-import type { QueueDepth, WireConnection } from '@warren/amqp';
+import type { WireConnection } from '@warren/amqp';
 import type { FastifyInstance } from 'fastify';
 import { inflightScope } from '../authz';
 import type { CallGate } from '../calls';
@@ -7,6 +7,7 @@ import type { LiveCatalogue } from '../live-catalogue';
 import type { BrokerMetrics } from '../metrics';
 import { sharedProbe } from '../probe-cache';
 import { runProbes, type ReadinessProbe } from '../probes';
+import type { QueueStatsReader } from '../queue-stats';
 import { servicesView } from '../services-view';
 
 export interface OpsRouteOptions {
@@ -19,8 +20,8 @@ export interface OpsRouteOptions {
   readonly probes: readonly ReadinessProbe[];
   readonly inflight: InflightSource | undefined;
   readonly startedAt: number;
-  /** Reads a service's request-queue depth (undefined: no queue, or RabbitMQ unreachable). */
-  readonly queueDepth?: (service: string) => Promise<QueueDepth | undefined>;
+  /** Reads the services' queue figures (management API or passive declares); without it /services shows none. */
+  readonly queueStats?: QueueStatsReader;
 }
 
 /** `/healthz`, `/readyz` and `/metrics` are public (probes, scrapers); `/services` and `/inflight` sit behind auth. */
@@ -49,7 +50,10 @@ export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): voi
 
   app.get('/services', async () => {
     const catalogue = o.catalogue.current();
-    return { mode: o.mode, ...servicesView(catalogue, await Promise.all(catalogue.services.map((s) => o.queueDepth?.(s.name)))) };
+    const read = await o.queueStats?.read(catalogue.services.map((s) => s.name));
+    // Says where the queue figures come from, and why not from the management API when it failed.
+    const queueSource = read === undefined ? {} : { queueSource: { source: read.source, ...(read.fallbackReason === undefined ? {} : { fallbackReason: read.fallbackReason }) } };
+    return { mode: o.mode, ...queueSource, ...servicesView(catalogue, catalogue.services.map((s) => read?.byService.get(s.name))) };
   });
 
   // A client token sees only the calls it made through this gateway (cluster-wide entries are matched

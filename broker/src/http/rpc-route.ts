@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { relayPayload } from '@warren/amqp';
+import { relayPayload, traced } from '@warren/amqp';
 import { encodeResponse, resolveDecodeLimits, type DecodeLimits } from '@warren/jsonrpc';
 import type { FastifyInstance } from 'fastify';
 import type { CallGate } from '../calls';
@@ -34,13 +34,18 @@ export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) hangUp.abort(new Error('client closed the connection'));
     });
-    const traceparent = request.headers['traceparent'];
     const { principal } = request;
-    const answer = await relayPayload(o.gate.clientFor('http', principal), Buffer.isBuffer(request.body) ? request.body : '', {
-      decodeLimits: o.decodeLimits,
-      // The principal's predicate already includes the gateway's allow-list.
-      allow: principal.allow,
-      call: { timeoutMs, signal: hangUp.signal, ...delay, ...(typeof traceparent === 'string' ? { traceparent } : {}) },
+    // The request's span (when tracing is on) is the parent of every call it relays; off, the caller's
+    // traceparent and tracestate go on to the calls as they came.
+    const answer: Awaited<ReturnType<typeof relayPayload>> = await traced('POST /rpc', { 'http.request.method': 'POST', 'http.route': '/rpc', 'url.path': '/rpc', 'rpc.system': 'jsonrpc' }, request.headers, async (trace, span) => {
+      const relayed = await relayPayload(o.gate.clientFor('http', principal), Buffer.isBuffer(request.body) ? request.body : '', {
+        decodeLimits: o.decodeLimits,
+        // The principal's predicate already includes the gateway's allow-list.
+        allow: principal.allow,
+        call: { timeoutMs, signal: hangUp.signal, ...delay, ...trace },
+      });
+      span?.setAttribute('http.response.status_code', relayed === null ? 204 : 200);
+      return relayed;
     });
     if (answer === null) return reply.code(204).send();
     return reply.code(200).type('application/json').send(encodeResponse(answer));

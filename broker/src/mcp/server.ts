@@ -1,5 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode as McpErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { traced } from '@warren/amqp';
 import { requestMessage, type JsonObject } from '@warren/jsonrpc';
 import { mayList, type Asker } from '../authz';
 import type { CallGate } from '../calls';
@@ -48,9 +49,13 @@ export function createMcpServer(deps: McpServerDeps): Server {
     if (refused) throw new McpError(refused.code, refused.message, refused.data);
     // A client that sent a progressToken hears the worker's ctx.progress as notifications/progress.
     const progress = progressNotifier(request.params._meta?.progressToken, extra.sendNotification);
-    const response = await deps.gate.request(requestMessage(tool.method, args, extra.requestId), 'mcp', { timeoutMs: deps.timeoutMs, signal: extra.signal, ...(progress ? { onProgress: progress.listener } : {}) }, deps.asker);
-    await progress?.sent();
-    return toolResult(tool.name, response);
+    // A tools/call span (tracing on) under the trace context the client put in `_meta` (MCP's convention), else the active one.
+    const attributes = { 'rpc.system': 'jsonrpc', 'rpc.method': 'tools/call', 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': tool.name, 'gen_ai.operation.name': 'execute_tool' };
+    return traced(`tools/call ${tool.name}`, attributes, request.params._meta ?? {}, async (trace) => {
+      const response = await deps.gate.request(requestMessage(tool.method, args, extra.requestId), 'mcp', { timeoutMs: deps.timeoutMs, signal: extra.signal, ...trace, ...(progress ? { onProgress: progress.listener } : {}) }, deps.asker);
+      await progress?.sent();
+      return toolResult(tool.name, response);
+    });
   });
   return server;
 }

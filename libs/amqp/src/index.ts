@@ -84,7 +84,9 @@ export { DeadLetterQueues, type DeadLetter, type DeadLetterDetail, type DeadLett
 export { DeadHeader, type DeadLetterReason } from './wire/dead-letter';
 export { progressHeader, decodeProgress, type Progress, type ProgressListener } from './wire/progress';
 export { directReplyQueue, type ReplyMode } from './engine/reply-consumer';
-export { parseTraceparent, childTraceparent, type TraceContext } from './wire/trace';
+export { parseTraceparent, childTraceparent, validTracestate, type TraceContext } from './wire/trace';
+export { traced, type TraceOptions, type IncomingTrace } from './tracing/traced';
+export { WarrenAttr, WarrenEvent } from './tracing/call-spans';
 export { relayPayload, type RelayOptions, type RelayTarget } from './engine/relay';
 export { type Announcement, type AnnounceMessage, type WithdrawMessage, type AnnouncementParse, type MethodDescription, type NotificationDescription, type ErrorDescription, parseAnnouncement, maxAnnouncementBytes } from './discovery/announcement';
 export { type AnnounceNowRequest, parseAnnounceNow } from './discovery/announce-now';
@@ -103,3 +105,5 @@ export { MemoryBroker, type MemoryBrokerOptions } from './transport/memory/broke
 export { MemoryConnection, MemoryModel } from './transport/memory/connection';
 export { MemoryChannel } from './transport/memory/channel';
 export { MemoryChannelError, MemoryConnectionError, MemoryIllegalOperationError, type ChannelErrorCode } from './transport/memory/errors';
+export { publishWorkerControl, workerActions, type AppliedControl, type WorkerAction, type WorkerReport } from './wire/worker-control';
+export type { WorkerControls } from './runtime/worker-controls';

@@ -94,3 +94,17 @@ describe('supervisor: the pipe whose end means the process that started this one
     expect(close).toHaveBeenCalledTimes(1);
   });
 });
+
+it('ends with 0 once an operator drained the service (workers.drain), closing it as a signal does', async () => {
+  const proc = fakeProcess();
+  const close = jest.fn(() => Promise.resolve());
+  let drain: () => void = () => undefined;
+  const drained = new Promise<void>((resolve) => (drain = resolve));
+  const code = runServiceMain({ name: 'calc', logger: silentLogger(), process: proc, start: () => Promise.resolve({ close, drained }) });
+  await tick();
+  expect(close).not.toHaveBeenCalled();
+  drain();
+  await expect(code).resolves.toBe(0);
+  expect(close).toHaveBeenCalledTimes(1);
+  expect(proc.emitter.listenerCount('SIGTERM')).toBe(0);
+});

@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type { WorkerAction } from '@warren/amqp';
 import { benchCommand } from './commands/bench';
 import { batchCommand, callCommand, notifyCommand, reportError } from './commands/call';
 import { genCommand, type GenFlags } from './commands/gen';
@@ -8,6 +9,7 @@ import { permissionsCommand } from './commands/permissions';
 import { newServiceCommand } from './commands/new-service';
 import { replCommand } from './repl/shell';
 import { servicesCommand } from './commands/services';
+import { workerCommand } from './commands/workers';
 import { ExitCode, type ExitCodeValue } from './errors';
 import { wantColor } from './format';
 import { Session, type Io, type Settings } from './session';
@@ -204,6 +206,22 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .description("empty a service's dead-letter queue")
     .argument('<service>', 'service whose dead-letter queue to empty')
     .action(act((s, service: string) => dlqPurgeCommand(s, service)));
+
+  const worker = program.command('worker').description("operator controls of one worker instance (served by the broker's workers.* methods; the instance id is in `warren services`)");
+  const workerControls: readonly [WorkerAction, string][] = [
+    ['pause', 'stop consuming: its calls wait in the queue (or go to other instances) until resume; a restart forgets it'],
+    ['resume', 'consume again after a pause'],
+    ['drain', 'take no new call, finish the running ones, then withdraw and stop'],
+    ['cancel-all', 'cancel every call running on it; each caller gets -32003 Cancelled'],
+  ];
+  for (const [action, description] of workerControls) {
+    worker
+      .command(action)
+      .description(description)
+      .argument('<instance>', 'the instance id')
+      .option('-s, --service <name>', 'its service, when two services have an instance of that id')
+      .action(act((s, instanceId: string, flags: { service?: string }) => workerCommand(s, action, instanceId, flags)));
+  }
 
   program
     .command('permissions')

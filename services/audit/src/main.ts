@@ -8,6 +8,7 @@
 import { asUser, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
 import { redactUrl, type Logger } from '@warren/logger';
+import { startTracing } from '@warren/tracing-node';
 import { auditDefaults, auditService, auditSettings } from './service';
 
 const env = readServiceEnv(process.env, auditDefaults);
@@ -19,8 +20,13 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
   const service = await startService({ urls: config.amqpUrls, ...asUser(auditService(config, { logger: log, store }), config.userId), ...(observer === undefined ? {} : { observer }) });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
-  return { ready: () => service.ready, metrics: { running: () => service.stats().running, tracking: () => undefined }, close: () => service.close().then(() => store.close()) };
+  return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => undefined }, close: () => service.close().then(() => store.close()) };
 }
 
 // runServiceMain owns SIGTERM/SIGINT and the graceful close; it resolves the exit code and only this line exits.
-void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then((code) => process.exit(code));
+// Traces only when OTEL_TRACES_EXPORTER asks (docs/observability.md); flushed before the exit below.
+const tracing = startTracing(process.env, { serviceName: config.name });
+void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then(async (code) => {
+  await tracing.shutdown();
+  process.exit(code);
+});

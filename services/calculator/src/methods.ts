@@ -56,6 +56,24 @@ export const sum = defineMethod(
   (numbers) => numbers.reduce((a, b) => a + b, 0),
 );
 
+/**
+ * The mean of the numbers, summed by a nested call to `sum` (through `ctx.client`, so it inherits
+ * this call's deadline, cancellation and trace): the example of a method that calls another, and
+ * the call a trace follows from the gateway through two workers (docs/observability.md).
+ */
+export const average = defineMethod(
+  {
+    description: 'The mean of one or more numbers: [1, 2, 6] → 3 (sums them by calling `sum`).',
+    params: Type.Array(Type.Number(), { minItems: 1, maxItems: 10_000 }),
+    result: Type.Number(),
+  },
+  async (numbers, ctx) => {
+    const total = await ctx.client.call<number>('sum', numbers);
+    ctx.log.debug({ count: numbers.length }, 'average: summed by a nested call');
+    return total / numbers.length;
+  },
+);
+
 export const getData = defineMethod(
   {
     description: 'Returns the fixed sample ["hello", 5] (the JSON-RPC specification\'s example).',
@@ -101,4 +119,5 @@ export const calculatorMethods: Readonly<Record<string, ServiceMethod>> = {
   sum,
   get_data: getData,
   calculate,
+  average,
 };

@@ -19,6 +19,7 @@ import { asUser, readServiceEnv, runServiceMain, startService, type RunningServi
 import { RedisEventLog } from '@warren/eventlog';
 import { InflightView, RedisDirectory, createRedisTracker } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
+import { startTracing } from '@warren/tracing-node';
 import { jobsDefaults, jobsService, jobsSettings, jobsTrackerOptions } from './service';
 
 const env = readServiceEnv(process.env, jobsDefaults);
@@ -33,8 +34,13 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
   const service = await startService({ urls: config.amqpUrls, ...asUser(jobsService(config, { logger: log, store, tracker, status: (callId) => view.status(callId) }), config.userId), directory, ...(observer === undefined ? {} : { observer }) });
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), tracking: tracker.state, namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
-  return { ready: () => service.ready, metrics: { running: () => service.stats().running, tracking: () => tracker.report?.() }, close: () => service.close().then(() => Promise.all([store.close(), view.close(), directory.close()])).then(() => undefined) };
+  return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => tracker.report?.() }, close: () => service.close().then(() => Promise.all([store.close(), view.close(), directory.close()])).then(() => undefined) };
 }
 
 // runServiceMain owns SIGTERM/SIGINT and the graceful close; it resolves the exit code and only this line exits.
-void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then((code) => process.exit(code));
+// Traces only when OTEL_TRACES_EXPORTER asks (docs/observability.md); flushed before the exit below.
+const tracing = startTracing(process.env, { serviceName: config.name });
+void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then(async (code) => {
+  await tracing.shutdown();
+  process.exit(code);
+});

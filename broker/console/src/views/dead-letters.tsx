@@ -1,85 +1,165 @@
+// Dead letters: triage of what each service gave up (dlq.*). Filters (service, reason, method) live
+// in the link (#/dead-letters?service=jobs&reason=retries_exhausted); one letter opens at
+// #/dead-letters/<service>/<id>; several are replayed at once, after a confirmation, each new call
+// id linked to its detail.
 import { useEffect, useState } from 'preact/hooks';
 import { rpc, type RpcError } from '../api';
-import { bytes, clock, json, shortId } from '../format';
+import { bytes, dateTime, shortId } from '../format';
 import { useServices } from '../hooks';
 import type { Live } from '../live';
+import { callHref, href, useRoute } from '../route';
 import type { DeadLetter } from '../types';
+import { DeadLetterPanel, ReplayedList, type Replayed } from './dead-letter-detail';
 import { Empty, Header, Notice } from './common';
 
 const pageSize = 50;
+/** One browse reads this many at most; filters and pages apply to them here. */
+const fetchLimit = 1000;
 
 type Listing = { state: 'loading' } | { state: 'ok'; total: number; items: DeadLetter[] } | { state: 'error'; error: RpcError };
 
+const keyOf = (d: Pick<DeadLetter, 'service' | 'id'>): string => `${d.service}/${d.id}`;
+
 export function DeadLettersView(props: { live: Live }) {
+  const route = useRoute();
   const services = useServices(props.live.catalogueVersion, 30_000);
-  const [service, setService] = useState('');
+  const service = route.query['service'] ?? '';
+  const reason = route.query['reason'] ?? '';
+  const method = route.query['method'];
   const [offset, setOffset] = useState(0);
   const [listing, setListing] = useState<Listing>({ state: 'loading' });
-  const [shown, setShown] = useState<(DeadLetter & { request: unknown }) | undefined>();
   const [message, setMessage] = useState<{ kind: 'info' | 'error'; text: string } | undefined>();
-  const [confirmPurge, setConfirmPurge] = useState(false);
+  const [replayed, setReplayed] = useState<readonly Replayed[]>([]);
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [confirm, setConfirm] = useState<'purge' | 'replay' | undefined>(undefined);
   const [reload, setReload] = useState(0);
+  const filter = (q: Record<string, string | undefined>): void => {
+    // Filters are written into the link (shareable); the view follows the link.
+    location.hash = href(route.view, [], { service, reason, method, ...q });
+    setOffset(0);
+    setSelected(new Set());
+    setConfirm(undefined);
+  };
 
   useEffect(() => {
     let live = true;
-    void rpc('dlq.list', { ...(service === '' ? {} : { service }), offset, limit: pageSize }).then((a) => {
+    void rpc('dlq.list', { ...(service === '' ? {} : { service }), limit: fetchLimit }).then((a) => {
       if (!live) return;
       setListing(a.ok ? { state: 'ok', ...(a.result as { total: number; items: DeadLetter[] }) } : { state: 'error', error: a.error });
     });
     return () => {
       live = false;
     };
-  }, [service, offset, reload]);
+  }, [service, reload]);
 
-  const act = async (label: string, method: string, params: Record<string, unknown>, count: string): Promise<void> => {
-    setMessage({ kind: 'info', text: `${label}…` });
-    const a = await rpc(method, params, 60_000);
-    if (a.ok) {
-      const n = (a.result as Record<string, number>)[count];
-      setMessage({ kind: 'info', text: `${label}: ${n ?? 0} message${n === 1 ? '' : 's'}` });
-    } else setMessage({ kind: 'error', text: `${label} failed: ${a.error.message} (${a.error.code})` });
-    setShown(undefined);
+  const done = (label: string, replays: readonly Replayed[], n: number): void => {
+    setMessage({ kind: 'info', text: `${label}: ${n} message${n === 1 ? '' : 's'}` });
+    setReplayed(replays);
+    setSelected(new Set());
     setReload((r) => r + 1);
   };
 
-  const inspect = async (d: DeadLetter): Promise<void> => {
-    const a = await rpc('dlq.show', { service: d.service, id: d.id });
-    if (a.ok) setShown(a.result as DeadLetter & { request: unknown });
-    else setMessage({ kind: 'error', text: `dlq.show failed: ${a.error.message}` });
+  const act = async (label: string, method_: string, params: Record<string, unknown>, count: string): Promise<void> => {
+    setMessage({ kind: 'info', text: `${label}…` });
+    const a = await rpc(method_, params, 60_000);
+    if (!a.ok) {
+      setMessage({ kind: 'error', text: `${label} failed: ${a.error.message} (${a.error.code})` });
+      return;
+    }
+    const r = a.result as Record<string, unknown>;
+    const replays = Array.isArray(r['replays']) ? (r['replays'] as Replayed[]).map((x) => ({ ...x, service: params['service'] as string })) : [];
+    done(label, replays, typeof r[count] === 'number' ? r[count] : 0);
+  };
+
+  /** Replays the selection, one dlq.replay per service. */
+  const replaySelected = async (): Promise<void> => {
+    setConfirm(undefined);
+    const byService = new Map<string, string[]>();
+    for (const k of selected) {
+      const d = all.find((x) => keyOf(x) === k);
+      if (d) byService.set(d.service, [...(byService.get(d.service) ?? []), d.id]);
+    }
+    const replays: Replayed[] = [];
+    for (const [name, ids] of byService) {
+      const a = await rpc('dlq.replay', { service: name, ids }, 60_000);
+      if (!a.ok) {
+        setMessage({ kind: 'error', text: `Replay of ${name} failed: ${a.error.message} (${a.error.code})` });
+        setReload((r) => r + 1);
+        return;
+      }
+      replays.push(...(a.result as { replays: Replayed[] }).replays.map((x) => ({ ...x, service: name })));
+    }
+    done('Replay selected', replays, replays.length);
   };
 
   const names = services.state === 'ok' ? services.value.services.map((s) => s.name).filter((n) => n !== 'warren-broker') : [];
   const notServed = listing.state === 'error' && listing.error.code === -32601;
+  const all = listing.state === 'ok' ? listing.items : [];
+  const shown = all.filter((d) => (reason === '' || d.reason === reason) && (method === undefined || d.method === method));
+  const page = shown.slice(offset, offset + pageSize);
+  const reasons = [...new Set(all.map((d) => d.reason))].sort();
+  const methods = [...new Set(all.map((d) => d.method))].sort();
+  const pageSelected = page.length > 0 && page.every((d) => selected.has(keyOf(d)));
+  const toggle = (k: string): void => setSelected((s) => {
+    const next = new Set(s);
+    if (next.has(k)) next.delete(k);
+    else next.add(k);
+    return next;
+  });
+  const [openService, openId] = route.path;
+  const back = href(route.view, [], route.query);
   return (
     <>
       <Header title="Dead letters" sub="Calls that failed every attempt, kept in each service's dead-letter queue.">
         <label class="inline">
           <span>Service</span>
-          <select value={service} onChange={(e) => { setService((e.target as HTMLSelectElement).value); setOffset(0); setConfirmPurge(false); }}>
+          <select value={service} onChange={(e) => filter({ service: (e.target as HTMLSelectElement).value, reason: undefined, method: undefined })}>
             <option value="">all services</option>
             {names.map((n) => <option key={n} value={n}>{n}</option>)}
           </select>
         </label>
+        <label class="inline">
+          <span>Reason</span>
+          <select value={reason} onChange={(e) => filter({ reason: (e.target as HTMLSelectElement).value })}>
+            <option value="">any reason</option>
+            {[...new Set([...reasons, ...(reason === '' ? [] : [reason])])].map((r) => <option key={r} value={r}>{r}</option>)}
+          </select>
+        </label>
+        <label class="inline">
+          <span>Method</span>
+          <select value={method ?? '\u0000'} onChange={(e) => { const v = (e.target as HTMLSelectElement).value; filter({ method: v === '\u0000' ? undefined : v }); }}>
+            <option value={'\u0000'}>any method</option>
+            {[...new Set([...methods, ...(method === undefined ? [] : [method])])].map((m) => <option key={m} value={m}>{m === '' ? '(unreadable body)' : m}</option>)}
+          </select>
+        </label>
         <button type="button" onClick={() => setReload((r) => r + 1)}>Refresh</button>
+        <button type="button" disabled={selected.size === 0} onClick={() => setConfirm('replay')} data-replay-selected>Replay selected ({selected.size})…</button>
         <button type="button" disabled={service === '' || notServed} title={service === '' ? 'Pick a service first' : undefined} onClick={() => void act('Replay all', 'dlq.replay', { service, all: true }, 'replayed')}>Replay all</button>
-        {confirmPurge ? (
-          <button type="button" class="danger" onClick={() => { setConfirmPurge(false); void act('Purge', 'dlq.purge', { service }, 'purged'); }}>Confirm purge of {service}</button>
+        {confirm === 'purge' ? (
+          <button type="button" class="danger" onClick={() => { setConfirm(undefined); void act('Purge', 'dlq.purge', { service }, 'purged'); }}>Confirm purge of {service}</button>
         ) : (
-          <button type="button" class="danger" disabled={service === '' || notServed} title={service === '' ? 'Pick a service first' : undefined} onClick={() => setConfirmPurge(true)}>Purge…</button>
+          <button type="button" class="danger" disabled={service === '' || notServed} title={service === '' ? 'Pick a service first' : undefined} onClick={() => setConfirm('purge')}>Purge…</button>
         )}
       </Header>
       {message ? <Notice kind={message.kind}>{message.text}</Notice> : null}
+      <ReplayedList replays={replayed} />
+      {openService !== undefined && openId !== undefined ? <DeadLetterPanel service={openService} id={openId} back={back} onReplayed={(r) => { done('Replay', r, r.length); location.hash = back; }} /> : null}
       {listing.state === 'loading' ? <Empty>Loading…</Empty> : null}
       {listing.state === 'error' ? (
         <Notice kind="error">{notServed ? 'This broker does not serve the dead-letter methods (dlq.list: method not found).' : `dlq.list failed: ${listing.error.message} (${listing.error.code})`}</Notice>
       ) : null}
-      {listing.state === 'ok' && listing.items.length === 0 ? <Empty>No dead letters{service === '' ? '' : ` for ${service}`}.</Empty> : null}
-      {listing.state === 'ok' && listing.items.length > 0 ? (
+      {listing.state === 'ok' && shown.length === 0 ? <Empty>No dead letters{service === '' ? '' : ` for ${service}`}{reason !== '' || method !== undefined ? ' matching the filters' : ''}.</Empty> : null}
+      {page.length > 0 ? (
         <>
           <div class="table-wrap">
             <table class="grid" aria-label="Dead letters">
               <thead>
                 <tr>
+                  <th scope="col"><input type="checkbox" aria-label="Select every dead letter on this page" checked={pageSelected} onChange={() => setSelected((s) => {
+                    const next = new Set(s);
+                    for (const d of page) if (pageSelected) next.delete(keyOf(d)); else next.add(keyOf(d));
+                    return next;
+                  })} /></th>
                   <th scope="col">Dead-lettered</th>
                   <th scope="col">Service</th>
                   <th scope="col">Method</th>
@@ -91,17 +171,18 @@ export function DeadLettersView(props: { live: Live }) {
                 </tr>
               </thead>
               <tbody>
-                {listing.items.map((d) => (
-                  <tr key={`${d.service}/${d.id}`} data-dead-letter={d.id}>
-                    <td class="mono">{clock(d.deadLetteredAt)}</td>
+                {page.map((d) => (
+                  <tr key={keyOf(d)} data-dead-letter={d.id} aria-selected={selected.has(keyOf(d))}>
+                    <td><input type="checkbox" aria-label={`Select ${d.method} ${d.id}`} checked={selected.has(keyOf(d))} onChange={() => toggle(keyOf(d))} /></td>
+                    <td class="mono nowrap">{dateTime(d.deadLetteredAt)}</td>
                     <td>{d.service}</td>
                     <td class="strong">{d.method}</td>
                     <td>{d.reason}{d.code !== undefined ? <span class="muted code"> {d.code}</span> : null}</td>
                     <td class="num">{d.attempts}</td>
                     <td class="num">{bytes(d.paramsBytes)}</td>
-                    <td class="mono" title={d.callId}>{shortId(d.callId)}</td>
+                    <td class="mono" title={d.callId}>{d.callId === '' ? '–' : <a href={callHref(d.callId)}>{shortId(d.callId)}</a>}</td>
                     <td class="actions-cell">
-                      <button type="button" class="small" onClick={() => void inspect(d)} aria-label={`Inspect ${d.method} ${d.id}`}>Inspect</button>
+                      <button type="button" class="small" onClick={() => (location.hash = href(route.view, [d.service, d.id], route.query))} aria-label={`Inspect ${d.method} ${d.id}`}>Inspect</button>
                       <button type="button" class="small" onClick={() => void act('Replay', 'dlq.replay', { service: d.service, id: d.id }, 'replayed')} aria-label={`Replay ${d.method} ${d.id}`}>Replay</button>
                     </td>
                   </tr>
@@ -110,21 +191,29 @@ export function DeadLettersView(props: { live: Live }) {
             </table>
           </div>
           <div class="pager">
-            <span class="muted">{offset + 1}–{offset + listing.items.length} of {listing.total}</span>
+            <span class="muted">{offset + 1}–{offset + page.length} of {shown.length}{listing.state === 'ok' && listing.total > all.length ? ` (the newest ${all.length} of ${listing.total} read)` : ''}</span>
             <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - pageSize))}>Newer</button>
-            <button type="button" disabled={offset + listing.items.length >= listing.total} onClick={() => setOffset(offset + pageSize)}>Older</button>
+            <button type="button" disabled={offset + page.length >= shown.length} onClick={() => setOffset(offset + pageSize)}>Older</button>
           </div>
         </>
       ) : null}
-      {shown ? (
-        <section class="card" aria-label="Dead letter">
-          <header class="card-head">
-            <h2>{shown.method} <span class="muted mono">{shown.id}</span></h2>
-            <button type="button" onClick={() => setShown(undefined)}>Close</button>
-          </header>
-          <pre class="code-block">{json(shown)}</pre>
-        </section>
-      ) : null}
+      {confirm === 'replay' ? <ConfirmReplay count={selected.size} services={new Set([...selected].map((k) => k.slice(0, k.indexOf('/'))))} onConfirm={() => void replaySelected()} onClose={() => setConfirm(undefined)} /> : null}
     </>
+  );
+}
+
+/** Replaying sends the calls again, to workers that may act on them: asked first, with the count. */
+function ConfirmReplay(props: { count: number; services: ReadonlySet<string>; onConfirm: () => void; onClose: () => void }) {
+  return (
+    <div class="overlay" onClick={props.onClose} onKeyDown={(e) => e.key === 'Escape' && props.onClose()}>
+      <div class="dialog" role="alertdialog" aria-modal="true" aria-labelledby="replay-title" onClick={(e) => e.stopPropagation()} data-confirm-replay={props.count}>
+        <h2 id="replay-title">Replay {props.count} dead letter{props.count === 1 ? '' : 's'}?</h2>
+        <p class="help">Each goes back to {[...props.services].join(', ')} as a new call with a new id and deadline; nobody waits for its answer, which the in-flight store keeps under the new id.</p>
+        <div class="send-row">
+          <button type="button" autoFocus onClick={props.onClose}>Keep them</button>
+          <button type="button" onClick={props.onConfirm}>Replay {props.count}</button>
+        </div>
+      </div>
+    </div>
   );
 }

@@ -5,6 +5,7 @@ import type { Live } from '../live';
 import { href, type Route } from '../route';
 import type { DiscoverMethod, ServiceSummary } from '../types';
 import { Badge, Empty, Filter, Header, matches, Notice } from './common';
+import { QueueSource, QueueTable } from './queue-figures';
 
 /** Every service, or one (`#/services/<name>`, a link to share). */
 export function ServicesView(props: { live: Live; route: Route }) {
@@ -19,7 +20,7 @@ export function ServicesView(props: { live: Live; route: Route }) {
   const instances = list.reduce((n, s) => n + s.instances.length, 0);
   return (
     <>
-      <Header title="Services" sub={`${list.length} service${list.length === 1 ? '' : 's'} · ${instances} instance${instances === 1 ? '' : 's'}`}>
+      <Header title="Services" sub={<>{`${list.length} service${list.length === 1 ? '' : 's'} · ${instances} instance${instances === 1 ? '' : 's'}`} · <QueueSource source={services.value.queueSource} /></>}>
         <Filter value={filter} onInput={setFilter} label="Filter services and methods" />
       </Header>
       {discover.state === 'error' ? <Notice kind="error">Schemas unavailable: {discover.error}</Notice> : null}
@@ -41,15 +42,10 @@ function ServiceCard(props: { service: ServiceSummary; schemas: ReadonlyMap<stri
         <h2 id={`svc-${s.name}`}><a href={href('services', [s.name])}>{s.name}</a></h2>
         <div class="facts">
           <span class="fact"><b>{s.instances.length}</b> instance{s.instances.length === 1 ? '' : 's'}</span>
-          {s.queue ? (
-            <>
-              <span class="fact" title="Messages ready in the service's queue (RabbitMQ)"><b>{s.queue.messages}</b> queued</span>
-              <span class="fact" title="Consumers on the service's queue (RabbitMQ)"><b>{s.queue.consumers}</b> consumer{s.queue.consumers === 1 ? '' : 's'}</span>
-            </>
-          ) : null}
           {degraded > 0 ? <Badge kind="failed">{degraded} degraded</Badge> : null}
         </div>
       </header>
+      {s.queue ? <QueueTable service={s.name} queue={s.queue} /> : null}
       <table class="grid compact" aria-label={`Instances of ${s.name}`}>
         <thead>
           <tr>
@@ -62,7 +58,10 @@ function ServiceCard(props: { service: ServiceSummary; schemas: ReadonlyMap<stri
         <tbody>
           {s.instances.map((i) => (
             <tr key={i.instanceId}>
-              <td class="mono">{i.instanceId}</td>
+              <td class="mono">
+                <a href={href('workers', [i.instanceId])}>{i.instanceId}</a>
+                {i.worker?.draining === true ? <> <Badge kind="failed">draining</Badge></> : i.worker?.paused === true ? <> <Badge kind="neutral">paused</Badge></> : null}
+              </td>
               <td class="num">{i.running ?? '–'}</td>
               <td>{i.tracking ? <Badge kind={i.tracking.state === 'degraded' ? 'failed' : i.tracking.state === 'tracking' ? 'done' : 'neutral'}>{i.tracking.state}</Badge> : <span class="muted">untracked</span>}</td>
               <td class="num">{i.lastSeen ? relative(i.lastSeen - props.now) : '–'}</td>

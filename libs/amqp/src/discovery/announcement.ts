@@ -5,6 +5,7 @@ import { announcementSchema, protocolVersion } from '../wire/protocol-schemas';
 import type { ToolSpec } from '../runtime/service-options';
 import type { QueueType } from '../wire/topology';
 import type { TrackingReport } from '../runtime/tracker';
+import type { WorkerReport } from '../wire/worker-control';
 
 /** An application error a method declares it may answer, for discovery (OpenRPC `errors`). */
 export interface ErrorDescription {
@@ -54,6 +55,8 @@ export interface AnnounceMessage {
   readonly queueType: QueueType;
   /** The instance's in-flight tracking, when it has a tracker that reports. */
   readonly tracking?: TrackingReport;
+  /** Where it runs, how it consumes, what it did, and the operator's controls it obeys (absent from older instances). */
+  readonly worker?: WorkerReport;
 }
 
 export interface WithdrawMessage {
@@ -142,6 +145,7 @@ function normalize(w: WireAnnouncement): Announcement {
     durable: w.durable ?? false,
     queueType: w.queueType ?? 'classic',
     ...(w.tracking === undefined ? {} : { tracking: { state: w.tracking.state, since: w.tracking.since, degradedTransitions: w.tracking.degradedTransitions, untracked: w.tracking.untracked } }),
+    ...(w.worker === undefined ? {} : { worker: workerOf(w.worker) }),
   };
 }
 
@@ -154,6 +158,15 @@ function methodOf(m: MethodDescription): MethodDescription {
     ...(m.errors === undefined ? {} : { errors: m.errors.map((e) => ({ code: e.code, message: e.message, ...(e.description === undefined ? {} : { description: e.description }), ...(e.data === undefined ? {} : { data: e.data }) })) }),
     ...(m.jobStyle === undefined ? {} : { jobStyle: m.jobStyle }),
     ...(m.tool === undefined ? {} : { tool: { description: m.tool.description, ...(m.tool.name === undefined ? {} : { name: m.tool.name }), ...(m.tool.inputSchema === undefined ? {} : { inputSchema: m.tool.inputSchema }) } }),
+  };
+}
+
+/** The schema makes every field optional (a partial report from another language); what is missing reads as nothing done. */
+function workerOf(w: Partial<WorkerReport>): WorkerReport {
+  const l = w.lastControl;
+  return {
+    host: w.host ?? '', pid: w.pid ?? 0, prefetch: w.prefetch ?? 0, paused: w.paused ?? false, draining: w.draining ?? false, handled: w.handled ?? 0, failed: w.failed ?? 0,
+    ...(l === undefined ? {} : { lastControl: { requestId: l.requestId, action: l.action, at: l.at, ...(l.cancelled === undefined ? {} : { cancelled: l.cancelled }) } }),
   };
 }
 

@@ -16,6 +16,11 @@ export interface QueueDepth {
 /** Which service serves a method; undefined when this process has never heard. */
 export interface MethodDirectory {
   serviceOf(method: string): string | undefined;
+  /**
+   * Whether a live instance of `service` is paused by an operator: its calls wait in the queue for
+   * the resume instead of failing for want of a consumer. @default never
+   */
+  paused?(service: string): boolean;
 }
 
 /**
@@ -31,7 +36,8 @@ export function registryDirectory(registry: Pick<ServiceRegistry, 'list' | 'on' 
   };
   learn();
   registry.on('change', learn);
-  return { serviceOf: (method) => byMethod.get(method), close: () => void registry.off('change', learn) };
+  const paused = (service: string): boolean => registry.list().some((i) => i.service === service && i.worker?.paused === true && !i.worker.draining);
+  return { serviceOf: (method) => byMethod.get(method), paused, close: () => void registry.off('change', learn) };
 }
 
 /**
@@ -132,8 +138,8 @@ export class AvailabilityGate {
     const service = this.directory.serviceOf(method);
     if (service === undefined) return undefined;
     const known = this.seen.get(service);
-    if (known && Date.now() - known.at < this.ttlMs) return verdict(known.depth, service, method);
-    return this.refresh(service).then((depth) => (depth ? verdict(depth, service, method) : undefined));
+    if (known && Date.now() - known.at < this.ttlMs) return this.verdict(known.depth, service, method);
+    return this.refresh(service).then((depth) => (depth ? this.verdict(depth, service, method) : undefined));
   }
 
   /**
@@ -158,6 +164,12 @@ export class AvailabilityGate {
     return this.seen.get(service)?.depth;
   }
 
+  /** No consumer fails the call, unless an instance is only paused: then the call waits in the queue for its resume. */
+  private verdict(depth: QueueDepth, service: string, method: string): RpcNoConsumersError | undefined {
+    if (depth.consumers > 0 || this.directory.paused?.(service) === true) return undefined;
+    return new RpcNoConsumersError(service, method, depth.messages);
+  }
+
   private async refresh(service: string): Promise<QueueDepth | undefined> {
     const depth = await this.depths.read(service);
     if (depth) this.seen.set(service, { depth, at: Date.now() });
@@ -166,9 +178,7 @@ export class AvailabilityGate {
   }
 }
 
-function verdict(depth: QueueDepth, service: string, method: string): RpcNoConsumersError | undefined {
-  return depth.consumers > 0 ? undefined : new RpcNoConsumersError(service, method, depth.messages);
-}
+
 
 /**
  * Installs an availability check on `client`, its directory learned from

@@ -10,12 +10,13 @@ import { applyTopology, coreTopology } from '../wire/topology';
 export type InstanceInfo = AnnounceMessage & { readonly lastSeen: number };
 
 /** What views of the registry (the broker's GET /services, `warren services`) show of an instance. */
-export type InstanceSummary = Pick<InstanceInfo, 'instanceId' | 'startedAt' | 'lastSeen' | 'running' | 'consuming' | 'metadata' | 'tracking'>;
+export type InstanceSummary = Pick<InstanceInfo, 'instanceId' | 'startedAt' | 'lastSeen' | 'running' | 'consuming' | 'metadata' | 'tracking' | 'worker'>;
 
 export function summarizeInstance(i: InstanceInfo): InstanceSummary {
   return {
     instanceId: i.instanceId, startedAt: i.startedAt, lastSeen: i.lastSeen, running: i.running, consuming: i.consuming, metadata: i.metadata,
     ...(i.tracking === undefined ? {} : { tracking: i.tracking }),
+    ...(i.worker === undefined ? {} : { worker: i.worker }),
   };
 }
 

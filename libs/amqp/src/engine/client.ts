@@ -19,9 +19,11 @@ import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-cons
 import { applyTopology, coreTopology, replyQueueOptions } from '../wire/topology';
 import type { AvailabilityVerdict } from '../discovery/availability';
 import { publishCancel } from '../wire/wire-cancel';
-import { childTraceparent, parseTraceparent } from '../wire/trace';
+import { childTraceparent, parseTraceparent, validTracestate } from '../wire/trace';
 import { DelayChain } from './delay-chain';
 import { dueAtOf, type DelayOptions } from './delay-options';
+import { activeTracer } from '../tracing/tracer';
+import { endWithError, endWithResponse, parentContext, startClientSpan, traceparentOf, tracestateOf } from '../tracing/call-spans';
 
 export interface CallOptions extends DelayOptions {
   /** Time allowed for this call, counted from when it is due (see `delayMs`/`notBefore`). @default the client's defaultTimeoutMs */
@@ -32,8 +34,13 @@ export interface CallOptions extends DelayOptions {
   readonly signal?: AbortSignal;
   /** The JSON-RPC id to put in the body. @default a per-client counter */
   readonly id?: Exclude<Id, null>;
-  /** Parent trace context (W3C traceparent) the call continues. @default a new trace */
+  /**
+   * Parent trace context (W3C traceparent) the call continues. @default the active OpenTelemetry span's
+   * when one is registered and active, else a new trace
+   */
   readonly traceparent?: string;
+  /** The W3C `tracestate` that goes with `traceparent`, carried on unchanged (dropped when malformed). @default none */
+  readonly tracestate?: string;
   /** Persist this message to disk. @default the client's `persistent`; always for a delayed call */
   readonly persistent?: boolean;
   /**
@@ -50,7 +57,7 @@ export interface CallOptions extends DelayOptions {
 }
 
 /** `timeoutMs` bounds the wait for RabbitMQ's confirm; a delayed notification is confirmed once it waits in the chain. */
-export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'persistent' | 'delayMs' | 'notBefore'>;
+export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'tracestate' | 'persistent' | 'delayMs' | 'notBefore'>;
 
 export type BatchEntry = { readonly method: string; readonly params?: Params; readonly notification?: boolean };
 /** One entry per batch item, in request order; notifications are fulfilled with `undefined`. */
@@ -78,6 +85,7 @@ interface OutboundRequest {
   readonly body: Buffer;
   readonly deadline: number;
   readonly traceparent: string;
+  readonly tracestate: string | undefined;
   readonly persistent: boolean;
   /** The caller listens for progress. */
   readonly progress: boolean;
@@ -100,17 +108,18 @@ class PublishHeaders {
   /** A second table for requests asking for progress, so neither table changes shape. */
   private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1, [Header.sentAt]: 0 };
 
-  forRequest(deadline: number, traceparent: string, progress = false): Record<string, number | string> {
+  forRequest(deadline: number, traceparent: string, progress: boolean, tracestate: string | undefined): Record<string, number | string> {
     const table = progress ? this.withProgress : this.request;
     table[Header.deadline] = deadline;
     table[Header.traceparent] = traceparent;
     table[Header.sentAt] = Date.now();
-    return table;
+    // A trace state is rare: a copy that carries it keeps the shared tables' shape (and their speed) for the rest.
+    return tracestate === undefined ? table : { ...table, [Header.tracestate]: tracestate };
   }
 
-  forEvent(traceparent: string): Record<string, number | string> {
+  forEvent(traceparent: string, tracestate: string | undefined): Record<string, number | string> {
     this.event[Header.traceparent] = traceparent;
-    return this.event;
+    return tracestate === undefined ? this.event : { ...this.event, [Header.tracestate]: tracestate };
   }
 }
 
@@ -272,11 +281,14 @@ export class RpcClient {
     this.assertOpen();
     assertMethodName(method);
     const body = this.encode(notificationMessage(method, params));
-    const traceparent = childTraceparent(parseTraceparent(opts.traceparent));
     const messageId = this.ids.fresh();
+    const tracer = activeTracer();
+    const span = tracer ? startClientSpan(tracer, { method, callId: messageId, exchange: this.n.eventExchange, id: undefined, parent: parentContext(opts.traceparent, validTracestate(opts.tracestate)) }) : undefined;
+    const traceparent = span ? traceparentOf(span) : childTraceparent(parseTraceparent(opts.traceparent));
+    const tracestate = span ? tracestateOf(span) : validTracestate(opts.tracestate);
     const timeoutMs = opts.timeoutMs ?? this.o.defaultTimeoutMs;
     const dueAt = dueAtOf(opts, Date.now());
-    await new Promise<void>((resolve, reject) => {
+    const confirmed = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new RpcNotConfirmedError('not_confirmed_in_time')), timeoutMs);
       const settle = (err?: unknown): void => {
         clearTimeout(timer);
@@ -291,7 +303,7 @@ export class RpcClient {
         const ch = this.channel;
         if (!ch) return this.holdOrFail(publish, fail);
         try {
-          const props = { contentType: 'application/json', messageId, persistent: opts.persistent ?? this.o.persistent, headers: this.headers.forEvent(traceparent) };
+          const props = { contentType: 'application/json', messageId, persistent: opts.persistent ?? this.o.persistent, headers: this.headers.forEvent(traceparent, tracestate) };
           if (dueAt !== undefined && dueAt > Date.now()) this.delay.publish(ch, 'event', method, body, props, dueAt, (err) => settle(err ?? undefined));
           else ch.publish(this.n.eventExchange, method, body, props, (err) => settle(err ?? undefined));
         } catch (err) {
@@ -300,6 +312,8 @@ export class RpcClient {
       };
       publish();
     });
+    if (span) confirmed.then(() => endWithResponse(span, undefined), (err: unknown) => endWithError(span, err));
+    await confirmed;
   }
 
   /** Sends every entry concurrently (each to its own service); results come back in request order. */
@@ -350,18 +364,25 @@ export class RpcClient {
     // The deadline counts from when the call is due, unless the caller gave one of its own.
     const deadline = Math.min((dueAt ?? now) + (opts.timeoutMs ?? this.o.defaultTimeoutMs), opts.deadline ?? Number.POSITIVE_INFINITY);
     if (deadline <= (dueAt ?? now)) throw new RpcTimeoutError(true);
+    const callId = this.ids.next();
+    const body = this.encode(message);
+    // Tracing off (no SDK registered): no span object at all, only the traceparent Warren always carries.
+    const tracer = activeTracer();
+    const span = tracer ? startClientSpan(tracer, { method: message.method, callId, exchange: this.n.requestExchange, id: message.id, parent: parentContext(opts.traceparent, validTracestate(opts.tracestate)) }) : undefined;
     const request: OutboundRequest = {
-      callId: this.ids.next(),
+      callId,
       method: message.method,
-      body: this.encode(message),
+      body,
       deadline,
-      traceparent: childTraceparent(parseTraceparent(opts.traceparent)),
+      traceparent: span ? traceparentOf(span) : childTraceparent(parseTraceparent(opts.traceparent)),
+      tracestate: span ? tracestateOf(span) : validTracestate(opts.tracestate),
       // Waiting for days, it must outlive a broker restart.
       persistent: dueAt !== undefined || (opts.persistent ?? this.o.persistent),
       progress: opts.onProgress !== undefined,
       dueAt,
     };
     const answer = this.pending.add(request.callId, { timeoutMs: deadline - now, signal: opts.signal, onSettle: this.onSettled });
+    if (span) answer.then((response) => endWithResponse(span, response), (err: unknown) => endWithError(span, err));
     if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline, ...(dueAt === undefined ? {} : { dueAt }) });
     // Only for a call the table took: a refused one (limit, aborted signal) never settles through onSettled.
     if (opts.onProgress && this.pending.has(request.callId)) this.progressListeners.set(request.callId, opts.onProgress);
@@ -437,7 +458,7 @@ export class RpcClient {
       // The queue drops a request nobody took before its deadline.
       expiration: String(remaining),
       persistent: request.persistent,
-      headers: this.headers.forRequest(request.deadline, request.traceparent, request.progress),
+      headers: this.headers.forRequest(request.deadline, request.traceparent, request.progress, request.tracestate),
     };
     this.onWire.add(callId);
     const confirmed = (err: unknown): void => {

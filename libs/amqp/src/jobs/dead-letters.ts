@@ -26,8 +26,19 @@ export interface DeadLetter {
   readonly paramsBytes: number;
 }
 
-/** A dead letter with its request body (`dlq.show`). */
-export type DeadLetterDetail = DeadLetter & { readonly request: unknown };
+/** A dead letter with its request body and its AMQP properties and headers as stored (`dlq.show`). */
+export type DeadLetterDetail = DeadLetter & {
+  readonly request: unknown;
+  readonly amqp: {
+    /** The message's AMQP properties that are set (`correlationId`, `deliveryMode`, `timestamp`, ...). */
+    readonly properties: Readonly<Record<string, string | number>>;
+    /** Its headers as JSON: dates as ISO strings, binary as UTF-8 text, tables as objects. */
+    readonly headers: Readonly<Record<string, unknown>>;
+    /** Where RabbitMQ delivered it from: the exchange and routing key it was dead-lettered with. */
+    readonly exchange: string;
+    readonly routingKey: string;
+  };
+};
 
 export interface DeadLetterOptions {
   /** @default 'warren' */
@@ -68,24 +79,26 @@ export class DeadLetterQueues {
   async show(service: string, id: string): Promise<DeadLetterDetail | undefined> {
     return this.browse(service, (letters) => {
       const found = letters.find((l) => l.summary.id === id);
-      return found ? { ...found.summary, request: found.request } : undefined;
+      return found ? { ...found.summary, request: found.request, amqp: amqpOf(found.message) } : undefined;
     });
   }
 
   /**
    * Sends dead letters back to the service queue as new calls (a new call id and deadline, no reply
    * queue: nobody waits for them; their outcome is in the in-flight store by the new call id) and
-   * removes them from the dead-letter queue once RabbitMQ confirmed the copy. `id` picks one;
-   * without it, all.
+   * removes them from the dead-letter queue once RabbitMQ confirmed the copy. `id` picks one, `ids`
+   * several; without either, all. `replays` pairs each dead letter's id with its new call id.
    */
-  async replay(service: string, opts: { readonly id?: string; readonly timeoutMs: number }): Promise<{ replayed: number; callIds: string[] }> {
+  async replay(service: string, opts: { readonly id?: string; readonly ids?: readonly string[]; readonly timeoutMs: number }): Promise<{ replayed: number; callIds: string[]; replays: { id: string; callId: string }[] }> {
+    const wanted = opts.ids !== undefined ? new Set(opts.ids) : opts.id !== undefined ? new Set([opts.id]) : undefined;
     const model = this.model();
     const out = await model.createConfirmChannel();
     out.on('error', () => undefined);
     try {
       return await this.browse(service, async (letters, ch) => {
-        const chosen = letters.filter((l) => opts.id === undefined || l.summary.id === opts.id);
+        const chosen = letters.filter((l) => wanted === undefined || wanted.has(l.summary.id));
         const callIds: string[] = [];
+        const replays: { id: string; callId: string }[] = [];
         for (const letter of chosen) {
           const callId = `replay.${randomBytes(6).toString('hex')}`;
           const deadline = Date.now() + opts.timeoutMs;
@@ -98,10 +111,11 @@ export class DeadLetterQueues {
             headers: { ...headers, [Header.deadline]: deadline },
           });
           callIds.push(callId);
+          replays.push({ id: letter.summary.id, callId });
         }
         await out.waitForConfirms();
         for (const letter of chosen) ch.ack(letter.message);
-        return { replayed: chosen.length, callIds };
+        return { replayed: chosen.length, callIds, replays };
       });
     } finally {
       await closeChannel(out);
@@ -213,6 +227,27 @@ function firstDeath(headers: Record<string, unknown> | undefined): { reason?: st
   const time = entry['time'];
   const seconds = time instanceof Date ? time.getTime() / 1000 : numberHeader(entry, 'time');
   return { ...(reason === undefined ? {} : { reason }), ...(count === undefined ? {} : { count }), ...(seconds === undefined ? {} : { at: Math.round(seconds * 1000) }) };
+}
+
+/** The AMQP side of a dead letter for `dlq.show`: the properties that are set, and the headers as JSON. */
+function amqpOf(message: WireGetMessage): DeadLetterDetail['amqp'] {
+  const properties: Record<string, string | number> = {};
+  for (const [key, value] of Object.entries(message.properties)) {
+    if (key !== 'headers' && (typeof value === 'string' || typeof value === 'number')) properties[key] = value;
+  }
+  const headers = asJson(message.properties.headers ?? {}, 0);
+  return { properties, headers: typeof headers === 'object' && headers !== null && !Array.isArray(headers) ? headers as Record<string, unknown> : {}, exchange: message.fields.exchange, routingKey: message.fields.routingKey };
+}
+
+/** AMQP field values as JSON (x-death holds dates and nested tables; a header may be binary). Bounded in depth. */
+function asJson(value: unknown, depth: number): unknown {
+  if (depth > 8) return '…';
+  if (value instanceof Date) return value.toISOString();
+  if (Buffer.isBuffer(value)) return value.subarray(0, 1024).toString('utf8');
+  if (typeof value === 'bigint') return value.toString();
+  if (Array.isArray(value)) return value.slice(0, 100).map((v) => asJson(v, depth + 1));
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).slice(0, 100).map(([k, v]) => [k, asJson(v, depth + 1)]));
+  return value;
 }
 
 /** A body that is not a JSON-RPC message, shown as text (cut) rather than dropped. */

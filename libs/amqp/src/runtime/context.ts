@@ -6,6 +6,8 @@ import type { BatchEntry, BatchResult, CallOptions, NotifyOptions, RpcClient } f
 import { Effects, type EffectLedger, type OnceOptions, type OnceResult } from './once';
 import { ProgressReporter, type ProgressListener } from '../wire/progress';
 import { childTraceparent, parseTraceparent } from '../wire/trace';
+import type { Span } from '@opentelemetry/api';
+import { traceparentOf } from '../tracing/call-spans';
 import type { RunningCall } from '@warren/calls';
 
 /** Everything a handler gets besides its params. Handlers never see amqplib, Redis, or acks. */
@@ -25,11 +27,13 @@ export interface HandlerContext {
   readonly signal: AbortSignal;
   /** 1 on first delivery, higher on redelivery. */
   readonly attempt: number;
-  /** W3C traceparent of this call. */
+  /** W3C traceparent of this call (its worker span's, when tracing is on). */
   readonly traceparent: string;
+  /** The W3C tracestate the caller sent along, passed on to nested calls; undefined when none. */
+  readonly tracestate: string | undefined;
   readonly service: string;
   readonly instanceId: string;
-  /** A child logger bound to this call (callId, method). */
+  /** A child logger bound to this call: `callId`, `method`, and its trace as `trace_id`, `span_id`, `trace_flags`. */
   readonly log: Logger;
   /** Makes nested calls that inherit this call's remaining deadline, trace and cancellation. */
   readonly client: NestedClient;
@@ -59,22 +63,23 @@ export interface HandlerContext {
 
 /** The client a handler uses for nested calls. */
 export interface NestedClient {
-  call<R = JsonValue>(method: string, params?: Params, opts?: Omit<CallOptions, 'deadline' | 'traceparent'>): Promise<R>;
-  notify(method: string, params?: Params, opts?: Omit<NotifyOptions, 'traceparent'>): Promise<void>;
+  call<R = JsonValue>(method: string, params?: Params, opts?: Omit<CallOptions, 'deadline' | 'traceparent' | 'tracestate'>): Promise<R>;
+  notify(method: string, params?: Params, opts?: Omit<NotifyOptions, 'traceparent' | 'tracestate'>): Promise<void>;
   batch(entries: readonly BatchEntry[]): Promise<BatchResult[]>;
 }
 
 /** Binds a client to a parent call: children cannot outlive the parent and continue its trace. */
-export function nestedClient(client: RpcClient, parent: { deadline: number; traceparent: string; signal: AbortSignal }): NestedClient {
-  const inherit = (opts: Omit<CallOptions, 'deadline' | 'traceparent'> = {}): CallOptions => ({
+export function nestedClient(client: RpcClient, parent: { deadline: number; traceparent: string; tracestate: string | undefined; signal: AbortSignal }): NestedClient {
+  const trace = parent.tracestate === undefined ? { traceparent: parent.traceparent } : { traceparent: parent.traceparent, tracestate: parent.tracestate };
+  const inherit = (opts: Omit<CallOptions, 'deadline' | 'traceparent' | 'tracestate'> = {}): CallOptions => ({
     ...opts,
     deadline: parent.deadline,
-    traceparent: parent.traceparent,
+    ...trace,
     signal: opts.signal ? AbortSignal.any([opts.signal, parent.signal]) : parent.signal,
   });
   return {
     call: (method, params, opts) => client.call(method, params, inherit(opts)),
-    notify: (method, params, opts) => client.notify(method, params, { ...opts, traceparent: parent.traceparent }),
+    notify: (method, params, opts) => client.notify(method, params, { ...opts, ...trace }),
     batch: (entries) => client.batch(entries, inherit()),
   };
 }
@@ -88,6 +93,10 @@ export interface CallFacts {
   readonly attempt: number;
   /** The caller's traceparent header, unparsed. */
   readonly parentTrace: string | undefined;
+  /** The caller's tracestate header, when well-formed. */
+  readonly tracestate?: string | undefined;
+  /** The worker's span of this call, when tracing is on: the context's traceparent is its. */
+  readonly span?: Span | undefined;
   /** Where `ctx.once` keeps effects across runs (the tracker's); none when untracked. */
   readonly effects?: EffectLedger | undefined;
   /** Where the caller waits for the answer (and, if it asked, progress). */
@@ -147,11 +156,20 @@ export class CallContext implements HandlerContext {
   }
 
   get traceparent(): string {
-    return (this.span ??= childTraceparent(parseTraceparent(this.facts.parentTrace)));
+    return (this.span ??= this.facts.span ? traceparentOf(this.facts.span) : childTraceparent(parseTraceparent(this.facts.parentTrace)));
+  }
+
+  get tracestate(): string | undefined {
+    return this.facts.tracestate;
   }
 
   get log(): Logger {
-    return (this.logger ??= this.owner.log.child({ callId: this.callId, method: this.method }));
+    if (this.logger === undefined) {
+      // The names OpenTelemetry's log data model and its pino instrumentation use, so a backend joins lines to spans.
+      const trace = parseTraceparent(this.traceparent);
+      this.logger = this.owner.log.child({ callId: this.callId, method: this.method, trace_id: trace?.traceId, span_id: trace?.spanId, trace_flags: trace?.flags });
+    }
+    return this.logger;
   }
 
   progress(fraction: number, message?: string): void {
@@ -168,7 +186,7 @@ export class CallContext implements HandlerContext {
       const signal = this.signal;
       // Each nested call listens on the call's signal; a handler fanning out to many is not a leak.
       setMaxListeners(0, signal);
-      this.nested = nestedClient(this.owner.client, { deadline: this.deadline, traceparent: this.traceparent, signal });
+      this.nested = nestedClient(this.owner.client, { deadline: this.deadline, traceparent: this.traceparent, tracestate: this.tracestate, signal });
     }
     return this.nested;
   }

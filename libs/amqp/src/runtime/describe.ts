@@ -1,9 +1,10 @@
 import type { AnnounceMessage, MethodDescription, NotificationDescription } from '../discovery/announcement';
 import { protocolVersion } from '../wire/protocol-schemas';
+import type { WorkerReport } from '../wire/worker-control';
 import type { ResolvedServiceOptions, ServiceMethod, ServiceNotification } from './service-options';
 
 /** What an instance announces for discovery, built from its options (see docs/schemas/announcement.schema.json). */
-export function describeInstance(o: ResolvedServiceOptions, startedAt: number, running: number, consuming = true): AnnounceMessage {
+export function describeInstance(o: ResolvedServiceOptions, startedAt: number, running: number, consuming = true, worker?: WorkerReport): AnnounceMessage {
   return {
     v: protocolVersion,
     type: 'announce',
@@ -21,6 +22,7 @@ export function describeInstance(o: ResolvedServiceOptions, startedAt: number, r
     durable: o.durable || o.queueType === 'quorum',
     queueType: o.queueType,
     ...(o.tracker?.report ? { tracking: o.tracker.report() } : {}),
+    ...(worker === undefined ? {} : { worker }),
   };
 }
 

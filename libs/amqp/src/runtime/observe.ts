@@ -52,7 +52,7 @@ function codeOf(reply: ResponseMessage): { code?: number } {
 }
 
 /** The error code of a single reply's JSON text; undefined for a result or a batch. Parses only text that can hold an error. */
-function errorCodeIn(text: string): number | undefined {
+export function errorCodeIn(text: string): number | undefined {
   if (!text.includes('"error"')) return undefined;
   try {
     const parsed: unknown = JSON.parse(text);

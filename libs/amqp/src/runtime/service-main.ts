@@ -14,6 +14,11 @@ export interface RunningService {
   readonly ready?: () => boolean;
   /** What `/metrics` samples at scrape time (handlers running, tracking state). @default nothing sampled */
   readonly metrics?: WorkerMetricsSources;
+  /**
+   * Resolves when an operator drained the service (the broker's `workers.drain`): it has finished its
+   * calls and closed, and the main ends as after a signal. @default never
+   */
+  readonly drained?: Promise<void>;
 }
 
 /** What runServiceMain hands the service it starts. */
@@ -118,6 +123,11 @@ export async function runServiceMain(options: ServiceMainOptions): Promise<numbe
     ...(options.shutdownTimeoutMs === undefined ? {} : { timeoutMs: options.shutdownTimeoutMs }),
   });
   for (const signal of signals) proc.on(signal, stop);
+  void service.drained?.then(() => {
+    if (stop.stopping) return;
+    log.info('drained by an operator; shutting down');
+    stop('SIGTERM');
+  });
   // Gone during a drain already under way: that drain is bounded by shutdownTimeoutMs; cutting it short would help nothing.
   const watch = options.supervisor === undefined ? undefined : watchSupervisor(options.supervisor, () => {
     if (stop.stopping) return;

@@ -4,6 +4,8 @@ export interface ServiceStats {
   running: number;
   /** Requests answered (success or error). */
   answered: number;
+  /** Requests this instance ran whose final answer was an error (a retried attempt is not counted; its last one is). */
+  failed: number;
   /** Requests dropped unrun because their deadline had passed when dequeued. */
   expired: number;
   /** Messages dead-lettered (invalid bodies, attempts exhausted). */
@@ -17,5 +19,5 @@ export interface ServiceStats {
 }
 
 export function emptyStats(): ServiceStats {
-  return { running: 0, answered: 0, expired: 0, deadLettered: 0, notified: 0, answeredFromStore: 0, retried: 0 };
+  return { running: 0, answered: 0, failed: 0, expired: 0, deadLettered: 0, notified: 0, answeredFromStore: 0, retried: 0 };
 }

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { WireChannel, WireModel, WireMessage, WireConnection } from '../transport/contract';
 import {
   CancelledError, DeadlineExceededError, Dispatcher, ErrorCode, JsonRpcError, ShuttingDownError, decode, encodeResponse,
@@ -29,6 +30,10 @@ import { expiredResponse } from './late-answer';
 import { CancelReceiver } from '../wire/wire-cancel';
 import { Resubscriber } from './resubscribe';
 import { parseTraceparent } from '../wire/trace';
+import { parseWorkerControl, type AppliedControl, type WorkerControlMessage, type WorkerReport } from '../wire/worker-control';
+import { WorkerControls } from './worker-controls';
+import { activeTracer } from '../tracing/tracer';
+import { endServerSpan, inSpan, markTakeover, tracedDelivery, type TracedDelivery } from './server-span';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
@@ -60,6 +65,10 @@ export class WarrenService {
   /** The model `channel` was opened on: a setup on a newer one (after a reconnect) replaces it. */
   private channelModel: WireModel | undefined;
   private consumerTags: string[] = [];
+  /** The consumers of work (requests, events): the ones a pause cancels. */
+  private workTags: string[] = [];
+  /** Pause, drain and cancel-all as an operator asks them (worker-controls.ts). */
+  private readonly controls: WorkerControls;
   /** Whether the consumers are in place; false from a consumer cancel or a lost channel until they are back. */
   private consumingNow = false;
   /** Setups one after another: the connection's (after a reconnect) and the resubscriber's never run at once. */
@@ -102,6 +111,15 @@ export class WarrenService {
     this.limits = resolveDecodeLimits(this.o.decodeLimits);
     this.cancels = new CancelReceiver(() => this.running.entries(), this.log);
     this.resubscriber = new Resubscriber({ attempt: () => this.resubscribe(), log: this.log });
+    this.controls = new WorkerControls({
+      stopWork: () => this.stopWork(),
+      startWork: () => this.startWork(),
+      abortAll: () => this.abortAll(),
+      waitForRunning: () => this.waitForRunning(this.o.shutdownGraceMs),
+      close: () => this.close(),
+      announce: () => this.announce(),
+      log: this.log,
+    });
     this.dispatcher = new Dispatcher<HandlerContext>({
       exposeErrorStack: this.o.exposeErrorStack,
       onNotificationError: (err, call) => this.log.warn({ err, method: call.method }, 'notification handler failed'),
@@ -151,6 +169,14 @@ export class WarrenService {
    */
   get ready(): boolean {
     return this.state === 'running' && this.connection.state.type === 'open' && this.channel !== undefined && this.consumerTags.length > 0 && this.consumingNow;
+  }
+
+  /**
+   * Pause consuming (calls wait in the queue), resume, drain (finish running calls, then close) and
+   * cancel every running call: what the broker's `workers.*` methods ask over the bus, callable here too.
+   */
+  get worker(): WorkerControls {
+    return this.controls;
   }
 
   stats(): Readonly<ServiceStats> {
@@ -275,6 +301,15 @@ export class WarrenService {
     const tags: string[] = [];
     // prefetch with global=false applies to each consumer started after it.
     await ch.prefetch(this.o.prefetch, false);
+    // A paused instance comes back from a reconnect paused: only a resume (or a restart) consumes again.
+    this.workTags = this.controls.paused ? [] : await this.consumeWork(ch);
+    tags.push((await ch.consume(this.n.instanceControlQueue(this.o.name, this.o.instanceId), (msg) => msg && this.onControl(msg.content), { noAck: true })).consumerTag);
+    this.consumerTags = [...this.workTags, ...tags];
+  }
+
+  /** Starts the consumers of work (requests, events) on `ch`. */
+  private async consumeWork(ch: WireChannel): Promise<string[]> {
+    const tags: string[] = [];
     if (this.dispatcher.methodNames.length > 0) {
       tags.push((await ch.consume(this.n.serviceQueue(this.o.name), (msg) => this.onDelivery(ch, msg, 'request'))).consumerTag);
     }
@@ -284,13 +319,61 @@ export class WarrenService {
     if (Object.keys(this.o.instanceNotifications).length > 0) {
       tags.push((await ch.consume(this.n.instanceEventQueue(this.o.name, this.o.instanceId), (msg) => this.onDelivery(ch, msg, 'event'))).consumerTag);
     }
-    tags.push((await ch.consume(this.n.instanceControlQueue(this.o.name, this.o.instanceId), (msg) => msg && this.askedToAnnounce.onMessage(msg.content), { noAck: true })).consumerTag);
-    this.consumerTags = tags;
+    return tags;
+  }
+
+  /**
+   * Pause: cancels the work consumers. Deliveries already taken run to their end and are settled on
+   * the same channel (nothing requeued, nothing run twice); the rest wait in the queue.
+   */
+  private async stopWork(): Promise<void> {
+    const ch = this.channel;
+    const tags = this.workTags.splice(0);
+    this.consumerTags = this.consumerTags.filter((t) => !tags.includes(t));
+    for (const tag of tags) await ch?.cancel(tag).catch(() => undefined);
+  }
+
+  /** Resume: consumes again on the current channel (without one, the next reconnect's setup does). */
+  private async startWork(): Promise<void> {
+    const ch = this.channel;
+    if (!ch || this.workTags.length > 0 || this.state !== 'running') return;
+    const tags = await this.consumeWork(ch);
+    if (this.channel !== ch) return;
+    this.workTags = tags;
+    this.consumerTags = [...tags, ...this.consumerTags];
+  }
+
+  /** Cancel-all: aborts every call running here; each caller is answered -32003. */
+  private abortAll(): number {
+    const aborts = [...this.running.values()];
+    for (const abort of aborts) abort.abort(new CancelledError(undefined, { reason: 'cancelled' }));
+    return aborts.length;
+  }
+
+  /** One message on the instance's control queue: a worker control, else an announce-now request. */
+  private onControl(body: Buffer): void {
+    const control: WorkerControlMessage | undefined = parseWorkerControl(body);
+    if (control) void this.controls.apply(control);
+    else this.askedToAnnounce.onMessage(body);
   }
 
   /** What this instance announces for discovery. */
   describe(): AnnounceMessage {
-    return describeInstance(this.o, this.startedAt, this.running.size, this.consumingNow);
+    return describeInstance(this.o, this.startedAt, this.running.size, this.consumingNow, this.workerReport());
+  }
+
+  private workerReport(): WorkerReport {
+    const last: AppliedControl | undefined = this.controls.last;
+    return {
+      host: hostname(),
+      pid: process.pid,
+      prefetch: this.o.prefetch,
+      paused: this.controls.paused,
+      draining: this.controls.draining,
+      handled: this.counters.answered,
+      failed: this.counters.failed,
+      ...(last === undefined ? {} : { lastControl: last }),
+    };
   }
 
   private announce(): void {
@@ -354,11 +437,15 @@ export class WarrenService {
     this.running.set(msg, abort);
     // Clamped: setTimeout fires at once for delays past 2^31-1 ms, and the header is the caller's to set.
     const timer = setTimeout(() => abort.abort(new DeadlineExceededError()), Math.min(info.deadline - startedAt, 2 ** 31 - 1));
+    const single = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message : undefined;
+    // Tracing off (no SDK registered): no span, and the delivery goes on as it was read.
+    const tracer = activeTracer();
+    const delivery: TracedDelivery = tracer ? tracedDelivery(tracer, info, { method: single?.method ?? 'batch', service: this.o.name, instanceId: this.o.instanceId, queue: this.n.serviceQueue(this.o.name) }, startedAt) : info;
+    let outcome: TrackedOutcome | undefined;
     try {
-      const single = decoded.kind === 'single' && decoded.item.kind === 'request' ? decoded.item.message : undefined;
-      const run = this.run(single, decoded, info, abort, startedAt);
+      const run = this.run(single, decoded, delivery, abort, startedAt);
       // A synchronous handler's untracked call comes back as a value: no promise between it and its reply.
-      const outcome = run instanceof Promise ? await run : run;
+      outcome = run instanceof Promise ? await run : run;
       clearTimeout(timer);
       // The reply does not wait for the store; the settle does, so a redelivery finds the outcome (docs/reliability.md).
       if (outcome.reply !== undefined && info.replyTo) this.reply(info, outcome.reply);
@@ -369,11 +456,12 @@ export class WarrenService {
     } finally {
       clearTimeout(timer);
       this.running.delete(msg);
+      if (delivery.span) endServerSpan(delivery.span, outcome, outcome?.source === 'store' ? 'worker_lost' : 'retryable_error');
     }
   }
 
   /** Runs one request: through the tracker when it tracks it (a single request), else here. */
-  private run(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort, startedAt: number): TrackedOutcome | Promise<TrackedOutcome> {
+  private run(single: RequestMessage | undefined, decoded: Decoded, info: TracedDelivery, abort: CallAbort, startedAt: number): TrackedOutcome | Promise<TrackedOutcome> {
     const tracker = this.o.tracker;
     if (!tracker || !single) return this.untracked(single, decoded, info, abort);
     const maxAttempts = this.policies.get(single.method)?.attempts;
@@ -395,14 +483,14 @@ export class WarrenService {
   }
 
   /** A run no tracker watches: batches, and every call of an untracked service. */
-  private untracked(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort): TrackedOutcome | Promise<TrackedOutcome> {
+  private untracked(single: RequestMessage | undefined, decoded: Decoded, info: TracedDelivery, abort: CallAbort): TrackedOutcome | Promise<TrackedOutcome> {
     if (this.o.tracker) return this.laned(single, decoded, info, abort);
     // No tracker, no lane.
     const executed = this.execute(single, decoded, info, abort, { attempt: info.attempt });
     return executed instanceof Promise ? executed.then(outcomeOf) : outcomeOf(executed);
   }
 
-  private async laned(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort): Promise<TrackedOutcome> {
+  private async laned(single: RequestMessage | undefined, decoded: Decoded, info: TracedDelivery, abort: CallAbort): Promise<TrackedOutcome> {
     // Untracked work on a tracked instance stays out of a suspect's way too. Awaited only when the lane
     // made it wait: a healthy instance's synchronous `true` costs no microtask.
     const entry = this.lane.enter(abort);
@@ -419,8 +507,10 @@ export class WarrenService {
    * Runs the handler(s) of a delivered request and says what came of it; an abort that fired first answers
    * for it. A value, not a promise, when the handler answered synchronously.
    */
-  private execute(single: RequestMessage | undefined, decoded: Decoded, info: DeliveryInfo, abort: CallAbort, run: RunInfo, tracked?: RunningCall): Executed | Promise<Executed> {
+  private execute(single: RequestMessage | undefined, decoded: Decoded, info: TracedDelivery, abort: CallAbort, run: RunInfo, tracked?: RunningCall): Executed | Promise<Executed> {
     const ctx = single ? this.context(single, info, run.attempt, abort, tracked, run.effects) : undefined;
+    // A tracked call RabbitMQ delivers again runs here because the tracker found its previous run lost (or given back).
+    if (info.span && tracked && info.redelivered) markTakeover(info.span, run.attempt);
     // A call aborted before its handler started (cancelled or timed out while the tracker decided) never starts.
     // A batch's members get contexts of their own; each one's held-back progress is flushed with the single's.
     const members: CallContext[] = [];
@@ -429,9 +519,14 @@ export class WarrenService {
       members.push(c);
       return c;
     };
-    const work = abort.aborted ? aborted : single && ctx ? this.dispatcher.respond(single, ctx) : this.dispatcher.handle(decoded, member);
+    const work = abort.aborted ? aborted : info.span ? inSpan(info.span, () => this.dispatch(single, ctx, decoded, member)) : this.dispatch(single, ctx, decoded, member);
     if (work instanceof Promise) return abort.race(work, aborted).then((outcome) => this.executed(outcome, single, ctx, members, info, run, abort));
     return this.executed(work, single, ctx, members, info, run, abort);
+  }
+
+  /** Hands a request (its context made) or a batch (contexts made per member) to the handlers. */
+  private dispatch(single: RequestMessage | undefined, ctx: CallContext | undefined, decoded: Decoded, member: (m: RequestMessage | NotificationMessage) => CallContext): ResponseMessage | Promise<ResponseMessage | ResponseMessage[] | null> {
+    return single && ctx ? this.dispatcher.respond(single, ctx) : this.dispatcher.handle(decoded, member);
   }
 
   /** What a run came to, once its handler(s) answered (or its abort fired first). */
@@ -445,6 +540,7 @@ export class WarrenService {
     if (Array.isArray(response)) return { kind: 'answer', text: encodeResponse(response), response: undefined };
     const plan = ctx && single ? this.retryPlan(single.method, response, ctx, run.attempt, info.deadline) : undefined;
     if (plan?.action === 'retry') return { kind: 'retry', delayMs: plan.delayMs, nextAttempt: plan.nextAttempt, nextTryAt: plan.nextTryAt };
+    if (isErrorResponse(response)) this.counters.failed++;
     // Serialized once: the tracker stores the very text the caller receives.
     const text = encodeResponse(response);
     if (plan?.action === 'exhausted') return { kind: 'answer', text, response, deadLetter: deadReason('retries_exhausted', response, run.attempt) };
@@ -535,8 +631,15 @@ export class WarrenService {
     try {
       if (this.o.tracker && !laned) return this.settle(ch, msg, 'requeue');
       for (const message of messages) {
-        const ctx = this.context(message, info, info.attempt, abort);
-        await this.dispatcher.handleNotification(message, ctx);
+        // Tracing on: a consumer span per notification, active around its handler (nested calls are its children).
+        const tracer = activeTracer();
+        const delivery: TracedDelivery = tracer ? tracedDelivery(tracer, info, { method: message.method, service: this.o.name, instanceId: this.o.instanceId, queue: msg.fields.exchange, notification: true }, Date.now()) : info;
+        const ctx = this.context(message, delivery, info.attempt, abort);
+        try {
+          await (delivery.span ? inSpan(delivery.span, () => this.dispatcher.handleNotification(message, ctx)) : this.dispatcher.handleNotification(message, ctx));
+        } finally {
+          delivery.span?.end();
+        }
         // A notification's progress has no caller; a held-back report still goes to the tracker now, not after.
         ctx.endProgress();
         this.counters.notified++;
@@ -548,8 +651,8 @@ export class WarrenService {
     }
   }
 
-  private context(message: RequestMessage | NotificationMessage, info: DeliveryInfo, attempt: number, abort: CallAbort, tracked?: RunningCall, effects?: EffectLedger): CallContext {
-    const facts: CallFacts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent, replyTo: info.replyTo, wantsProgress: info.wantsProgress, tracked, effects };
+  private context(message: RequestMessage | NotificationMessage, info: TracedDelivery, attempt: number, abort: CallAbort, tracked?: RunningCall, effects?: EffectLedger): CallContext {
+    const facts: CallFacts = { callId: info.callId, method: message.method, id: 'id' in message ? message.id : undefined, deadline: info.deadline, attempt, parentTrace: info.traceparent, tracestate: info.tracestate, span: info.span, replyTo: info.replyTo, wantsProgress: info.wantsProgress, tracked, effects };
     return new CallContext(facts, abort, this.owner);
   }
 

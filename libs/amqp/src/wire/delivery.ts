@@ -1,6 +1,7 @@
 import type { WireMessage } from '../transport/contract';
 import { Header, deadlineHeader, numberHeader, stringHeader } from './headers';
 import { progressHeader } from './progress';
+import { validTracestate } from './trace';
 
 /** What the runtime reads off an AMQP delivery, in Warren's terms. */
 export interface DeliveryInfo {
@@ -9,6 +10,8 @@ export interface DeliveryInfo {
   readonly deadline: number;
   readonly hasDeadlineHeader: boolean;
   readonly traceparent: string | undefined;
+  /** The W3C `tracestate` that came with `traceparent`, when well-formed. */
+  readonly tracestate: string | undefined;
   /** When the caller first published it (`x-warren-sent`), ms since the epoch; undefined if it did not say. */
   readonly sentAt: number | undefined;
   /** 1 on first delivery. Quorum queues count exactly; classic ones only say "redelivered". */
@@ -18,6 +21,8 @@ export interface DeliveryInfo {
    * retry: no run of this call can have started anywhere before.
    */
   readonly firstDelivery: boolean;
+  /** RabbitMQ delivers this message again (a worker before this one had it and lost it, or gave it back). */
+  readonly redelivered: boolean;
   /** The caller asked for progress messages on its reply queue. */
   readonly wantsProgress: boolean;
 }
@@ -37,10 +42,12 @@ export function readDelivery(msg: WireMessage, defaultTimeoutMs: number, now = D
     deadline: deadline ?? now + defaultTimeoutMs,
     hasDeadlineHeader: deadline !== undefined,
     traceparent: stringHeader(headers, Header.traceparent),
+    tracestate: validTracestate(stringHeader(headers, Header.tracestate)),
     sentAt: numberHeader(headers, Header.sentAt),
     // Quorum queues count deliveries; on a classic queue the header is whatever the publisher put there, so a count
     // that is not a whole number >= 0 is ignored rather than turned into attempt 0, -4 or 2.5.
     wantsProgress: numberHeader(headers, progressHeader) === 1,
+    redelivered: msg.fields.redelivered || (deliveryCount !== undefined && deliveryCount > 0),
     firstDelivery: base === 0 && !msg.fields.redelivered && (deliveryCount === undefined || deliveryCount === 0),
     attempt: base + (deliveryCount !== undefined && Number.isSafeInteger(deliveryCount) && deliveryCount >= 0 ? deliveryCount + 1 : msg.fields.redelivered ? 2 : 1),
   };

@@ -8,6 +8,8 @@ export const Header = {
   sentAt: 'x-warren-sent',
   /** W3C trace context. */
   traceparent: 'traceparent',
+  /** W3C trace context: vendors' trace state, carried along with `traceparent` (absent when there is none). */
+  tracestate: 'tracestate',
   /** Set on error replies Warren produced itself (not from a handler). */
   origin: 'x-warren-origin',
   /** The attempt a retried request is on (2 for its first retry); see retry.ts. */

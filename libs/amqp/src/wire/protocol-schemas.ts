@@ -30,6 +30,25 @@ export const announcementSchema: JsonObject = {
   description: 'Published by every service instance on the fanout exchange NS.control: "announce" on start, every intervalMs, and in answer to an announce-now request; "withdraw" on close. Anything that does not validate is dropped whole by every registry. Properties not named here are ignored.',
   oneOf: [{ $ref: '#/definitions/announce' }, { $ref: '#/definitions/withdraw' }],
   definitions: {
+    worker: {
+      type: 'object',
+      description: "The instance as an operator sees it (the console's worker page): where it runs, how it consumes, what it has done, and the operator's controls it obeys (docs/protocol.md, \"Worker controls\"). Absent from instances older than it.",
+      properties: {
+        host: text(255),
+        pid: count,
+        prefetch: count,
+        paused: { type: 'boolean', description: 'An operator paused it: its consumers are cancelled (calls wait in the queue) until resumed. A restart forgets it.' },
+        draining: { type: 'boolean', description: 'An operator asked it to drain: it takes no new call, finishes its running ones, then withdraws and stops.' },
+        handled: { ...count, description: 'Requests it answered since it started.' },
+        failed: { ...count, description: 'Of those, the ones answered with an error.' },
+        lastControl: {
+          type: 'object',
+          required: ['requestId', 'action', 'at'],
+          description: 'The last worker control it applied: a sender waits for its requestId here.',
+          properties: { requestId: text(64), action: { enum: ['pause', 'resume', 'drain', 'cancel-all'] }, at: count, cancelled: count },
+        },
+      },
+    },
     announce: {
       type: 'object',
       required: ['v', 'type', 'service', 'instanceId', 'startedAt', 'intervalMs', 'methods', 'notifications'],
@@ -49,6 +68,7 @@ export const announcementSchema: JsonObject = {
         durable: { type: 'boolean', description: 'The service is lasting: its request queue never expires and job-style requests are published persistent (they survive a RabbitMQ restart). False for a temporary service, whose queues expire once unused (they are durable all the same). Default false.' },
         queueType: { enum: ['classic', 'quorum'], description: 'x-queue-type of the service queues. Default "classic".' },
         tracking: { $ref: '#/definitions/tracking' },
+        worker: { $ref: '#/definitions/worker' },
       },
     },
     withdraw: {

@@ -21,6 +21,21 @@ export function childTraceparent(parent?: TraceContext): string {
   return `00-${traceId}-${randomHex(8)}-${parent?.flags ?? '01'}`;
 }
 
+/** The W3C limit on a `tracestate` header (https://www.w3.org/TR/trace-context/#tracestate-limits). */
+export const maxTracestateLength = 512;
+/** Printable ASCII without `"` and `\`, plus the separators: what a list of `key=value` members can hold. */
+const tracestateChars = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * A `tracestate` value fit to carry on, or undefined: empty, longer than 512 characters, or holding
+ * characters no member may hold. Vendors' members are opaque; Warren passes them on unchanged.
+ */
+export function validTracestate(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  return trimmed.length > 0 && trimmed.length <= maxTracestateLength && tracestateChars.test(trimmed) ? trimmed : undefined;
+}
+
 // Ids are drawn from a pool refilled in bulk: one crypto call per 256 spans
 // instead of two per call on the hot path.
 const pool = Buffer.alloc(4096);

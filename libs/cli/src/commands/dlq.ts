@@ -1,25 +1,14 @@
 import type { DeadLetter, DeadLetterDetail } from '@warren/amqp';
-import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { ExitCode, type ExitCodeValue } from '../errors';
 import { duration, prettyJson, table } from '../format';
 import type { Session } from '../session';
-import { reportError } from './call';
+import { callBroker, failed } from './broker-call';
 
 /** Calls one of the broker's dlq.* methods over RabbitMQ; a missing broker says so. */
-async function dlq<R>(s: Session, method: string, params: Record<string, unknown>): Promise<R | ExitCodeValue> {
-  const client = await s.client();
-  try {
-    return await client.call<R>(method, JSON.parse(JSON.stringify(params)) as Record<string, never>);
-  } catch (err) {
-    const wire = wireErrorOf(err);
-    if (!wire) throw err;
-    // Locally RpcNoRouteError (nothing bound for dlq.*), through a gateway its -32601: the same hint.
-    if (wire.code === ErrorCode.MethodNotFound) s.err(s.c.dim('dead-letter commands are served by the broker: is one running in this namespace?'));
-    return reportError(s, err);
-  }
+function dlq<R>(s: Session, method: string, params: Record<string, unknown>): Promise<R | ExitCodeValue> {
+  return callBroker<R>(s, method, params, 'dead-letter commands are served by the broker: is one running in this namespace?');
 }
 
-const failed = (v: unknown): v is ExitCodeValue => typeof v === 'number';
 
 /** `warren dlq ls [--service s] [--offset n] [--limit n]`: dead letters, newest first. */
 export async function dlqListCommand(s: Session, flags: { service?: string; offset?: number; limit?: number }): Promise<ExitCodeValue> {

@@ -2,6 +2,7 @@
 // transport (libs/amqp/src/transport/*.ts) imports amqplib; only the in-flight store imports ioredis; only the
 // logger factory imports pino; only the mains start an OpenTelemetry SDK (@warren/tracing-node), the libraries
 // speak @opentelemetry/api alone.
+// Only the schedules' Redis store (libs/schedules/src/redis-store.ts) imports ioredis for them.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -33,6 +34,9 @@ export default tseslint.config(
   { files: ['libs/inflight/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The in-flight store only speaks Redis.') },
   { files: ['libs/eventlog/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The event log only speaks Redis.') },
   { files: ['libs/tracing-node/src/**/*.ts'], rules: restrict(io(['@opentelemetry/sdk-node']), 'The mains\' tracing only starts the Node SDK.') },
+  // The schedules: only the Redis store (redis-store.ts) speaks Redis; the rest goes through the ScheduleStore port.
+  { files: ['libs/schedules/src/**/*.ts'], ignores: ['libs/schedules/src/redis-store.ts'], rules: restrict(io([]), 'Schedules reach Redis through the ScheduleStore port (redis-store.ts).') },
+  { files: ['libs/schedules/src/redis-store.ts'], rules: restrict(io(['ioredis']), 'The schedule store only speaks Redis.') },
   { files: ['services/**/*.ts', 'broker/**/*.ts'], rules: restrict(['amqplib', 'ioredis', ...sdk], 'Services and the broker use the Warren libraries, not the drivers; only their main.ts starts an OpenTelemetry SDK.') },
   { files: ['**/test/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', '**/main.ts', '**/bin/**/*.ts'], rules: { 'no-console': 'off', 'no-restricted-imports': 'off' } },
 );

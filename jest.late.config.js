@@ -1,6 +1,7 @@
 // The late CI stages, run by .ci/run after `npm test`, one at a time:
 // `npm run test:soak` (the short soak: worker processes killed and replaced,
-// connections cut and stalled, for 20 s), `npm run test:cluster` (failover on
+// connections cut and stalled, for 20 s; and beside it test/soak/schedules.test.ts, two scheduler
+// processes racing over 5 minutes of a 1-second schedule, ~5.5 min), `npm run test:cluster` (failover on
 // a three-node RabbitMQ cluster of extra nodes) and then `npm run test:restart`
 // (stops and starts the RabbitMQ app, so it runs last and alone); `npm run test:pack`
 // (the packages packed and installed elsewhere) runs after `npm test` because it writes dist/;

@@ -9,10 +9,12 @@
 import { MemoryBroker, readServiceEnv, startService, type Env, type WarrenService } from '@warren/amqp';
 import { MemoryEventLog } from '@warren/eventlog';
 import { MemoryInflightStore, createMemoryTracker, memoryInflightView } from '@warren/inflight';
+import { MemoryScheduleStore } from '@warren/schedules';
 import type { Logger } from '@warren/logger';
 import { startBroker, type Broker, type BrokerOptions } from '../broker/src/broker';
 import { brokerOptionsFromEnv } from '../broker/src/env';
 import { inflightWiring } from '../broker/src/inflight-wiring';
+import { schedulesWiring } from '../broker/src/schedules-wiring';
 import { auditDefaults, auditService, auditSettings } from '../services/audit/src/service';
 import { calculatorDefaults, calculatorService } from '../services/calculator/src/service';
 import { jobsDefaults, jobsService, jobsSettings, jobsTrackerOptions } from '../services/jobs/src/service';
@@ -70,8 +72,11 @@ export async function startEmbedded(env: Env, logger: (name: string) => Logger, 
   const events = new MemoryEventLog({ maxEntries: auditSettings(env).maxEntries, ttlMs: auditSettings(env).ttlMs });
   const services: WarrenService[] = [];
   const views: { close(): Promise<void> }[] = [];
+  // Schedules in memory: `schedule.list` answers `durable: false`, and a restart forgets them (docs/scheduling.md).
+  const schedules = schedulesWiring(new MemoryScheduleStore());
   let broker: Broker | undefined;
   const close = async (): Promise<void> => {
+    await schedules.close();
     await broker?.close();
     // Each service drains its own running calls; they stop together, as separate processes would.
     await Promise.all(services.map((s) => s.close()));
@@ -86,8 +91,11 @@ export async function startEmbedded(env: Env, logger: (name: string) => Logger, 
     const view = memoryInflightView(inflight, { keyPrefix: keyPrefix ?? options.namespace ?? 'warren', logger: brokerLog });
     views.push(view);
     const wiring = inflightWiring(view);
-    broker = await startBroker({ ...options, ...opts.broker, connection: bus.connect(), mode: 'embedded', logger: brokerLog, ...wiring.options });
+    const { scheduler: _scheduler, ...brokerOptions } = options;
+    const serviceMethods = { ...opts.broker?.serviceMethods, ...wiring.options.serviceMethods, ...schedules.options.serviceMethods };
+    broker = await startBroker({ ...brokerOptions, ...opts.broker, connection: bus.connect(), mode: 'embedded', logger: brokerLog, ...wiring.options, ...schedules.options, serviceMethods });
     wiring.attach(broker, brokerLog);
+    schedules.attach(broker, brokerLog);
     const url = await broker.listen();
     await broker.registry.discovered();
     brokerLog.info({ url, mode: 'embedded', namespace: options.namespace ?? 'warren', auth: options.auth }, 'broker ready');

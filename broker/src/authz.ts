@@ -7,7 +7,8 @@
  * - A client token sees and cancels only its own calls: `inflight.list`, `history.list` and `delayed.list`
  *   answer its calls only, `inflight.status`, `calls.show`, `inflight.cancel`, `delayed.cancel` and
  *   `$/cancelRequest` reach only a call it made;
- *   `inflight.workers`, every `dlq.*` method, worker controls (`worker.*`, `workers.*`) and the
+ *   `inflight.workers`, every `dlq.*` method, worker controls (`worker.*`, `workers.*`), schedule
+ *   changes (`schedule.add|remove|pause|resume|runNow`; `schedule.list` is anyone's) and the
  *   console's feed are an operator's.
  * - Every other method is left to the allow-lists (the gateway's and the token's own).
  *
@@ -41,7 +42,7 @@ export type Verdict =
 /** Nobody asking: the gateway's own calls (and tests building a gate by hand). */
 export const internalAsker: Asker = { token: undefined, operator: true };
 
-const operatorOnly = /^(dlq|worker|workers)\.|^inflight\.workers$/;
+const operatorOnly = /^(dlq|worker|workers)\.|^inflight\.workers$|^schedule\.(add|remove|pause|resume|runNow)$/;
 /** Methods that act on one call, named by `callId` (or `id`, as `$/cancelRequest` and the inflight methods read it). */
 const oneCall: ReadonlySet<string> = new Set(['inflight.status', 'calls.show', 'inflight.cancel', 'delayed.cancel', '$/cancelRequest']);
 /** Methods that answer a list of calls, of which a client token gets its own. */

@@ -22,6 +22,12 @@ const descriptions: Readonly<Record<string, string>> = {
   'workers.resume': 'Resume a paused worker instance (operator tokens only).',
   'workers.drain': 'Drain one worker instance: it finishes its running calls, then stops (operator tokens only).',
   'workers.cancelAll': 'Cancel every call running on one worker instance (operator tokens only).',
+  'schedule.list': 'List schedules with their last run, outcome, next run and paused state.',
+  'schedule.add': 'Add a periodic schedule: a method, params, a cron expression or interval (operator tokens only).',
+  'schedule.remove': 'Remove a schedule (operator tokens only).',
+  'schedule.pause': 'Pause a schedule (operator tokens only).',
+  'schedule.resume': 'Resume a paused schedule (operator tokens only).',
+  'schedule.runNow': "Fire a schedule's call now (operator tokens only).",
 };
 
 /** `methods` with a tool spec on each broker method named above (the rest as they are). */

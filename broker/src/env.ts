@@ -34,6 +34,7 @@ export const brokerEnv = {
   GATEWAY_RATE_LIMIT_MAX_KEYS: `Client IPs whose buckets are kept at once (least recently seen forgotten first). Default ${rateLimitDefaults.maxKeys}`,
   RABBITMQ_MANAGEMENT_URL: "RabbitMQ management API (http://user:password@host:15672) for the queue figures: unacked, rates, delay queues; the vhost is AMQP_URL's. Unset: passive declares over AMQP (ready, consumers, dead letters only)",
   REDIS_URL: 'Redis of the in-flight view (GET /inflight, inflight.* methods, $/cancelRequest) whose state /readyz reports (not required for readiness); unset: none',
+  SCHEDULER: 'on: this broker runs a scheduler (with REDIS_URL; of several brokers, the one holding the lease fires); off: it serves schedule.* only. Default on',
   WARREN_KEY_PREFIX: 'Prefix of the in-flight keys in Redis; services and the CLI must use the same. Default: the namespace',
   LOG_LEVEL: 'pino level. Default info',
 } as const;
@@ -45,7 +46,7 @@ export type BrokerEnv = Readonly<Partial<Record<keyof typeof brokerEnv | string,
  * other module reads it). Empty variables count as unset; a malformed number
  * names its variable.
  */
-export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: string[]; redisUrl?: string; keyPrefix?: string; logLevel: string } {
+export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: string[]; redisUrl?: string; keyPrefix?: string; logLevel: string; scheduler: boolean } {
   const int = (name: keyof typeof brokerEnv): number | undefined => {
     const text = value(env, name);
     if (text === undefined) return undefined;
@@ -77,7 +78,10 @@ export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: st
   const auth = authFromEnv(env);
   const optional = <K extends string, V>(key: K, v: V | undefined): Partial<Record<K, V>> => (v === undefined ? {} : ({ [key]: v } as Record<K, V>));
   const redisUrl = value(env, 'REDIS_URL');
+  const scheduler = value(env, 'SCHEDULER') ?? 'on';
+  if (scheduler !== 'on' && scheduler !== 'off') throw new RangeError(`SCHEDULER must be "on" or "off", got ${JSON.stringify(scheduler)}`);
   return {
+    scheduler: scheduler === 'on',
     urls: list('AMQP_URL') ?? ['amqp://guest:guest@127.0.0.1:5672'],
     logLevel: value(env, 'LOG_LEVEL') ?? 'info',
     ...optional('namespace', value(env, 'WARREN_NAMESPACE')),

@@ -77,6 +77,7 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
       });
     },
     droppedAnnouncements: () => deps.registry.dropped,
+    schedules: () => o.scheduleCounts?.() ?? new Map(),
     tracking: () => deps.registry.list().flatMap((i) => (i.tracking === undefined ? [] : [{ service: i.service, state: i.tracking.state }])),
   }, o.defaultMetrics);
   const calls: CallGate = new CallGate({

@@ -4,11 +4,13 @@
 import { recordAnnounced, shutdownHandler, watchSupervisor } from '@warren/amqp';
 import { InflightView, RedisDirectory } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
+import { RedisScheduleStore } from '@warren/schedules';
 import { startTracing } from '@warren/tracing-node';
 import { startBroker } from './broker';
 import { brokerOptionsFromEnv } from './env';
 import { inflightWiring } from './inflight-wiring';
 import { redisPingProbe } from './redis-probe';
+import { schedulesWiring } from './schedules-wiring';
 
 /** A second signal, or a shutdown slower than this, exits at once. */
 const shutdownTimeoutMs = 15_000;
@@ -17,7 +19,7 @@ const shutdownTimeoutMs = 15_000;
 const tracing = startTracing(process.env, { serviceName: 'warren-broker' });
 
 async function main(): Promise<void> {
-  const { redisUrl, logLevel, keyPrefix, ...options } = brokerOptionsFromEnv(process.env);
+  const { redisUrl, logLevel, keyPrefix, scheduler, ...options } = brokerOptionsFromEnv(process.env);
   const logger = createLogger({ name: 'warren-broker', level: logLevel });
   // With Redis, the broker shows the cluster's in-flight calls (GET /inflight), serves the
   // in-flight view as JSON-RPC (inflight.list/status/cancel/workers, $/cancelRequest), and
@@ -29,11 +31,17 @@ async function main(): Promise<void> {
   const directory = redisUrl === undefined ? undefined : new RedisDirectory({ redis: redisUrl, keyPrefix: prefix, logger });
   const redisProbe = redisUrl === undefined ? undefined : redisPingProbe(redisUrl);
   const inflight = view === undefined ? undefined : inflightWiring(view);
-  const broker = await startBroker({ ...options, logger, probes: redisProbe === undefined ? [] : [redisProbe], ...inflight?.options });
+  // With Redis, schedules too (docs/scheduling.md): schedule.* methods, and a scheduler unless SCHEDULER=off;
+  // every broker's scheduler races for one lease, and the holder fires.
+  const scheduleStore = redisUrl === undefined ? undefined : new RedisScheduleStore({ url: redisUrl, keyPrefix: prefix });
+  const schedules = scheduleStore === undefined ? undefined : schedulesWiring(scheduleStore, { run: scheduler });
+  const serviceMethods = { ...inflight?.options.serviceMethods, ...schedules?.options.serviceMethods };
+  const broker = await startBroker({ ...options, logger, probes: redisProbe === undefined ? [] : [redisProbe], ...inflight?.options, ...schedules?.options, serviceMethods });
   inflight?.attach(broker, logger);
+  schedules?.attach(broker, logger);
   const recording = directory === undefined ? undefined : recordAnnounced(broker.registry, directory, logger);
   // Installed before listening: a signal while the first discovery round runs still drains.
-  const stop = shutdownHandler({ log: logger, close: () => broker.close().then(async () => { recording?.close(); redisProbe?.close(); await Promise.all([view?.close(), directory?.close()]); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
+  const stop = shutdownHandler({ log: logger, close: () => (schedules?.close() ?? Promise.resolve()).then(() => broker.close()).then(async () => { recording?.close(); redisProbe?.close(); await Promise.all([view?.close(), directory?.close(), scheduleStore?.close()]); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   // Under `npm start`, stdin is the supervisor's pipe: its end means the supervisor is gone (even SIGKILLed), and the

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { trackingStates, type QueueDepth } from '@warren/amqp';
 import { ErrorCode } from '@warren/jsonrpc';
+import type { ScheduleCounts } from '@warren/schedules';
 
 /** Where a call came in. */
 export type Via = 'http' | 'mcp';
@@ -20,6 +21,8 @@ export interface MetricsSources {
   droppedAnnouncements(): number;
   /** Live instances that report their in-flight tracking: service name and tracking state. */
   tracking(): readonly { readonly service: string; readonly state: string }[];
+  /** Occurrences this broker's scheduler fired, missed and skipped, per schedule (none without a scheduler). */
+  schedules(): ReadonlyMap<string, ScheduleCounts>;
 }
 
 /** One service's queues as the metrics sample them (queue-stats.ts: `unacked` and `retry` from the management API only). */
@@ -105,6 +108,7 @@ export class BrokerMetrics {
         for (const [service, byState] of counts) for (const [state, n] of byState) this.set({ service, state }, n);
       },
     });
+    scheduleCounters(registers, sources.schedules);
     if (defaultMetrics) collectDefaultMetrics({ register: this.registry });
   }
 }
@@ -140,6 +144,25 @@ function queueGauges(registers: Registry[], read: () => Promise<readonly Service
   gauge('warren_service_dead_letter_messages', "Messages in the service's dead-letter queue.", (q) => q.deadLetters);
   gauge('warren_service_queue_unacked_messages', "Requests delivered to a worker and not yet acked (RabbitMQ management API only).", (q) => q.unacked);
   gauge('warren_service_retry_messages', "Retried requests waiting out their backoff in the service's delay queues (RabbitMQ management API only).", (q) => (q.retry === undefined ? undefined : q.retry.reduce((n, r) => n + r.messages, 0)));
+}
+
+/** What this process's scheduler did with each schedule's occurrences (docs/scheduling.md, "Metrics"). */
+function scheduleCounters(registers: Registry[], read: () => ReadonlyMap<string, ScheduleCounts>): void {
+  const counter = (field: keyof ScheduleCounts, help: string): void => {
+    new Counter({
+      name: `warren_schedule_${field}_total`,
+      help,
+      labelNames: ['schedule'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [schedule, counts] of read()) this.inc({ schedule }, counts[field]);
+      },
+    });
+  };
+  counter('fired', 'Schedule occurrences this process fired (on time or caught up after downtime), and run-nows, by schedule.');
+  counter('missed', 'Schedule occurrences missed while no scheduler ran and not fired by the catch-up policy, by schedule.');
+  counter('skipped', 'Schedule occurrences not fired because a call of the schedule was still running (overlap policy), by schedule.');
 }
 
 /** A metric whose value lives elsewhere and is read when scraped. */

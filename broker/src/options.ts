@@ -1,6 +1,7 @@
 import type { ManagementApi } from './queue-stats';
 import type { DecodeLimits } from '@warren/jsonrpc';
 import { silentLogger, type Logger } from '@warren/logger';
+import type { ScheduleCounts } from '@warren/schedules';
 import { defaultAllowedHosts } from './http/host-guard';
 import type { ConsoleOptions } from './console/options';
 import type { InflightSource } from './inflight';
@@ -96,6 +97,8 @@ export interface GatewayOptions {
   readonly inflight?: InflightSource;
   /** Dependencies GET /readyz reports on besides RabbitMQ (e.g. Redis). @default [] */
   readonly probes?: readonly ReadinessProbe[];
+  /** Fired, missed and skipped occurrences per schedule, read at scrape time for /metrics (schedules-wiring.ts). @default none: no schedule metrics */
+  readonly scheduleCounts?: () => ReadonlyMap<string, ScheduleCounts>;
   /**
    * What the broker runs on, reported by GET /readyz and GET /services (`"mode"`): `'rabbitmq'`,
    * or `'embedded'` when the broker and the services share one process over the in-memory
@@ -134,7 +137,7 @@ export interface ResolvedToken {
   readonly allowMethods?: readonly string[];
 }
 
-export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight' | 'rateLimit' | 'tokens' | 'console' | 'rabbitmqManagement'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight' | 'console' | 'rabbitmqManagement'> & {
+export type ResolvedGatewayOptions = Required<Omit<GatewayOptions, 'allowMethods' | 'inflight' | 'rateLimit' | 'tokens' | 'console' | 'rabbitmqManagement' | 'scheduleCounts'>> & Pick<GatewayOptions, 'allowMethods' | 'inflight' | 'console' | 'rabbitmqManagement' | 'scheduleCounts'> & {
   readonly tokens: readonly ResolvedToken[];
   readonly rateLimit: ResolvedRateLimit | undefined;
 };
@@ -190,6 +193,7 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
     rateLimit: resolveRateLimit(options.rateLimit),
     ...(options.allowMethods === undefined ? {} : { allowMethods: options.allowMethods }),
     ...(options.inflight === undefined ? {} : { inflight: options.inflight }),
+    ...(options.scheduleCounts === undefined ? {} : { scheduleCounts: options.scheduleCounts }),
     ...(options.console === undefined ? {} : { console: options.console }),
     ...(options.rabbitmqManagement === undefined ? {} : { rabbitmqManagement: options.rabbitmqManagement }),
   };

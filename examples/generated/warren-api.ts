@@ -476,6 +476,141 @@ export function reportRender(caller: Caller, params: ReportRenderParams, options
   return caller.call<ReportRenderResult>("report.render", params, { persistent: true, ...options });
 }
 
+// schedule.add (service warren-broker)
+
+/** Params of `schedule.add`. */
+export type ScheduleAddParams = {
+  catchUp?: "none" | "last" | "all";
+  catchUpMax?: number;
+  cron?: string;
+  everyMs?: number;
+  method: string;
+  name: string;
+  overlap?: "skip" | "queue" | "allow";
+  params?: Record<string, unknown> | unknown[];
+  paused?: boolean;
+  replace?: boolean;
+  timeoutMs?: number;
+  timezone?: string;
+};
+/** What `schedule.add` answers. */
+export type ScheduleAddResult = unknown;
+/** The error codes `schedule.add` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const scheduleAddErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type ScheduleAddError = MethodError<(typeof scheduleAddErrors)[number]>;
+
+/**
+ * Adds a schedule: {name, method, params?, cron (timezone?) or everyMs, overlap?, catchUp?, catchUpMax?, timeoutMs?, paused?, replace?}.
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, scheduleAddErrors)`.
+ */
+export function scheduleAdd(caller: Caller, params: ScheduleAddParams, options?: CallOptions): Promise<ScheduleAddResult> {
+  return caller.call<ScheduleAddResult>("schedule.add", params, options);
+}
+
+// schedule.list (service warren-broker)
+
+/** Params of `schedule.list`. */
+export type ScheduleListParams = Record<string, never>;
+/** What `schedule.list` answers. */
+export type ScheduleListResult = unknown;
+/** The error codes `schedule.list` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const scheduleListErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type ScheduleListError = MethodError<(typeof scheduleListErrors)[number]>;
+
+/**
+ * Schedules with their last run, its outcome, the next run and whether paused: {} → {durable, items}.
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, scheduleListErrors)`.
+ */
+export function scheduleList(caller: Caller, params: ScheduleListParams, options?: CallOptions): Promise<ScheduleListResult> {
+  return caller.call<ScheduleListResult>("schedule.list", params, options);
+}
+
+// schedule.pause (service warren-broker)
+
+/** Params of `schedule.pause`. */
+export type SchedulePauseParams = {
+  name: string;
+};
+/** What `schedule.pause` answers. */
+export type SchedulePauseResult = unknown;
+/** The error codes `schedule.pause` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const schedulePauseErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type SchedulePauseError = MethodError<(typeof schedulePauseErrors)[number]>;
+
+/**
+ * Pauses a schedule (no occurrence fires): {name}.
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, schedulePauseErrors)`.
+ */
+export function schedulePause(caller: Caller, params: SchedulePauseParams, options?: CallOptions): Promise<SchedulePauseResult> {
+  return caller.call<SchedulePauseResult>("schedule.pause", params, options);
+}
+
+// schedule.remove (service warren-broker)
+
+/** Params of `schedule.remove`. */
+export type ScheduleRemoveParams = {
+  name: string;
+};
+/** What `schedule.remove` answers. */
+export type ScheduleRemoveResult = unknown;
+/** The error codes `schedule.remove` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const scheduleRemoveErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type ScheduleRemoveError = MethodError<(typeof scheduleRemoveErrors)[number]>;
+
+/**
+ * Removes a schedule: {name}.
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, scheduleRemoveErrors)`.
+ */
+export function scheduleRemove(caller: Caller, params: ScheduleRemoveParams, options?: CallOptions): Promise<ScheduleRemoveResult> {
+  return caller.call<ScheduleRemoveResult>("schedule.remove", params, options);
+}
+
+// schedule.resume (service warren-broker)
+
+/** Params of `schedule.resume`. */
+export type ScheduleResumeParams = {
+  name: string;
+};
+/** What `schedule.resume` answers. */
+export type ScheduleResumeResult = unknown;
+/** The error codes `schedule.resume` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const scheduleResumeErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type ScheduleResumeError = MethodError<(typeof scheduleResumeErrors)[number]>;
+
+/**
+ * Resumes a paused schedule from now on (nothing of the pause is caught up): {name}.
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, scheduleResumeErrors)`.
+ */
+export function scheduleResume(caller: Caller, params: ScheduleResumeParams, options?: CallOptions): Promise<ScheduleResumeResult> {
+  return caller.call<ScheduleResumeResult>("schedule.resume", params, options);
+}
+
+// schedule.runNow (service warren-broker)
+
+/** Params of `schedule.runNow`. */
+export type ScheduleRunNowParams = {
+  name: string;
+};
+/** What `schedule.runNow` answers. */
+export type ScheduleRunNowResult = unknown;
+/** The error codes `schedule.runNow` documents: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error. */
+export const scheduleRunNowErrors = [-32602, -32001, -32002, -32003, -32004, -32603] as const;
+export type ScheduleRunNowError = MethodError<(typeof scheduleRunNowErrors)[number]>;
+
+/**
+ * Fires a schedule's call now: {name} → {callId}.
+ *
+ * Rejects with a JsonRpcError (or a local error): see `errorOf(err, scheduleRunNowErrors)`.
+ */
+export function scheduleRunNow(caller: Caller, params: ScheduleRunNowParams, options?: CallOptions): Promise<ScheduleRunNowResult> {
+  return caller.call<ScheduleRunNowResult>("schedule.runNow", params, options);
+}
+
 // subtract (service calculator)
 
 /** Params of `subtract`. */
@@ -725,6 +860,14 @@ export interface Api {
     progress(params: ReportProgressParams, options?: CallOptions): Promise<ReportProgressResult>;
     render(params: ReportRenderParams, options?: CallOptions): Promise<ReportRenderResult>;
   };
+  readonly schedule: {
+    add(params: ScheduleAddParams, options?: CallOptions): Promise<ScheduleAddResult>;
+    list(params: ScheduleListParams, options?: CallOptions): Promise<ScheduleListResult>;
+    pause(params: SchedulePauseParams, options?: CallOptions): Promise<SchedulePauseResult>;
+    remove(params: ScheduleRemoveParams, options?: CallOptions): Promise<ScheduleRemoveResult>;
+    resume(params: ScheduleResumeParams, options?: CallOptions): Promise<ScheduleResumeResult>;
+    runNow(params: ScheduleRunNowParams, options?: CallOptions): Promise<ScheduleRunNowResult>;
+  };
   subtract(params: SubtractParams, options?: CallOptions): Promise<SubtractResult>;
   sum(params: SumParams, options?: CallOptions): Promise<SumResult>;
   readonly workers: {
@@ -773,6 +916,14 @@ export function proxy(caller: Caller, defaults: CallOptions = {}): Api {
     report: {
       progress: (params, options) => reportProgress(caller, params, { ...defaults, ...options }),
       render: (params, options) => reportRender(caller, params, { ...defaults, ...options }),
+    },
+    schedule: {
+      add: (params, options) => scheduleAdd(caller, params, { ...defaults, ...options }),
+      list: (params, options) => scheduleList(caller, params, { ...defaults, ...options }),
+      pause: (params, options) => schedulePause(caller, params, { ...defaults, ...options }),
+      remove: (params, options) => scheduleRemove(caller, params, { ...defaults, ...options }),
+      resume: (params, options) => scheduleResume(caller, params, { ...defaults, ...options }),
+      runNow: (params, options) => scheduleRunNow(caller, params, { ...defaults, ...options }),
     },
     subtract: (params, options) => subtract(caller, params, { ...defaults, ...options }),
     sum: (params, options) => sum(caller, params, { ...defaults, ...options }),

@@ -151,6 +151,41 @@ ReportRenderResult = TypedDict("ReportRenderResult", {
 })
 ReportRenderErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603, -32005]
 
+ScheduleAddParams = TypedDict("ScheduleAddParams", {
+    "catchUp": NotRequired[Union[Literal["none"], Literal["last"], Literal["all"]]],
+    "catchUpMax": NotRequired[int],
+    "cron": NotRequired[str],
+    "everyMs": NotRequired[int],
+    "method": str,
+    "name": str,
+    "overlap": NotRequired[Union[Literal["skip"], Literal["queue"], Literal["allow"]]],
+    "params": NotRequired[Union[Dict[str, Any], List[Any]]],
+    "paused": NotRequired[bool],
+    "replace": NotRequired[bool],
+    "timeoutMs": NotRequired[int],
+    "timezone": NotRequired[str],
+})
+ScheduleAddResult = Any
+ScheduleAddErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+ScheduleListParams = Dict[str, Any]
+ScheduleListResult = Any
+ScheduleListErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+
+SchedulePauseParams = TypedDict("SchedulePauseParams", {
+    "name": str,
+})
+SchedulePauseResult = Any
+SchedulePauseErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+ScheduleRemoveParams = SchedulePauseParams
+ScheduleRemoveResult = Any
+ScheduleRemoveErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+ScheduleResumeParams = SchedulePauseParams
+ScheduleResumeResult = Any
+ScheduleResumeErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+ScheduleRunNowParams = SchedulePauseParams
+ScheduleRunNowResult = Any
+ScheduleRunNowErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
+
 SubtractParamsObject = TypedDict("SubtractParamsObject", {
     "minuend": float,
     "subtrahend": float,
@@ -400,6 +435,30 @@ class Api:
     def report_render(self, params: ReportRenderParams, timeout: Optional[float] = None) -> ReportRenderResult:
         """Renders a report; takes `size` steps of the configured step time (1 s by default), reporting progress (ctx.progress) after each. (report.render) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error, -32005 Worker lost."""
         return self._client.call("report.render", params, timeout=timeout, persistent=True)
+
+    def schedule_add(self, params: ScheduleAddParams, timeout: Optional[float] = None) -> ScheduleAddResult:
+        """Adds a schedule: {name, method, params?, cron (timezone?) or everyMs, overlap?, catchUp?, catchUpMax?, timeoutMs?, paused?, replace?}. (schedule.add) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("schedule.add", params, timeout=timeout, persistent=False)
+
+    def schedule_list(self, params: ScheduleListParams, timeout: Optional[float] = None) -> ScheduleListResult:
+        """Schedules with their last run, its outcome, the next run and whether paused: {} → {durable, items}. (schedule.list) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("schedule.list", params, timeout=timeout, persistent=False)
+
+    def schedule_pause(self, params: SchedulePauseParams, timeout: Optional[float] = None) -> SchedulePauseResult:
+        """Pauses a schedule (no occurrence fires): {name}. (schedule.pause) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("schedule.pause", params, timeout=timeout, persistent=False)
+
+    def schedule_remove(self, params: ScheduleRemoveParams, timeout: Optional[float] = None) -> ScheduleRemoveResult:
+        """Removes a schedule: {name}. (schedule.remove) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("schedule.remove", params, timeout=timeout, persistent=False)
+
+    def schedule_resume(self, params: ScheduleResumeParams, timeout: Optional[float] = None) -> ScheduleResumeResult:
+        """Resumes a paused schedule from now on (nothing of the pause is caught up): {name}. (schedule.resume) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("schedule.resume", params, timeout=timeout, persistent=False)
+
+    def schedule_run_now(self, params: ScheduleRunNowParams, timeout: Optional[float] = None) -> ScheduleRunNowResult:
+        """Fires a schedule's call now: {name} → {callId}. (schedule.runNow) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        return self._client.call("schedule.runNow", params, timeout=timeout, persistent=False)
 
     def subtract(self, params: SubtractParams, timeout: Optional[float] = None) -> SubtractResult:
         """minuend − subtrahend, by position [minuend, subtrahend] or by name {minuend, subtrahend}. (subtract) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""

@@ -1,7 +1,8 @@
 // One authorization rule at every door (broker/src/authz.ts, docs/gateway.md "Token scopes"): per
 // token kind (client, operator, no auth) and per door (POST /rpc, MCP tools/call over SSE and
-// Streamable HTTP, the CLI's gateway caller), every inflight.*, history.list, calls.show, dlq.* and workers.* method is allowed or
-// refused with -32006 and the reason the docs name; a client token lists only its own calls and
+// Streamable HTTP, the CLI's gateway caller), every inflight.*, history.list, calls.show, dlq.*, workers.* and
+// schedule.* method is allowed or refused with -32006 and the reason the docs name (schedule.list is
+// anyone's, changes an operator's); a client token lists only its own calls and
 // cannot cancel another's (which keeps running). The console's feed is the fourth door: 403 for a
 // client token, 401 for a wrong one. Embedded mode (in-memory RabbitMQ and store) so the test
 // needs no names of its own on the machine's brokers.
@@ -170,6 +171,15 @@ const dlqCalls: readonly [string, Record<string, unknown>][] = [
   ['dlq.purge', { service: 'holder' }],
 ];
 
+/** Every schedule change, in an order that succeeds for an operator (the schedule is left removed). */
+const scheduleChanges = (name: string): [string, Record<string, unknown>][] => [
+  ['schedule.add', { name, method: 'add', params: [1, 2], everyMs: 3_600_000, paused: true }],
+  ['schedule.pause', { name }],
+  ['schedule.resume', { name }],
+  ['schedule.runNow', { name }],
+  ['schedule.remove', { name }],
+];
+
 describe.each(kinds)('a %s', (kind) => {
   it.each(doors)('through %s: sees and cancels only what the rule allows', async (doorName) => {
     const system = systemFor(kind);
@@ -200,6 +210,15 @@ describe.each(kinds)('a %s', (kind) => {
       for (const method of ['workers.pause', 'workers.resume']) {
         const answer = await door.call(method, { instanceId: 'calculator-1', service: 'calculator' });
         if (seesAll) expect(answer).toMatchObject({ kind: 'result', value: { applied: true, worker: { paused: method === 'workers.pause' } } });
+        else expect(answer).toEqual({ kind: 'denied', reason: 'operator_token_required' });
+      }
+
+      // Schedules: anyone lists them; changing them (and running one now) is an operator's.
+      expect((await door.call('schedule.list', {})).kind).toBe('result');
+      const name = `door-${kind}-${doorName.replace(/[^A-Za-z]/g, '')}`;
+      for (const [method, params] of scheduleChanges(name)) {
+        const answer = await door.call(method, params);
+        if (seesAll) expect(answer.kind).toBe('result');
         else expect(answer).toEqual({ kind: 'denied', reason: 'operator_token_required' });
       }
 

@@ -1,4 +1,4 @@
-// The Warren console: one page, six views, one live feed.
+// The Warren console: one page, seven views, one live feed.
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { getJson, onUnauthorized, setToken, token, UnauthorizedError, type AuthProblem } from './api';
@@ -15,6 +15,7 @@ import { InflightView } from './views/inflight';
 import { CallDetailView } from './views/call-detail';
 import { CallSearch } from './views/call-search';
 import { OutcomesView } from './views/outcomes';
+import { ScheduledView } from './views/scheduled';
 import { ServicesView } from './views/services';
 import { ThroughputView } from './views/throughput';
 import { WorkerView } from './views/worker';
@@ -25,6 +26,7 @@ const views = [
   { id: 'inflight', label: 'In flight', key: 'f' },
   { id: 'outcomes', label: 'Outcomes', key: 'o' },
   { id: 'dead-letters', label: 'Dead letters', key: 'd' },
+  { id: 'scheduled', label: 'Scheduled', key: 'h' },
   { id: 'console', label: 'Console', key: 'c' },
   { id: 'throughput', label: 'Throughput', key: 't' },
 ] as const;
@@ -186,6 +188,7 @@ function App() {
         {callId === undefined && view === 'inflight' && <InflightView live={live} />}
         {callId === undefined && view === 'outcomes' && <OutcomesView live={live} route={route} />}
         {callId === undefined && view === 'dead-letters' && <DeadLettersView live={live} />}
+        {callId === undefined && view === 'scheduled' && <ScheduledView live={live} />}
         {callId === undefined && view === 'console' && <ConsoleView live={live} />}
         {callId === undefined && view === 'throughput' && <ThroughputView live={live} />}
       </main>

@@ -161,6 +161,21 @@ export interface DeadLetterDetail extends DeadLetter {
   readonly amqp?: { readonly properties: Readonly<Record<string, string | number>>; readonly headers: Readonly<Record<string, unknown>>; readonly exchange: string; readonly routingKey: string };
 }
 
+/** One schedule as `schedule.list` answers it (@warren/schedules ScheduleEntry, as far as the console reads it). */
+export interface ScheduleItem {
+  readonly name: string;
+  readonly method: string;
+  readonly timing: { readonly kind: 'cron'; readonly cron: string; readonly timezone: string } | { readonly kind: 'interval'; readonly everyMs: number };
+  readonly overlap: 'skip' | 'queue' | 'allow';
+  readonly catchUp: { readonly policy: 'none' | 'last' | 'all'; readonly max?: number };
+  readonly paused: boolean;
+  readonly source: string;
+  readonly nextRun?: number;
+  readonly state: {
+    readonly lastRun?: { readonly callId: string; readonly at: number; readonly outcome: 'running' | 'ok' | 'error'; readonly errorCode?: number; readonly manual?: boolean; readonly finishedAt?: number };
+  };
+}
+
 /** One finished call of the outcome history (history.list, @warren/inflight's HistoryItem). */
 export interface HistoryItem {
   readonly id: string;

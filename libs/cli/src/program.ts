@@ -4,6 +4,7 @@ import { benchCommand } from './commands/bench';
 import { batchCommand, callCommand, notifyCommand, reportError } from './commands/call';
 import { genCommand, type GenFlags } from './commands/gen';
 import { dlqListCommand, dlqPurgeCommand, dlqReplayCommand, dlqShowCommand } from './commands/dlq';
+import { scheduleAddCommand, scheduleChangeCommand, scheduleListCommand, type AddFlags } from './commands/schedule';
 import { cancelCommand, inflightCommand, statusCommand } from './commands/inflight';
 import { permissionsCommand } from './commands/permissions';
 import { newServiceCommand } from './commands/new-service';
@@ -221,6 +222,34 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
       .argument('<instance>', 'the instance id')
       .option('-s, --service <name>', 'its service, when two services have an instance of that id')
       .action(act((s, instanceId: string, flags: { service?: string }) => workerCommand(s, action, instanceId, flags)));
+  }
+
+  const schedule = program.command('schedule').description("periodic calls (served by the broker's schedule.* methods; docs/scheduling.md)");
+  schedule.command('ls').description('schedules: when, policies, last run and its outcome, next run').action(act((s) => scheduleListCommand(s)));
+  schedule
+    .command('add')
+    .description('add a schedule of a method, with a cron expression or an interval')
+    .argument('<name>', 'unique name of the schedule')
+    .argument('<method>', 'the method each firing calls')
+    .argument('[params...]', 'params of every call, as for warren call')
+    .option('--cron <expr>', "cron expression (5 fields, or 6 with seconds), e.g. '0 2 * * *'")
+    .option('--tz <zone>', 'IANA time zone of --cron (default UTC)')
+    .addOption(new Option('--every <ms>', 'fire every this many milliseconds (at least 1000) instead of --cron').argParser(positiveInt))
+    .addOption(new Option('--overlap <policy>', 'while a firing still runs (default skip)').choices(['skip', 'queue', 'allow']))
+    .addOption(new Option('--catch-up <policy>', 'occurrences missed while no scheduler ran (default none)').choices(['none', 'last', 'all']))
+    .addOption(new Option('--catch-up-max <n>', "with --catch-up all: at most this many (default 10)").argParser(positiveInt))
+    .addOption(new Option('-t, --timeout <ms>', 'deadline of each call (default 60000)').argParser(positiveInt))
+    .option('--paused', 'add it paused')
+    .option('--replace', 'replace a schedule of that name')
+    .addHelpText('after', "\nExamples:\n  warren schedule add nightly reports.build '{\"full\":true}' --cron '0 2 * * *' --tz Europe/Berlin\n  warren schedule add heartbeat add 1 2 --every 60000 --overlap allow")
+    .action(act((s, name: string, method: string, params: string[], flags: AddFlags) => scheduleAddCommand(s, name, method, params, flags)));
+  for (const [verb, method, about] of [
+    ['rm', 'schedule.remove', 'remove a schedule'],
+    ['pause', 'schedule.pause', 'pause a schedule (no occurrence fires)'],
+    ['resume', 'schedule.resume', 'resume a paused schedule from now (nothing of the pause is caught up)'],
+    ['run-now', 'schedule.runNow', "fire a schedule's call now"],
+  ] as const) {
+    schedule.command(verb).description(about).argument('<name>', 'the schedule').action(act((s, name: string) => scheduleChangeCommand(s, method, name)));
   }
 
   program

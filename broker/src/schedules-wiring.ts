@@ -1,0 +1,43 @@
+import type { Logger } from '@warren/logger';
+import { ScheduleControl, Scheduler, scheduleMethods, type ScheduleStore, type SchedulerOptions } from '@warren/schedules';
+import type { Broker, BrokerOptions } from './broker';
+
+/** How the broker runs its scheduler. */
+export interface SchedulesWiringOptions {
+  /** Whether this broker fires schedules (a scheduler racing for the lease) or only serves `schedule.*`. @default true */
+  readonly run?: boolean;
+  /** The scheduler's lease, grace and tick (@warren/schedules `schedulerDefaults`). @default those defaults */
+  readonly scheduler?: Pick<SchedulerOptions, 'leaseMs' | 'graceMs' | 'tickMs'>;
+}
+
+/**
+ * What a schedule store gives the broker (Redis, or memory in embedded mode): the `schedule.*`
+ * methods, `warren_schedule_*_total` on /metrics, and a scheduler on the broker's own client, so
+ * fired calls are relayed and tracked like any other. `options` goes into startBroker; `attach`
+ * starts the scheduler once the broker's client exists; `close` stops it (before the broker closes).
+ */
+export function schedulesWiring(store: ScheduleStore, options: SchedulesWiringOptions = {}): {
+  readonly options: Pick<BrokerOptions, 'serviceMethods' | 'scheduleCounts'>;
+  attach(broker: Broker, logger: Logger): void;
+  close(): Promise<void>;
+} {
+  const late: { broker?: Broker; scheduler?: Scheduler } = {};
+  const client = (): Broker['client'] => {
+    if (late.broker === undefined) throw new Error('schedules wiring used before attach');
+    return late.broker.client;
+  };
+  const control = new ScheduleControl(store, client, (name) => late.scheduler?.countFired(name));
+  return {
+    options: {
+      serviceMethods: scheduleMethods(control, store.durable),
+      scheduleCounts: () => late.scheduler?.stats() ?? new Map(),
+    },
+    attach(broker, logger) {
+      late.broker = broker;
+      if (options.run === false) return;
+      late.scheduler = new Scheduler({ store, client: broker.client, logger, ...options.scheduler });
+      late.scheduler.start();
+    },
+    close: () => late.scheduler?.close() ?? Promise.resolve(),
+  };
+}

@@ -32,11 +32,13 @@ async function main(): Promise<void> {
   const tracker = createRedisTracker({ redis: REDIS_URL, keyPrefix: prefix, ...history });
   await tracker.start({ service: 'bench', instanceId: 'i1', running: () => 0 });
   const abort = { signal: new AbortController().signal, abort: (): void => undefined };
+  const traceId = randomBytes(16).toString('hex');
   let next = 0;
   const run = async (total: number): Promise<void> => {
     while (next < total) {
       const n = next++;
-      const call: RunningCall = { callId: `${prefix}.${n}`, id: n, method: 'add', service: 'bench', worker: 'i1', attempt: 1, deadline: Date.now() + 10_000, startedAt: Date.now() };
+      // Small params and a trace id, as a real call has: both ride in the claim's record (call detail).
+      const call: RunningCall = { callId: `${prefix}.${n}`, id: n, method: 'add', service: 'bench', worker: 'i1', attempt: 1, deadline: Date.now() + 10_000, startedAt: Date.now(), params: { a: n, b: 2 }, traceId };
       const response = { jsonrpc: '2.0', result: n + 1, id: n } as const;
       const executed: Executed = { kind: 'answer', text: JSON.stringify(response), response };
       const outcome = await tracker.run(call, abort, () => Promise.resolve(executed));

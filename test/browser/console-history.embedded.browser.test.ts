@@ -71,9 +71,10 @@ async function failedCall(): Promise<string> {
   return callId;
 }
 
-test("a running call's detail opens from its id link and follows it to its end", async () => {
+test("a running call's detail opens from its id link, shows its params, trace id and progress history, and follows it to its end", async () => {
   const callId = client.nextCallId();
-  const answer = client.call('report.render', { size: 40, title: 'detail' }, { id: callId });
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const answer = client.call('report.render', { size: 40, title: 'detail' }, { id: callId, traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
   answer.catch(() => undefined);
   // Running in the store (what In flight lists): its row's id link is #/calls/<id>.
   await waitFor(async () => ((await rpc('inflight.list', {})) as { callId: string }[]).some((c) => c.callId === callId), { message: 'the job running' });
@@ -83,6 +84,12 @@ test("a running call's detail opens from its id link and follows it to its end",
   await detail.getByText('report.render').waitFor();
   await detail.getByText('jobs-1').waitFor();
   await waitFor(async () => (await detail.getByRole('progressbar').count()) > 0, { timeoutMs: 15_000, message: 'progress shown' });
+  expect(JSON.parse((await detail.locator('[data-params]').textContent()) ?? '')).toEqual({ size: 40, title: 'detail' });
+  expect(await detail.locator('[data-trace-id]').textContent()).toBe(traceId);
+  // Every report kept, oldest first, each with its time: the list grows while the job runs.
+  await waitFor(async () => (await detail.locator('[data-progress-entry]').count()) >= 2, { timeoutMs: 15_000, message: 'progress history of two reports' });
+  const fractions = (await detail.locator('[data-progress-entry] td.num').allTextContents()).map((t) => Number.parseInt(t, 10));
+  expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
   await shot('call-running');
   expect(await rpc('inflight.cancel', { callId })).toMatchObject({ outcome: 'signalled' });
   await expect(answer).rejects.toMatchObject({ code: ErrorCode.Cancelled });

@@ -218,6 +218,12 @@ export interface CallDetail {
   readonly history?: HistoryItem;
   /** Earlier attempts a later one replaced, oldest first. */
   readonly attempts?: readonly PastAttempt[];
+  /** Its last progress reports, oldest first. */
+  readonly progressLog?: readonly { readonly fraction: number; readonly message?: string; readonly at: number }[];
+  /** The trace id of its request's traceparent header. */
+  readonly traceId?: string;
+  /** Its params as JSON text, cut to the first 4 KiB when `truncated` (`chars`: the whole text's length). */
+  readonly params?: { readonly text: string; readonly truncated: boolean; readonly chars: number };
 }
 
 export interface PastAttempt {

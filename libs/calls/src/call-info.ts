@@ -46,4 +46,8 @@ export type RunningCall = CallInfo & {
    * started anywhere: a tracker may start the handler while its claim is on the way (docs/reliability.md).
    */
   readonly firstDelivery?: boolean;
+  /** The request's params as parsed, for a tracker to keep (bounded) for call detail. */
+  readonly params?: unknown;
+  /** The trace id of the request's `traceparent` header, if it carried a valid one. */
+  readonly traceId?: string;
 };

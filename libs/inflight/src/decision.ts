@@ -1,4 +1,5 @@
 import { decodeProgress, type Progress } from '@warren/calls';
+import { decodeParams, type CallParams } from './call-params';
 import {
   CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, WorkerLostError, failureResponse, isErrorResponse, parseIdText,
   type Id, type ResponseMessage,
@@ -87,15 +88,22 @@ export interface CallMeta {
   readonly deadline: number;
   /** The JSON-RPC id, as JSON. */
   readonly rid: string;
+  /** The trace id of the request's `traceparent` header (32 hex digits), if it had one. */
+  readonly traceId?: string;
+  /** Its params, stored form (call-params.ts: bounded). */
+  readonly params?: string;
 }
 
 /**
  * Tab-separated: service and method names cannot hold control characters
  * (AMQP resource names, routing keys), a number cannot, and JSON escapes
- * them; the id goes last anyway.
+ * them. The trace id and params come after the id only when there is either
+ * (a record written without them reads the same); params go last.
  */
 export function encodeMeta(meta: CallMeta): string {
-  return `${clean(meta.service)}\t${clean(meta.method)}\t${meta.deadline}\t${meta.rid}`;
+  const base = `${clean(meta.service)}\t${clean(meta.method)}\t${meta.deadline}\t${meta.rid}`;
+  if (meta.traceId === undefined && meta.params === undefined) return base;
+  return `${base}\t${meta.traceId === undefined ? '' : clean(meta.traceId)}\t${meta.params ?? ''}`;
 }
 
 // A method name is whatever a caller sent; one holding a tab or the record separator would shift the fields after it.
@@ -158,11 +166,17 @@ export function decodeMeta(raw: string | undefined): Partial<CallMeta> {
   const third = raw.indexOf('\t', second + 1);
   if (first < 0 || second < 0 || third < 0) return {};
   const deadline = Number(raw.slice(second + 1, third));
+  const fourth = raw.indexOf('\t', third + 1);
+  const fifth = fourth < 0 ? -1 : raw.indexOf('\t', fourth + 1);
+  const traceId = fifth < 0 ? '' : raw.slice(fourth + 1, fifth);
+  const params = fifth < 0 ? '' : raw.slice(fifth + 1);
   return {
     service: raw.slice(0, first),
     method: raw.slice(first + 1, second),
     ...(Number.isSafeInteger(deadline) ? { deadline } : {}),
-    rid: raw.slice(third + 1),
+    rid: fourth < 0 ? raw.slice(third + 1) : raw.slice(third + 1, fourth),
+    ...(traceId === '' ? {} : { traceId }),
+    ...(params === '' ? {} : { params }),
   };
 }
 
@@ -260,6 +274,10 @@ export interface CallStatus {
   readonly response?: ResponseMessage;
   /** The latest progress its handler reported (`ctx.progress`), if any. */
   readonly progress?: CallProgress;
+  /** The trace id of its request's `traceparent` header, when a tracked worker claimed it. */
+  readonly traceId?: string;
+  /** Its params (bounded, call-params.ts), when a tracked worker claimed it. */
+  readonly params?: CallParams;
 }
 
 /** A call's latest progress as stored: `fraction` 0..1, `at` ms since the epoch (the worker's clock). */
@@ -286,6 +304,8 @@ export function toCallStatus(callId: string, record: Readonly<Record<string, str
     response,
     // A retrying call runs no attempt: what a lost worker's attempt reported last is no progress of its next.
     progress: state === 'retrying' || record['progress'] === undefined ? undefined : decodeProgress(record['progress']),
+    traceId: meta.traceId,
+    params: decodeParams(meta.params),
   };
   const status: Record<string, unknown> = { callId, state, cancelRequested: record['cancel'] === '1' };
   for (const [k, v] of Object.entries(optional)) if (v !== undefined) status[k] = v;

@@ -98,7 +98,7 @@ async function scan(store: Pick<ViewStore, 'historyRange'>, kind: HistoryKind, s
   for (let read = 0; read < maxScanned;) {
     const entries = await store.historyRange(kind, before, q.since ?? 0, chunk);
     for (const entry of entries) {
-      const item = toItem(entry, now);
+      const item = toItem(entry, now, q.callId !== undefined);
       if (matches(item, q)) items.push(item);
       if (items.length === limit || (q.callId !== undefined && items.length > 0)) return { items };
     }
@@ -109,14 +109,16 @@ async function scan(store: Pick<ViewStore, 'historyRange'>, kind: HistoryKind, s
   return before === undefined ? { items } : { items, stoppedAt: before };
 }
 
-function toItem([id, callId, record]: HistoryEntry, now: number): HistoryItem {
+/** `withParams`: one call's item keeps its params; a page of many leaves them out (each up to 4 KiB). */
+function toItem([id, callId, record]: HistoryEntry, now: number, withParams: boolean): HistoryItem {
   const fields = parseRecord(record);
   const status = toCallStatus(callId, fields, now);
   const error = status.response && isErrorResponse(status.response) ? status.response.error : undefined;
   const code = fields['code'] === undefined ? error?.code : Number(fields['code']);
-  const { response: _response, ...rest } = status;
+  const { response: _response, params, ...rest } = status;
   return {
     ...rest,
+    ...(withParams && params !== undefined ? { params } : {}),
     id,
     ...(status.startedAt !== undefined && status.finishedAt !== undefined ? { durationMs: Math.max(0, status.finishedAt - status.startedAt) } : {}),
     ...(code === undefined || !Number.isSafeInteger(code) ? {} : { code }),

@@ -8,6 +8,7 @@
  *   warren:rec:{<callId>}              string: one call's record, in flight or finished
  *   warren:once:{<callId>}             hash: effect name → the call's ctx.once marks and results
  *   warren:progress:{<callId>}         string: a running call's latest progress (JSON), beside its record
+ *   warren:progress-log:{<callId>}     list: a call's last progress reports (JSON), oldest first
  *   warren:attempts:{<callId>}         list: a call's earlier attempts (JSON), written by the claim that ends one
  *   warren:{warren:workers}            hash: service/instance → heartbeat entry (JSON)
  *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
@@ -33,6 +34,11 @@ export interface Keys {
   effects(callId: string): string;
   /** A call's latest progress (JSON), in the slot of its record. TTL: what its record had left when it was written. */
   progress(callId: string): string;
+  /**
+   * A call's last {@link progressLogEntries} progress reports (JSON each, with their times), oldest first, in
+   * the slot of its record, pushed by the progress script. TTL: what a finished record of the call gets.
+   */
+  progressLog(callId: string): string;
   /**
    * A call's earlier attempts, oldest first (JSON each: attempt, worker, startedAt, endedAt, outcome), in the
    * slot of its record: pushed by the claim script when a new attempt replaces one (a takeover, a retry, a
@@ -91,6 +97,9 @@ export const historyBounds: HistoryBounds = {
   failed: { entries: 10_000, ageMs: 24 * 3_600_000 },
 };
 
+/** How many progress reports of a call its progress log keeps (the latest ones). */
+export const progressLogEntries = 50;
+
 const prefixPattern = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
 export function assertKeyPrefix(prefix: string): void {
@@ -104,6 +113,7 @@ export function keys(prefix: string): Keys {
     call: (callId) => `${prefix}:rec:{${callId}}`,
     effects: (callId) => `${prefix}:once:{${callId}}`,
     progress: (callId) => `${prefix}:progress:{${callId}}`,
+    progressLog: (callId) => `${prefix}:progress-log:{${callId}}`,
     attempts: (callId) => `${prefix}:attempts:{${callId}}`,
     workers: `${prefix}:{${prefix}:workers}`,
     workersSeen: `${prefix}:{${prefix}:workers}:seen`,

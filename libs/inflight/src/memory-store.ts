@@ -1,9 +1,11 @@
 import {
   parseRecord, parseWorkersReply, queuedRecord, recordSeparator, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
 } from './decision';
-import { historyBounds, minTtlMs, type HistoryBounds, type HistoryKind } from './keys';
+import { historyBounds, type HistoryBounds, type HistoryKind } from './keys';
 import { maxErrorBytes } from './history-script';
 import { MemoryHistory } from './memory-history';
+import { MemoryEffects } from './memory-effects';
+import { MemoryProgress } from './memory-progress';
 import { at, claimTransition, fields, join, put, stateName } from './memory-record';
 import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore } from './store-port';
 
@@ -24,12 +26,14 @@ import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, Vi
  * const view = new InflightView({}, memory.connect());
  */
 export class MemoryInflightStore {
-  /** Call records and progress, by call id; each entry keeps its own expiry (ms since the epoch). */
+  /** Call records, by call id; each entry keeps its own expiry (ms since the epoch). */
   private readonly records = new Map<string, Entry<string>>();
-  private readonly progress = new Map<string, Entry<string>>();
+  /** Each call's latest progress and progress log. */
+  private readonly progress = new MemoryProgress();
   /** A call's earlier attempts (the attempts list), by call id. */
   private readonly attempts = new Map<string, Entry<string[]>>();
-  private readonly effects = new Map<string, Entry<Map<string, string>>>();
+  /** @internal Each call's `ctx.once` effects. */
+  readonly effects = new MemoryEffects();
   /** `service/instanceId` → heartbeat entry (JSON) and when it stops counting as live. */
   private readonly workers = new Map<string, Entry<string>>();
   /** Calls waiting in a delay queue between attempts, with their deadlines (the `retrying` sorted set). */
@@ -145,7 +149,7 @@ export class MemoryInflightStore {
       put(f, 'state', 'W');
       put(f, 'lease', String(nextTryAt));
       put(f, 'token', '');
-      this.progress.delete(callId);
+      this.progress.dropLatest(callId);
       return 1;
     }) ?? 0;
   }
@@ -159,12 +163,12 @@ export class MemoryInflightStore {
     return outcome === undefined ? -1 : outcome;
   }
 
-  /** @internal */ setProgress(callId: string, token: string, json: string): number {
+  /** @internal */ setProgress(callId: string, token: string, json: string, logTtlMs: number): number {
     const record = this.records.get(callId);
     const written = this.update(callId, token, () => 1);
     if (written !== 1 || record === undefined) return 0;
     const now = this.write();
-    this.set(this.progress, callId, json, Math.max(minTtlMs, record.expiresAt - now), now);
+    this.progress.write(callId, json, record.expiresAt - now, logTtlMs, now);
     return 1;
   }
 
@@ -209,9 +213,14 @@ export class MemoryInflightStore {
 
   /** @internal */ record(callId: string): Record<string, string> {
     const out = parseRecord(this.get(this.records, callId));
-    const progress = this.get(this.progress, callId);
+    const progress = this.progress.latestOf(callId, Date.now());
     if (progress !== undefined && progress !== '' && out['state'] !== undefined) out['progress'] = progress;
     return out;
+  }
+
+  /** @internal The progress log of a call (JSON entries, oldest first). */
+  progressLog(callId: string): string[] {
+    return this.progress.logOf(callId, Date.now());
   }
 
   /** @internal The attempts list of a call (JSON entries, oldest first). */
@@ -234,33 +243,6 @@ export class MemoryInflightStore {
     const raw: unknown[] = [now];
     for (const [field, entry] of this.workers) if (entry.expiresAt > now) raw.push(field, entry.value, entry.expiresAt);
     return parseWorkersReply(raw);
-  }
-
-  /** @internal 'R' run it | 'D<json>' done | 'P' an earlier run died inside it (effects.ts reads it). */
-  effectStart(callId: string, name: string, mark: string, ttlMs: number): string {
-    const now = this.write();
-    const hash = this.effectsOf(callId, now);
-    const v = hash.value.get(name);
-    if (v !== undefined) return v.startsWith('D') ? v : v === mark ? 'R' : 'P';
-    hash.value.set(name, mark);
-    hash.expiresAt = Math.max(hash.expiresAt, now + ttlMs);
-    return 'R';
-  }
-
-  /** @internal */ effectComplete(callId: string, name: string, json: string, ttlMs: number): number {
-    const now = this.write();
-    const hash = this.effectsOf(callId, now);
-    if (hash.value.get(name)?.startsWith('D')) return 0;
-    hash.value.set(name, `D${json}`);
-    hash.expiresAt = Math.max(hash.expiresAt, now + ttlMs);
-    return 1;
-  }
-
-  /** @internal */ effectForget(callId: string, name: string, mark: string): number {
-    const hash = this.effects.get(callId);
-    if (hash === undefined || hash.value.get(name) !== mark) return 0;
-    hash.value.delete(name);
-    return 1;
   }
 
   /** @internal */ subscribe(instanceId: string, listener: (callId: string, markTtlMs?: number) => void, maxMarks: number): () => void {
@@ -298,14 +280,6 @@ export class MemoryInflightStore {
     return out;
   }
 
-  private effectsOf(callId: string, now: number): Entry<Map<string, string>> {
-    const found = this.effects.get(callId);
-    if (found && found.expiresAt > now) return found;
-    const fresh = { value: new Map<string, string>(), expiresAt: now };
-    this.effects.set(callId, fresh);
-    return fresh;
-  }
-
   private get<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
     const entry = map.get(key);
     if (entry === undefined) return undefined;
@@ -323,7 +297,9 @@ export class MemoryInflightStore {
     const now = Date.now();
     if (now - this.lastSweep >= 1000) {
       this.lastSweep = now;
-      for (const map of [this.records, this.progress, this.attempts, this.effects, this.workers, this.marks] as Map<string, Entry<unknown>>[]) {
+      this.progress.sweep(now);
+      this.effects.sweep(now);
+      for (const map of [this.records, this.attempts, this.workers, this.marks] as Map<string, Entry<unknown>>[]) {
         for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
       }
     }
@@ -410,8 +386,8 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
     return Promise.resolve();
   }
 
-  progress(callId: string, token: string, json: string): Promise<number> {
-    return Promise.resolve(this.memory.setProgress(callId, token, json));
+  progress(callId: string, token: string, json: string, logTtlMs: number): Promise<number> {
+    return Promise.resolve(this.memory.setProgress(callId, token, json, logTtlMs));
   }
 
   /** `_keyTtlMs`: each entry expires on its own here, so the whole set needs no TTL of its own. */
@@ -426,15 +402,15 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
   }
 
   effectStart(callId: string, name: string, mark: string, ttlMs: number): Promise<unknown> {
-    return Promise.resolve(this.memory.effectStart(callId, name, mark, ttlMs));
+    return Promise.resolve(this.memory.effects.start(callId, name, mark, ttlMs));
   }
 
   effectComplete(callId: string, name: string, json: string, ttlMs: number): Promise<number> {
-    return Promise.resolve(this.memory.effectComplete(callId, name, json, ttlMs));
+    return Promise.resolve(this.memory.effects.complete(callId, name, json, ttlMs));
   }
 
   effectForget(callId: string, name: string, mark: string): Promise<number> {
-    return Promise.resolve(this.memory.effectForget(callId, name, mark));
+    return Promise.resolve(this.memory.effects.forget(callId, name, mark));
   }
 
   subscribeCancels(instanceId: string, onCancel: (callId: string, markTtlMs?: number) => void, maxMarks: number): void {
@@ -469,6 +445,10 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
 
   attempts(callId: string): Promise<string[]> {
     return Promise.resolve(this.memory.pastAttempts(callId));
+  }
+
+  progressLog(callId: string): Promise<string[]> {
+    return Promise.resolve(this.memory.progressLog(callId));
   }
 
   markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean> {

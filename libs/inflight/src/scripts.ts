@@ -18,7 +18,8 @@
  */
 
 import { claimHistoryLua, historyAddLua, historyLua } from './history-script';
-import { attemptsKeyLua } from './keys';
+import { effectComplete, effectForget, effectStart } from './effects-script';
+import { attemptsKeyLua, progressLogEntries } from './keys';
 import { lateTakeoverCode, takeoverRuleLua } from './takeover';
 
 const now = `local t = redis.call('TIME')
@@ -393,9 +394,10 @@ if state == 'C' then return {'cancelled', f[4]} end
 return {'finished', names[state] or state}`;
 
 /**
- * progress(record, progress; token, json) → 1 stored | 0 not the owner's running call any more.
- * Only the worker holding the claim writes (a worker whose call was taken over does not), and the
- * progress key lives no longer than the record has left (never under 1 s).
+ * progress(record, progress, progressLog; token, json) → 1 stored | 0 not the owner's running call any more.
+ * Only the worker holding the claim writes (a worker whose call was taken over does not). The latest
+ * progress lives no longer than the record has left (never under 1 s); the log keeps the last
+ * `progressLogEntries` of every attempt, as long as a finished record would (the claim's finishedTtlMs, ARGV[3]).
  */
 const progress = `${fields}
 local v = redis.call('GET', KEYS[1])
@@ -405,6 +407,8 @@ if f[1] ~= 'R' or f[5] ~= ARGV[1] then return 0 end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 1000 then ttl = 1000 end
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)
+if redis.call('RPUSH', KEYS[3], ARGV[2]) > ${progressLogEntries} then redis.call('LTRIM', KEYS[3], -${progressLogEntries}, -1) end
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
 return 1`;
 
 /** heartbeat(workers, seen; field, entryJson, entryTtlMs, keyTtlMs) → Redis time. Drops the entries of workers that stopped beating. */
@@ -439,37 +443,6 @@ for i = 1, #live, 2 do
 end
 return out`;
 
-/** Keeps a key's TTL at least ARGV[3] (the call's: effects live as long as its stored outcome), never shorter. */
-const atLeastTtl = `if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end`;
-
-/**
- * effectStart(effects; name, mark, ttlMs) → 'R' run it (marked started by this run) | 'D<json>' an
- * earlier run finished it | 'P' an earlier run started it and never finished (its worker died).
- */
-const effectStart = `local v = redis.call('HGET', KEYS[1], ARGV[1])
-if v then
-  if string.byte(v, 1) == 68 then return v end
-  if v == ARGV[2] then return 'R' end
-  return 'P'
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-${atLeastTtl}
-return 'R'`;
-
-/** effectComplete(effects; name, 'D' .. json, ttlMs) → 1 stored | 0 a result was there already (the first wins). */
-const effectComplete = `local v = redis.call('HGET', KEYS[1], ARGV[1])
-if v and string.byte(v, 1) == 68 then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-${atLeastTtl}
-return 1`;
-
-/** effectForget(effects; name, mark) → 1 if this run's start mark was dropped (its `fn` threw). */
-const effectForget = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
-  redis.call('HDEL', KEYS[1], ARGV[1])
-  return 1
-end
-return 0`;
-
 export const scripts = {
   // The batched scripts take the number of keys as their first argument.
   inflightClaim: { lua: claim },
@@ -490,7 +463,7 @@ export const scripts = {
   inflightCancel: { numberOfKeys: 1, lua: cancel },
   inflightMarkIndex: { numberOfKeys: 1, lua: markIndex },
   inflightLiveMarks: { numberOfKeys: 1, lua: liveMarks },
-  inflightProgress: { numberOfKeys: 2, lua: progress },
+  inflightProgress: { numberOfKeys: 3, lua: progress },
   inflightHeartbeat: { numberOfKeys: 2, lua: heartbeat },
   inflightGoodbye: { numberOfKeys: 2, lua: goodbye },
   inflightWorkers: { numberOfKeys: 2, lua: workers },

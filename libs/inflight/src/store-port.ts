@@ -69,8 +69,11 @@ export interface TrackerStore {
   retrying(callId: string, token: string, nextTryAt: number): Promise<number>;
   /** Lists a call waiting in a delay queue (the view's `list` shows it) until its deadline, `ttlMs` from now at least. */
   listRetrying(callId: string, deadline: number, ttlMs: number): Promise<void>;
-  /** Writes a running call's progress (JSON) if `token` still holds its claim; 1 written, 0 not. */
-  progress(callId: string, token: string, json: string): Promise<number>;
+  /**
+   * Writes a running call's progress (JSON) if `token` still holds its claim, and appends it to the call's
+   * progress log, which then lives `logTtlMs`; 1 written, 0 not.
+   */
+  progress(callId: string, token: string, json: string, logTtlMs: number): Promise<number>;
   heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number, keyTtlMs: number): Promise<void>;
   goodbye(service: string, instanceId: string): Promise<void>;
   /** `ctx.once`: marks effect `name` of a call started under `mark`, unless a run left something of it (effects.ts). */
@@ -117,6 +120,8 @@ export interface ViewStore extends DelayedStore {
   record(callId: string): Promise<Record<string, string>>;
   /** A call's earlier attempts (keys.ts `attempts`), JSON entries, oldest first; `[]` when none. */
   attempts(callId: string): Promise<string[]>;
+  /** A call's progress log (keys.ts `progressLog`), JSON entries, oldest first; `[]` when none. */
+  progressLog(callId: string): Promise<string[]>;
   /** Records a call as queued unless it has a record already; true when recorded. */
   markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean>;
   cancel(callId: string, markTtlMs: number): Promise<CancelReply>;

@@ -271,8 +271,8 @@ export class RedisStore implements TrackerStore, ViewStore {
     if (callIds.length > 0) await this.client.multi().zrem(this.k.delayed, ...callIds).hdel(this.k.delayedCalls, ...callIds).exec();
   }
 
-  async progress(callId: string, token: string, json: string): Promise<number> {
-    return Number(await this.run('inflightProgress', this.k.call(callId), this.k.progress(callId), token, json));
+  async progress(callId: string, token: string, json: string, logTtlMs: number): Promise<number> {
+    return Number(await this.run('inflightProgress', this.k.call(callId), this.k.progress(callId), this.k.progressLog(callId), token, json, logTtlMs));
   }
 
   async cancel(callId: string, markTtlMs: number): Promise<CancelReply> {
@@ -345,6 +345,10 @@ export class RedisStore implements TrackerStore, ViewStore {
 
   attempts(callId: string): Promise<string[]> {
     return this.client.lrange(this.k.attempts(callId), 0, -1);
+  }
+
+  progressLog(callId: string): Promise<string[]> {
+    return this.client.lrange(this.k.progressLog(callId), 0, -1);
   }
 
   /**

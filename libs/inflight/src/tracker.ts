@@ -12,6 +12,7 @@ import { Health, type TrackerHealth, type TrackingState } from './health';
 import { callTtlMs, keys, resultTtlMs, workerEntryTtlMs, workersTtlMs } from './keys';
 import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from './options';
 import { sleep } from './sleep';
+import { encodeParams } from './call-params';
 import { RedisStore, type TrackerStore } from './store';
 import { effectMark, parseEffectStart } from './effects';
 import { RunDecision, type Claim, type RunOwner } from './run-decision';
@@ -327,7 +328,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
   progress(call: RunningCall, progress: Progress): Promise<void> {
     const claim = this.claims.get(call.callId);
     if (!claim || claim.call !== call || claim.finished || claim.lost || !this.status.tracking) return Promise.resolve();
-    return attempt(() => this.store.progress(call.callId, claim.token, JSON.stringify(progress))).then(noop, (err: unknown) => this.failed(err, 'progress'));
+    return attempt(() => this.store.progress(call.callId, claim.token, JSON.stringify(progress), resultTtlMs(call.deadline, Date.now(), this.o.resultTtlMs))).then(noop, (err: unknown) => this.failed(err, 'progress'));
   }
 
   /** Another live worker runs this very call (a redelivery after a connection drop): wait for its outcome. */
@@ -593,7 +594,8 @@ function unavailableText(call: RunningCall): string {
 }
 
 function metaOf(call: RunningCall): string {
-  return encodeMeta({ service: call.service, method: call.method, deadline: call.deadline, rid: idText(call.id) });
+  const params = encodeParams(call.params);
+  return encodeMeta({ service: call.service, method: call.method, deadline: call.deadline, rid: idText(call.id), ...(call.traceId === undefined ? {} : { traceId: call.traceId }), ...(params === undefined ? {} : { params }) });
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { CallInfo } from '@warren/calls';
+import { decodeProgress, type CallInfo } from '@warren/calls';
 import { idText, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { decodeMeta, encodeMeta, maxListedCalls, parseStoredId, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
@@ -78,6 +78,8 @@ function parseAttempts(raw: readonly string[]): PastAttempt[] {
 export type CallDetail = CallStatus & {
   /** Its earlier attempts (a takeover, a retry, a call given back), oldest first; the current or last one is the status itself. */
   readonly attempts: readonly PastAttempt[];
+  /** Its last progress reports (at most `progressLogEntries`, keys.ts), oldest first, every attempt's. */
+  readonly progressLog: readonly CallProgress[];
   /** Its entry in the outcome history, once finished (and kept there). */
   readonly history?: HistoryItem;
 };
@@ -182,12 +184,13 @@ export class InflightView {
    */
   async call(callId: string): Promise<CallDetail> {
     return this.op(async () => {
-      const [record, attempts] = await Promise.all([this.store.record(callId), this.store.attempts(callId)]);
-      const status = { ...toCallStatus(callId, record, Date.now()), attempts: parseAttempts(attempts) };
+      const [record, attempts, log] = await Promise.all([this.store.record(callId), this.store.attempts(callId), this.store.progressLog(callId)]);
+      const progressLog = log.map((json) => decodeProgress(json)).filter((p): p is CallProgress => p !== undefined);
+      const status = { ...toCallStatus(callId, record, Date.now()), attempts: parseAttempts(attempts), progressLog };
       const live = status.state === 'running' || status.state === 'queued' || status.state === 'retrying';
       const found = live ? undefined : (await readHistory(this.store, { callId }, Date.now())).items[0];
       if (found === undefined) return status;
-      if (status.state === 'unknown') return { ...found, cancelRequested: false, attempts: status.attempts, history: found };
+      if (status.state === 'unknown') return { ...found, cancelRequested: false, attempts: status.attempts, progressLog, history: found };
       return { ...status, history: found };
     });
   }

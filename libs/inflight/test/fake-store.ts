@@ -63,7 +63,7 @@ export class FakeStore implements TrackerStore {
     this.fail();
     this.listed.push({ callId, deadline });
   }
-  async progress(callId: string, token: string, json: string): Promise<number> {
+  async progress(callId: string, token: string, json: string, _logTtlMs: number): Promise<number> {
     this.fail();
     this.progresses.push({ callId, token, json });
     return 1;

@@ -67,7 +67,7 @@ async function apply(store: TrackerStore & ViewStore, ids: readonly string[], o:
     case 'retrying':
       return store.retrying(id, token(o.worker, o.call), 12345);
     case 'progress':
-      return store.progress(id, token(o.worker, o.call), JSON.stringify({ fraction: 0.5, at: 1 }));
+      return store.progress(id, token(o.worker, o.call), JSON.stringify({ fraction: 0.5, at: 1 }), 60_000);
     case 'cancel': {
       const reply = await store.cancel(id, 60_000);
       // Nobody subscribes in this test, on either store.

@@ -38,7 +38,7 @@ it('lets a suspect be taken over only in isolation, then dead-letters it past ma
 it('forgets a record, its progress and its effects when their TTL runs out', async () => {
   const store = new MemoryInflightStore().connect();
   await store.claim('c', args({ runningTtlMs: 2000 }));
-  expect(await store.progress('c', 't1', '{"fraction":0.5,"at":1}')).toBe(1);
+  expect(await store.progress('c', 't1', '{"fraction":0.5,"at":1}', 60_000)).toBe(1);
   expect(await store.effectStart('c', 'e', 'Pt1', 1500)).toBe('R');
   expect(await store.record('c')).toMatchObject({ state: 'running', progress: '{"fraction":0.5,"at":1}' });
   now += 1600;

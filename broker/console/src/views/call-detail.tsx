@@ -1,5 +1,6 @@
 // One call's detail (#/calls/<callId>): what the store knows of it (calls.show): state, where and when
-// its attempts ran, its progress, its result or error, and its outcome history entry. Followed every
+// its attempts ran, its params and trace id, its progress and progress history, its result or error,
+// and its outcome history entry. Followed every
 // second while it runs; a call the store has no record of says so, with what the live feed knows.
 import { useEffect, useState } from 'preact/hooks';
 import { rpc, type RpcError } from '../api';
@@ -85,8 +86,10 @@ function Body(props: { loaded: Loaded; live: Live; callId: string }) {
         <dt>Deadline</dt>
         <dd>{dateTime(c.deadline)}{c.deadline !== undefined && !finished.has(c.state) ? <span class="muted"> ({relative(c.deadline - Date.now())})</span> : null}</dd>
         {c.nextTryAt !== undefined ? (<><dt>Next attempt</dt><dd>{dateTime(c.nextTryAt)}</dd></>) : null}
+        {c.traceId !== undefined ? (<><dt>Trace id</dt><dd class="mono" data-trace-id>{c.traceId}</dd></>) : null}
         {c.progress ? (<><dt>Progress</dt><dd><ProgressBar fraction={c.progress.fraction} message={c.progress.message} label="Progress" /></dd></>) : null}
       </dl>
+      {c.params ? <Params params={c.params} /> : null}
       <h2>Attempts</h2>
       <table class="grid" aria-label="Attempts">
         <thead>
@@ -113,6 +116,7 @@ function Body(props: { loaded: Loaded; live: Live; callId: string }) {
           </tr>
         </tbody>
       </table>
+      {c.progressLog && c.progressLog.length > 0 ? <ProgressHistory log={c.progressLog} /> : null}
       {error ? (
         <section aria-label="Error">
           <h2>Error</h2>
@@ -127,5 +131,48 @@ function Body(props: { loaded: Loaded; live: Live; callId: string }) {
         </section>
       ) : c.state === 'done' ? <Notice>The result is no longer stored (a finished call's result is kept five minutes past its deadline); the history keeps that it succeeded.</Notice> : null}
     </div>
+  );
+}
+
+/** The call's params: pretty when whole, as stored (the first 4 KiB) when cut. */
+function Params(props: { params: NonNullable<CallDetail['params']> }) {
+  const { text, truncated, chars } = props.params;
+  return (
+    <section aria-label="Params">
+      <h2>Params</h2>
+      {truncated ? <Notice>Truncated: the first {text.length.toLocaleString()} of {chars.toLocaleString()} characters are kept.</Notice> : null}
+      <pre class="code-block" data-params data-truncated={truncated ? 'true' : undefined}>{truncated ? text : pretty(text)}</pre>
+    </section>
+  );
+}
+
+function pretty(text: string): string {
+  try {
+    return json(JSON.parse(text));
+  } catch {
+    return text;
+  }
+}
+
+/** Every stored progress report, oldest first (the last ones, bounded by the store). */
+function ProgressHistory(props: { log: NonNullable<CallDetail['progressLog']> }) {
+  return (
+    <section aria-label="Progress history">
+      <h2>Progress history</h2>
+      <table class="grid" aria-label="Progress history">
+        <thead>
+          <tr><th scope="col">At</th><th scope="col" class="num">Done</th><th scope="col">Message</th></tr>
+        </thead>
+        <tbody>
+          {props.log.map((p, i) => (
+            <tr key={i} data-progress-entry>
+              <td class="mono">{dateTime(p.at)}</td>
+              <td class="num">{Math.round(p.fraction * 100)}%</td>
+              <td>{p.message ?? <span class="muted">–</span>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
   );
 }

@@ -29,6 +29,7 @@ import { describeInstance } from './describe';
 import { expiredResponse } from './late-answer';
 import { CancelReceiver } from '../wire/wire-cancel';
 import { Resubscriber } from './resubscribe';
+import { parseTraceparent } from '../wire/trace';
 import { parseWorkerControl, type AppliedControl, type WorkerControlMessage, type WorkerReport } from '../wire/worker-control';
 import { WorkerControls } from './worker-controls';
 import { activeTracer } from '../tracing/tracer';
@@ -465,7 +466,8 @@ export class WarrenService {
     if (!tracker || !single) return this.untracked(single, decoded, info, abort);
     const maxAttempts = this.policies.get(single.method)?.attempts;
     const retryDelaysMs = this.schedules.get(single.method);
-    const call: RunningCall = { callId: info.callId, id: single.id, method: single.method, service: this.o.name, worker: this.o.instanceId, attempt: info.attempt, firstDelivery: info.firstDelivery, deadline: info.deadline, startedAt, ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(retryDelaysMs === undefined ? {} : { retryDelaysMs }) };
+    const traceId = parseTraceparent(info.traceparent)?.traceId;
+    const call: RunningCall = { callId: info.callId, id: single.id, method: single.method, service: this.o.name, worker: this.o.instanceId, attempt: info.attempt, firstDelivery: info.firstDelivery, deadline: info.deadline, startedAt, params: single.params, ...(traceId === undefined ? {} : { traceId }), ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(retryDelaysMs === undefined ? {} : { retryDelaysMs }) };
     let executed = false;
     const execute = (run: RunInfo): Promise<Executed> => {
       executed = true;

@@ -15,4 +15,4 @@ export { Scheduler, schedulerDefaults, type SchedulerOptions, type SchedulerStat
 export type { ScheduleCounts } from './counts';
 export { ScheduleControl, type ScheduleEntry, type ControlRefusal, type ControlResult } from './control';
 export { scheduleMethods } from './methods';
-export { ServiceScheduleSync, serviceSource, serviceScheduleResyncMs } from './service-schedules';
+export { ServiceScheduleSync, serviceSource, serviceScheduleResyncMs, type AnnouncedInstances } from './service-schedules';

@@ -1,4 +1,4 @@
-import type { InstanceInfo, ScheduleDeclaration, ServiceRegistry } from '@warren/amqp';
+import type { InstanceInfo, ScheduleDeclaration } from '@warren/amqp';
 import { silentLogger, type Logger } from '@warren/logger';
 import { parseSchedule, type Schedule } from './spec';
 import type { ScheduleStore } from './store-port';
@@ -8,6 +8,13 @@ export const serviceScheduleResyncMs = 60_000;
 
 /** The source a schedule defined in code by `service` is stored with. */
 export const serviceSource = (service: string): string => `service:${service}`;
+
+/** What the sync reads of a registry (`ServiceRegistry` in @warren/amqp): its live instances, and when they change. */
+export interface AnnouncedInstances {
+  list(): readonly InstanceInfo[];
+  on(event: 'change', listener: () => void): unknown;
+  off(event: 'change', listener: () => void): unknown;
+}
 
 /**
  * Keeps the schedules services define in code (announced with their methods) in the store.
@@ -30,7 +37,7 @@ export class ServiceScheduleSync {
 
   constructor(
     private readonly store: ScheduleStore,
-    private readonly registry: Pick<ServiceRegistry, 'list' | 'on' | 'off'>,
+    private readonly registry: AnnouncedInstances,
     logger: Logger = silentLogger(),
     private readonly resyncMs = serviceScheduleResyncMs,
   ) {

@@ -99,7 +99,9 @@ export function sortRows(rows: readonly Row[], sort: Sort): Row[] {
     if (a.v === undefined || b.v === undefined) {
       if (a.v !== b.v) return a.v === undefined ? 1 : -1;
     } else if (a.v !== b.v) {
-      return (typeof a.v === 'number' && typeof b.v === 'number' ? a.v - b.v : String(a.v).localeCompare(String(b.v))) * sign;
+      // Code-unit order for text, not the locale's: ids are opaque, and the order must not depend on the
+      // browser's language (localeCompare put `ArL…` after `aJj…` and the sort test, in code-unit order, failed).
+      return (typeof a.v === 'number' && typeof b.v === 'number' ? a.v - b.v : String(a.v) < String(b.v) ? -1 : 1) * sign;
     }
     return a.r.callId < b.r.callId ? -1 : a.r.callId > b.r.callId ? 1 : 0;
   });

@@ -89,6 +89,10 @@ withServers('keeps calls flowing through a Sentinel failover and tracks on the p
   await before.answer;
   await waitFor(() => done >= 50, { timeoutMs: 15_000, message: '50 calls before the failover' });
 
+  // Sentinel replication is asynchronous: a write the master acknowledged can be lost in a failover. This test
+  // is about what was replicated, so the replica catches up with the master's offset before the kill.
+  const offset = replOffset(await redisCli(master.port, 'info', 'replication'), 'master_repl_offset');
+  await waitFor(async () => replOffset(await redisCli(replica.port, 'info', 'replication'), 'slave_repl_offset') >= offset, { timeoutMs: 10_000, intervalMs: 50, message: 'the replica caught up' });
   await servers.kill(master.port);
   await waitFor(async () => (await redisCli(replica.port, 'role')).startsWith('master'), { timeoutMs: 20_000, intervalMs: 100, message: 'replica promoted' });
   await waitFor(() => tracker.state === 'tracking' && tracker.health().degradedTransitions >= 1, { timeoutMs: 20_000, message: 'tracking on the new master' });
@@ -126,4 +130,10 @@ async function expectCancelledBeforeSent(view: InflightView, method: string): Pr
   expect((err as JsonRpcError).code).toBe(ErrorCode.Cancelled);
   expect(Number(await tp.redis.get(testKeys(tp.prefix, callId).starts))).toBe(0);
   await waitFor(async () => (await view.status(callId)).state === 'cancelled', { message: 'cancelled recorded' });
+}
+
+/** A replication offset field of `INFO replication` (-1 when absent). */
+function replOffset(info: string, field: 'master_repl_offset' | 'slave_repl_offset'): number {
+  const m = new RegExp(`^${field}:(\\d+)`, 'm').exec(info);
+  return m ? Number(m[1]) : -1;
 }

@@ -85,6 +85,10 @@ describe('the docs', () => {
     expect(markdown.flatMap(missingPaths)).toEqual([]);
   });
 
+  it('show examples/greeter.ts in the README as it is (the file is type-checked and linted, the snippet is not)', () => {
+    expect(read('README.md')).toContain(`\`\`\`ts\n${read('examples/greeter.ts')}\`\`\``);
+  });
+
   it('stay short: docs/*.md at most 500 lines, README.md at most 150', () => {
     const lines = (file: string): number => read(file).split('\n').length - 1;
     const tooLong = markdown

@@ -30,7 +30,10 @@ export function inflightWiring(view: InflightView): {
       wire.cancel = (id, deadline) => broker.client.cancelOnWire(id, 'inflight.cancel', deadline);
       // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
       // The gateway knows which services track their calls: it drops the marks of the others' answered calls itself (recordUntracked).
-      trackQueued(broker.client, view, logger, { untrackedAnswers: false });
+      // Its own methods (inflight.*, dlq.*, ...) are left out: the broker's service tracks nothing, so a
+      // mark would stay `queued` until the deadline (and be listed in In flight all that time).
+      const catalogue = broker.gateway.catalogue;
+      trackQueued(broker.client, view, logger, { untrackedAnswers: false, mark: (call) => catalogue.current().methods.get(call.method)?.service !== broker.service.name });
       recordUntracked(broker, view, logger);
       // Delayed calls relayed through the gateway are listed until due, with their service and the token that sent them.
       trackDelayed(broker.client, view.delayed, {

@@ -12,7 +12,7 @@ export type { Outcome, OutcomeState } from '../../src/console/outcomes';
 export type { ThroughputPoint, ThroughputSnapshot } from '../../src/console/throughput';
 export type { ServiceQueueStats as QueueFigures } from '../../src/queue-stats';
 export type { InstanceSummary, WorkerAction, WorkerReport, DeadLetter, DeadLetterDetail } from '@warren/amqp';
-export type { HistoryItem, HistoryPage, CallDetail, PastAttempt } from '@warren/inflight';
+export type { HistoryItem, HistoryPage, CallDetail, PastAttempt, DelayedCall } from '@warren/inflight';
 export type { ScheduleEntry as ScheduleItem } from '@warren/schedules';
 
 /** `inflight`, and the page's own copy of the lists it keeps up to date from the deltas. */

@@ -2,13 +2,15 @@
  * @warren/broker — the broker process's parts: the HTTP gateway (JSON-RPC
  * over HTTP, MCP over SSE and Streamable HTTP, operator endpoints) and the
  * rpc.discover service. `main.ts` runs them; other code builds on
- * `startBroker` (everything) or `buildGateway` (bring your own client).
+ * `startBroker` (everything) or `buildGateway` (bring your own client);
+ * `startEmbedded` runs it with services in one process, in memory (embedded mode).
  */
 export { startBroker, type Broker, type BrokerOptions } from './broker';
 export { buildGateway, jsonContentTypes, type Gateway, type GatewayDeps } from './gateway';
 export { resolveGatewayOptions, methodFilter, gatewayDefaults, type GatewayOptions, type ResolvedGatewayOptions } from './options';
 export { brokerOptionsFromEnv, brokerEnv, type BrokerEnv } from './env';
 export { inflightWiring } from './inflight-wiring';
+export { startEmbedded, type EmbeddedBroker, type EmbeddedHost, type EmbeddedOptions, type EmbeddedService } from './embedded';
 export type { InflightSource, ClusterCall } from './inflight';
 export { runProbes, type ReadinessProbe, type ProbeResult, type ProbeReport } from './probes';
 export { redisPingProbe } from './redis-probe';

@@ -45,7 +45,9 @@ export function redisPing(url: string, timeoutMs = 1000): RedisPing {
       lazyConnect: true,
       enableOfflineQueue: false,
       enableReadyCheck: false,
-      // Nothing but AUTH and PING on the wire (no CLIENT SETINFO): a probe asks no more of the server.
+      // Nothing but AUTH and PING on the wire (no HELLO, no CLIENT SETINFO): a probe asks no more of
+      // the server, and any server that answers PING (an old one, a proxy) passes.
+      protocol: 2,
       disableClientInfo: true,
       maxRetriesPerRequest: 0,
       connectTimeout: timeoutMs,
@@ -66,7 +68,8 @@ export function redisPing(url: string, timeoutMs = 1000): RedisPing {
         await redis.connect();
         if (password !== '') await (username === '' ? redis.auth(password) : redis.auth(username, password));
       }
-      await redis.ping();
+      // Upper case, as redis-cli sends it (call(): ioredis's ping() would send it in lower case).
+      await redis.call('PING');
       return { ok: true, state: 'ready' };
     } catch (err) {
       return { ok: false, state: failure(err) };

@@ -6,7 +6,8 @@
 // Nothing is durable: queues, jobs, in-flight records and the audit log live in this process and
 // end with it. The broker says so ("mode": "embedded" in /readyz and /services), and the jobs
 // service announces `durable: false` (a temporary classic queue) instead of a quorum queue (docs/embedded.md).
-import { MemoryBroker, readServiceEnv, startService, type Env, type WarrenService } from '@warren/amqp';
+import { readServiceEnv, startService, type Env, type WarrenService } from '@warren/amqp';
+import { MemoryBroker } from '@warren/amqp-transport';
 import { MemoryEventLog } from '@warren/eventlog';
 import { MemoryInflightStore, createMemoryTracker, memoryInflightView } from '@warren/inflight';
 import { MemoryScheduleStore } from '@warren/schedules';

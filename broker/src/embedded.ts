@@ -1,11 +1,12 @@
 // Embedded mode: the broker and services in ONE process, over the in-memory broker (MemoryBroker,
-// @warren/amqp) and in-memory stores (in-flight records, schedules), for a machine with Node alone.
+// @warren/amqp-transport) and in-memory stores (in-flight records, schedules), for a machine with Node alone.
 // A product feature, so the broker package composes it; which services run is the caller's choice
 // (scripts/embedded.ts runs the examples, each built from its package's own composition).
 //
 // Nothing is durable: queues, in-flight records and schedules live in this process and end with it.
 // The broker says so ("mode": "embedded" in /readyz and /services; docs/embedded.md).
-import { MemoryBroker, type Env, type WarrenService } from '@warren/amqp';
+import type { Env, WarrenService } from '@warren/amqp';
+import { MemoryBroker } from '@warren/amqp-transport';
 import { MemoryInflightStore, memoryInflightView } from '@warren/inflight';
 import type { Logger } from '@warren/logger';
 import { MemoryScheduleStore } from '@warren/schedules';

@@ -1,4 +1,4 @@
-import type { WireConnection } from '@warren/amqp';
+import type { WireConnection } from '@warren/amqp-transport';
 import type { FastifyInstance } from 'fastify';
 import { inflightScope } from '../authz';
 import type { CallGate } from '../gateway-calls';

@@ -4,7 +4,8 @@ export type {
 } from './types';
 export { isErrorResponse } from './types';
 export { assertNever } from './assert-never';
-export { RawNumberId, isRawNumberId, idText, parseIdText } from './raw-id';
+export { RawNumberId, isRawNumberId } from './raw-id';
+export { idText, parseIdText } from './id-text';
 export { ErrorCode, errorMessages, retryableCodes, type ErrorCodeName, type KnownErrorCode } from './codes';
 export {
   JsonRpcError, ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError, InternalError,

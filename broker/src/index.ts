@@ -7,7 +7,7 @@
 export { startBroker, type Broker, type BrokerOptions } from './broker';
 export { buildGateway, jsonContentTypes, type Gateway, type GatewayDeps } from './gateway';
 export { resolveGatewayOptions, methodFilter, gatewayDefaults, type GatewayOptions, type ResolvedGatewayOptions } from './options';
-export { brokerOptionsFromEnv, brokerEnv, type BrokerEnv } from './env';
+export { brokerOptionsFromEnv, type BrokerEnv } from './env';
 export { inflightWiring } from './inflight-wiring';
 export type { InflightSource, InflightCall } from './inflight';
 export { runProbes, type ReadinessProbe, type ProbeResult, type ProbeReport } from './probes';

@@ -131,6 +131,9 @@ export type SentCall = CallInfo;
 
 /** Told of every request as it is sent, e.g. to record it as queued before any worker takes it. */
 export type SendListener = (call: CallInfo) => void;
+/** How a call settled, as {@link RpcClient.onSettle} tells it. */
+export type SettledListener = (callId: string, how: 'answered' | 'failed' | 'timeout' | 'aborted') => void;
+const settledHow = { resolved: 'answered', rejected: 'failed', timeout: 'timeout', aborted: 'aborted' } as const;
 
 /**
  * A JSON-RPC client over RabbitMQ: requests go to the request exchange with
@@ -160,6 +163,7 @@ export class RpcClient {
   private returned = 0;
   private readonly cancelListeners: CancelListener[] = [];
   private readonly sendListeners: SendListener[] = [];
+  private readonly settleListeners: SettledListener[] = [];
   private readonly headers = new PublishHeaders();
   private readonly delay: DelayChain;
   /** Deadlines of delayed calls pending, by call id: a caller's abort tells workers to remember the cancel that long. */
@@ -235,6 +239,15 @@ export class RpcClient {
    */
   onSend(listener: SendListener): void {
     this.sendListeners.push(listener);
+  }
+
+  /**
+   * Registers a listener for every call this client settles, told how: `answered` (a reply came back:
+   * a result or an error answer), `failed` on this side (no route, not confirmed, connection lost...),
+   * `timeout` or `aborted`. Must not throw and should be quick: it runs on every call.
+   */
+  onSettle(listener: SettledListener): void {
+    this.settleListeners.push(listener);
   }
 
   /**
@@ -412,6 +425,7 @@ export class RpcClient {
     const deadline = this.delayedDeadlines.get(callId);
     if (deadline !== undefined) this.delayedDeadlines.delete(callId);
     this.trust.forget(callId);
+    if (this.settleListeners.length > 0) for (const listener of this.settleListeners) listener(callId, settledHow[outcome]);
     if (outcome !== 'aborted') return;
     // The worker running it (any language) hears this on NS.cancel and stops; the caller already has RpcAbortedError.
     // Published, not confirmed: nothing waits for it (the caller has its answer), so no confirms wait per abort.

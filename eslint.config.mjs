@@ -38,5 +38,15 @@ export default tseslint.config(
   { files: ['libs/schedules/src/**/*.ts'], ignores: ['libs/schedules/src/redis-store.ts'], rules: restrict(io([]), 'Schedules reach Redis through the ScheduleStore port (redis-store.ts).') },
   { files: ['libs/schedules/src/redis-store.ts'], rules: restrict(io(['ioredis']), 'The schedule store only speaks Redis.') },
   { files: ['services/**/*.ts', 'broker/**/*.ts'], rules: restrict(['amqplib', 'ioredis', ...sdk], 'Services and the broker use the Warren libraries, not the drivers; only their main.ts starts an OpenTelemetry SDK.') },
+  // The console's browser code reads the server's shapes as types only (types.ts): a value import would pull server code into the bundle.
+  {
+    files: ['broker/console/src/**/*.ts', 'broker/console/src/**/*.tsx'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{ group: ['@warren/*', '**/src/*', '!./*', '!../*'], allowTypeImports: true, message: 'The console imports the server\'s types only (import type): its bundle holds no server code.' }],
+      }],
+    },
+  },
   { files: ['**/test/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', '**/main.ts', '**/bin/**/*.ts'], rules: { 'no-console': 'off', 'no-restricted-imports': 'off' } },
 );

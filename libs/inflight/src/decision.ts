@@ -1,7 +1,7 @@
 import { decodeProgress, type Progress } from '@warren/calls';
 import { decodeParams, type CallParams } from './call-params';
 import {
-  CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, WorkerLostError, failureResponse, isErrorResponse, parseIdText,
+  assertNever, CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, WorkerLostError, failureResponse, isErrorResponse, parseIdText,
   type Id, type ResponseMessage,
 } from '@warren/jsonrpc';
 
@@ -390,6 +390,5 @@ function parseHeartbeat(raw: unknown): HeartbeatEntry | undefined {
   }
 }
 
-export function assertNever(value: never): never {
-  throw new TypeError(`unexpected value ${String(value)}`);
-}
+// Re-exported for the modules that import it from here (tracker.ts); one definition, in @warren/jsonrpc.
+export { assertNever };

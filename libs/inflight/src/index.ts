@@ -12,6 +12,7 @@ export { DelayedCalls, trackDelayed, maxDelayedListed, type DelayedCall, type De
 export { cancelOnAbort, callWithRecovery, trackQueued, type RecoveryOptions, type TrackQueuedOptions } from './client';
 export { inflightMethods, inflightNotifications, delayedMethods } from './methods';
 export { type TrackerHealth, type TrackingState } from './health';
+export { redisPing, type RedisPing, type RedisPingResult } from './redis-ping';
 export {
   type TrackerOptions, type ViewOptions, type StoreOptions, type RedisConfig, trackerDefaults, viewDefaults,
   resolveTrackerOptions, resolveViewOptions, DEFAULT_REDIS_URL,

@@ -3,6 +3,7 @@ export type {
   SuccessResponse, ErrorResponse, ResponseMessage, DecodedItem, Decoded,
 } from './types';
 export { isErrorResponse } from './types';
+export { assertNever } from './assert-never';
 export { RawNumberId, isRawNumberId, idText, parseIdText } from './raw-id';
 export { ErrorCode, errorMessages, retryableCodes, type ErrorCodeName, type KnownErrorCode } from './codes';
 export {

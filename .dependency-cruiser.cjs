@@ -6,22 +6,23 @@
 
 /**
  * The Warren packages each library's `src/` may import: its package.json dependencies, read as an order
- * (JSON-RPC core ← calls, transport ← amqp engine/runtime ← schedules ← the CLI, services and broker).
+ * (config (env schema, options kernel) ← JSON-RPC core ← calls, transport ← amqp engine/runtime ← schedules ← the CLI, services and broker).
  * Absent on purpose: inflight → amqp (a tracker needs no AMQP: the tracker port is @warren/calls'), and
  * any library → services, broker or scripts.
  */
 const libraryImports = {
-  jsonrpc: [],
+  config: [],
+  jsonrpc: ['config'],
   logger: [],
-  eventlog: [],
+  eventlog: ['config'],
   testkit: [],
   'tracing-node': [],
   calls: ['jsonrpc'],
-  'amqp-transport': ['jsonrpc', 'logger'],
-  amqp: ['amqp-transport', 'calls', 'jsonrpc', 'logger'],
-  inflight: ['calls', 'jsonrpc', 'logger'],
-  schedules: ['amqp', 'jsonrpc', 'logger'],
-  cli: ['amqp', 'amqp-transport', 'inflight', 'jsonrpc', 'logger'],
+  'amqp-transport': ['config', 'jsonrpc', 'logger'],
+  amqp: ['amqp-transport', 'calls', 'config', 'jsonrpc', 'logger'],
+  inflight: ['calls', 'config', 'jsonrpc', 'logger'],
+  schedules: ['amqp', 'config', 'jsonrpc', 'logger'],
+  cli: ['amqp', 'amqp-transport', 'config', 'inflight', 'jsonrpc', 'logger'],
 };
 
 /** The composition roots (services, broker) take any library but these (test helpers, the CLI's own). */

@@ -1,6 +1,7 @@
 // `npm start` in embedded mode (start-mode.ts decides): the whole system in this one process over
 // memory (embedded.ts), with a banner nobody can miss, the same log lines as the processes print
 // (each prefixed by the name the process would have), and a graceful stop on SIGINT/SIGTERM.
+import { envValue } from '@warren/config';
 import { createLogger } from '@warren/logger';
 import { startTracing } from '@warren/tracing-node';
 import { startEmbedded, type EmbeddedSystem } from './embedded';
@@ -25,7 +26,7 @@ export function embeddedBanner(why: string): string {
 
 /** Runs until a signal; resolves never, exits the process when stopped. */
 export async function runEmbedded(why: string, format: ReturnType<typeof lineFormatter>): Promise<void> {
-  const level = process.env['LOG_LEVEL'] || 'info';
+  const level = envValue(process.env, 'LOG_LEVEL');
   process.stdout.write(embeddedBanner(why));
   // One process, one SDK: every part's spans carry service.name `warren` unless OTEL_SERVICE_NAME says otherwise.
   const tracing = startTracing(process.env, { serviceName: 'warren' });

@@ -8,7 +8,7 @@
 export { startBroker, type Broker, type BrokerOptions } from './broker';
 export { buildGateway, jsonContentTypes, type Gateway, type GatewayDeps } from './gateway';
 export { resolveGatewayOptions, methodFilter, gatewayDefaults, type GatewayOptions, type ResolvedGatewayOptions } from './options';
-export { brokerOptionsFromEnv, brokerEnv, type BrokerEnv } from './env';
+export { brokerOptionsFromEnv, type BrokerEnv } from './env';
 export { inflightWiring } from './inflight-wiring';
 export { startEmbedded, type EmbeddedBroker, type EmbeddedHost, type EmbeddedOptions, type EmbeddedService } from './embedded';
 export type { InflightSource, ClusterCall } from './inflight';

@@ -2,6 +2,7 @@
 // shuts down gracefully on SIGINT/SIGTERM. The only broker file that reads
 // process.env or exits.
 import { recordAnnounced, shutdownHandler, watchSupervisor } from '@warren/amqp';
+import { envGiven } from '@warren/config';
 import { InflightView, RedisDirectory } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
 import { RedisScheduleStore } from '@warren/schedules';
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
   // Under `npm start`, stdin is the supervisor's pipe: its end means the supervisor is gone (even SIGKILLed), and the
   // broker drains as on SIGTERM rather than serve on as an orphan (supervisor-watch.ts). A drain under way is bounded already.
-  if (process.env['WARREN_SUPERVISOR'] === 'stdin') {
+  if (envGiven(process.env, 'WARREN_SUPERVISOR') === 'stdin') {
     const watch = watchSupervisor(process.stdin, () => {
       if (stop.stopping) return;
       logger.warn('supervisor gone (its pipe closed); shutting down');

@@ -7,6 +7,7 @@ import type { ConsoleOptions } from './console/options';
 import type { InflightSource } from './inflight';
 import type { ReadinessProbe } from './probes';
 import { resolveRateLimit, type RateLimitOptions, type ResolvedRateLimit } from './http/rate-limit';
+import { checkInt, checkPositiveInts } from '@warren/config';
 
 /** What the HTTP gateway does; every field has a default, resolved and checked by {@link resolveGatewayOptions}. */
 export interface GatewayOptions {
@@ -201,10 +202,8 @@ export function resolveGatewayOptions(options: GatewayOptions = {}): ResolvedGat
     'bodyLimitBytes', 'defaultTimeoutMs', 'maxTimeoutMs', 'maxConcurrentCalls', 'maxSessions', 'maxSessionsPerToken', 'maxSessionsPerIp',
     'sessionInitTimeoutMs', 'maxSessionOutputBytes', 'requestTimeoutMs', 'headersTimeoutMs', 'sseKeepAliveMs', 'shutdownTimeoutMs',
   ] as const;
-  for (const field of positive) {
-    if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`GatewayOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
-  }
-  if (!Number.isSafeInteger(resolved.port) || resolved.port < 0 || resolved.port > 65535) throw new RangeError(`GatewayOptions.port must be 0-65535, got ${String(resolved.port)}`);
+  checkPositiveInts('GatewayOptions', resolved, positive);
+  checkInt('GatewayOptions.port', resolved.port, { min: 0, max: 65535, expected: '0-65535' });
   if (resolved.defaultTimeoutMs > resolved.maxTimeoutMs) throw new RangeError('GatewayOptions.defaultTimeoutMs must not exceed maxTimeoutMs');
   if (resolved.headersTimeoutMs > resolved.requestTimeoutMs) throw new RangeError('GatewayOptions.headersTimeoutMs must not exceed requestTimeoutMs');
   if (options.tokens !== undefined && tokens.length === 0) throw new RangeError("GatewayOptions.tokens is empty: that would turn auth off; leave it out or set auth: 'none'");

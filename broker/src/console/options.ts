@@ -1,4 +1,4 @@
-import { definedOnly } from '@warren/jsonrpc';
+import { checkPositiveInts, resolveOptions } from '@warren/config';
 
 /** What the console (GET /, its assets and its live feed) does; every field has a default. */
 export interface ConsoleOptions {
@@ -36,9 +36,7 @@ export const consoleDefaults: ResolvedConsoleOptions = {
 
 /** Fills in defaults and names the bad field. */
 export function resolveConsoleOptions(options: ConsoleOptions = {}): ResolvedConsoleOptions {
-  const resolved: ResolvedConsoleOptions = { ...consoleDefaults, ...(definedOnly(options) as Partial<ResolvedConsoleOptions>) };
-  for (const field of ['pollMs', 'maxClients', 'maxBufferedBytes', 'maxOutcomes', 'throughputMinutes', 'keepAliveMs'] as const) {
-    if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`ConsoleOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
-  }
+  const resolved = resolveOptions(consoleDefaults, options);
+  checkPositiveInts('ConsoleOptions', resolved, ['pollMs', 'maxClients', 'maxBufferedBytes', 'maxOutcomes', 'throughputMinutes', 'keepAliveMs']);
   return resolved;
 }

@@ -1,3 +1,4 @@
+import { checkInt } from '@warren/config';
 /**
  * Per-client rate limits for the gateway: a token bucket per client IP and
  * one per bearer token. Written here rather than taken from
@@ -50,7 +51,7 @@ export function resolveRateLimit(options: RateLimitOptions | undefined): Resolve
   if (options === undefined) return undefined;
   const field = 'GatewayOptions.rateLimit';
   const maxKeys = options.maxKeys ?? rateLimitDefaults.maxKeys;
-  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) throw new RangeError(`${field}.maxKeys must be a positive integer, got ${String(maxKeys)}`);
+  checkInt(`${field}.maxKeys`, maxKeys);
   return { perIp: resolveBucket(options.perIp, `${field}.perIp`), perToken: resolveBucket(options.perToken, `${field}.perToken`), maxKeys };
 }
 
@@ -58,7 +59,7 @@ function resolveBucket(spec: BucketSpec | undefined, field: string): ResolvedBuc
   if (spec === undefined) return undefined;
   if (typeof spec.perSec !== 'number' || !Number.isFinite(spec.perSec) || spec.perSec <= 0) throw new RangeError(`${field}.perSec must be a positive number, got ${String(spec.perSec)}`);
   const burst = spec.burst ?? Math.max(1, Math.ceil(spec.perSec));
-  if (!Number.isSafeInteger(burst) || burst < 1) throw new RangeError(`${field}.burst must be a positive integer, got ${String(burst)}`);
+  checkInt(`${field}.burst`, burst);
   return { perSec: spec.perSec, burst };
 }
 

@@ -23,3 +23,11 @@ describe('readServiceEnv', () => {
     expect(() => positiveIntFromEnv({ PREFETCH: '0' }, 'PREFETCH', 1)).toThrow(/PREFETCH/);
   });
 });
+
+describe('readServiceEnv through the environment schema', () => {
+  it('names the variable that does not parse, with the code of an environment error', () => {
+    for (const env of [{ PREFETCH: 'lots' }, { SHUTDOWN_TIMEOUT_MS: '0' }, { WARREN_OPS_PORT: '70000' }]) {
+      expect(() => readServiceEnv(env, { name: 'x', prefetch: 1 })).toThrow(expect.objectContaining({ code: 'WARREN_BAD_ENV', variable: Object.keys(env)[0] }));
+    }
+  });
+});

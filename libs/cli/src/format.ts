@@ -1,5 +1,6 @@
 // Output helpers: colours (only on a TTY, NO_COLOR respected), aligned tables,
 // JSON with highlighting, durations. Nothing here writes; callers pass text on.
+import { envGiven, type Env } from '@warren/config';
 
 export interface Colors {
   readonly enabled: boolean;
@@ -13,9 +14,10 @@ export interface Colors {
 }
 
 /** Colours when writing to a terminal, unless NO_COLOR is set; FORCE_COLOR (not 0) forces them. */
-export function wantColor(isTTY: boolean, env: Readonly<Record<string, string | undefined>>): boolean {
-  if (env['FORCE_COLOR'] !== undefined && env['FORCE_COLOR'] !== '') return env['FORCE_COLOR'] !== '0';
-  if (env['NO_COLOR'] !== undefined && env['NO_COLOR'] !== '') return false;
+export function wantColor(isTTY: boolean, env: Env): boolean {
+  const force = envGiven(env, 'FORCE_COLOR');
+  if (force !== undefined) return force !== '0';
+  if (envGiven(env, 'NO_COLOR') !== undefined) return false;
   return isTTY && env['TERM'] !== 'dumb';
 }
 

@@ -14,6 +14,7 @@ import { workerCommand } from './commands/workers';
 import { ExitCode, type ExitCodeValue } from './errors';
 import { wantColor } from './format';
 import { Session, type Io, type Settings } from './session';
+import { envGiven, envValue } from '@warren/config';
 
 /** Defaults of everything the environment or a flag can set; docs/cli.md has the table. */
 export const cliDefaults = {
@@ -50,30 +51,25 @@ function nonNegativeInt(value: string): number {
   return n;
 }
 
-const env = (io: Io, name: string): string | undefined => {
-  const v = io.env[name]?.trim();
-  return v === undefined || v === '' ? undefined : v;
-};
-
 /** Flags win over the environment, the environment over the defaults. */
 export function resolveSettings(io: Io, g: GlobalFlags): Settings {
-  const namespace = g.namespace ?? env(io, 'WARREN_NAMESPACE') ?? cliDefaults.namespace;
-  const gatewayNamed = g.gateway ?? env(io, 'WARREN_GATEWAY');
+  const namespace = g.namespace ?? envGiven(io.env, 'WARREN_NAMESPACE') ?? cliDefaults.namespace;
+  const gatewayNamed = g.gateway ?? envGiven(io.env, 'WARREN_GATEWAY');
   const gateway = gatewayNamed ?? cliDefaults.gateway;
   const json = g.json === true;
   // Checked when a command first needs it (Session.via), where a usage error is reported like any other.
-  const via = (g.via ?? env(io, 'WARREN_VIA') ?? 'auto').toLowerCase();
-  const amqpNamed = g.amqpUrl ?? env(io, 'AMQP_URL');
+  const via = (g.via ?? envValue(io.env, 'WARREN_VIA')).toLowerCase();
+  const amqpNamed = g.amqpUrl?.split(',') ?? envGiven(io.env, 'AMQP_URL');
   return {
     via,
     amqpExplicit: amqpNamed !== undefined,
     json,
     color: g.color !== false && !json && wantColor(io.stdout.isTTY === true, io.env),
     namespace,
-    amqpUrls: (amqpNamed ?? cliDefaults.amqpUrl).split(',').map((u) => u.trim()).filter(Boolean),
-    redisUrl: g.redisUrl ?? env(io, 'REDIS_URL') ?? cliDefaults.redisUrl,
+    amqpUrls: (amqpNamed ?? [cliDefaults.amqpUrl]).map((u) => u.trim()).filter(Boolean),
+    redisUrl: g.redisUrl ?? envGiven(io.env, 'REDIS_URL') ?? cliDefaults.redisUrl,
     // The services' convention: in-flight keys are prefixed with the namespace unless told otherwise.
-    keyPrefix: g.keyPrefix ?? env(io, 'WARREN_KEY_PREFIX') ?? namespace,
+    keyPrefix: g.keyPrefix ?? envGiven(io.env, 'WARREN_KEY_PREFIX') ?? namespace,
     gateway: gateway === 'off' || gateway === 'none' ? undefined : gateway,
     gatewayExplicit: gatewayNamed !== undefined,
     connectTimeoutMs: g.connectTimeout ?? cliDefaults.connectTimeoutMs,

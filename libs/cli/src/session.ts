@@ -5,6 +5,7 @@ import { redactUrl } from '@warren/logger';
 import { UnreachableError, UsageError } from './errors';
 import { colors, type Colors } from './format';
 import { GatewayCaller, GatewayView, gatewayIsEmbedded, type Caller, type ViewPort } from './gateway-caller';
+import { envGiven } from '@warren/config';
 
 /** Where the CLI reads and writes; `process` in the bin, fakes in tests. */
 export interface Io {
@@ -88,7 +89,7 @@ export class Session {
   private gatewayCaller(): Caller {
     const base = this.settings.gateway;
     if (base === undefined) throw new UnreachableError('the gateway', new Error('--via gateway needs a gateway (--gateway or WARREN_GATEWAY), not "off"'));
-    return new GatewayCaller(base, this.io.env['WARREN_TOKEN'] || undefined, this.settings.connectTimeoutMs);
+    return new GatewayCaller(base, envGiven(this.io.env, 'WARREN_TOKEN'), this.settings.connectTimeoutMs);
   }
 
   private async amqpClient(options: { readonly persistent?: boolean; readonly defaultTimeoutMs?: number }): Promise<RpcClient> {
@@ -101,6 +102,7 @@ export class Session {
       connectionName: 'warren-cli',
     });
     this.amqp = connection;
+    const userId = envGiven(this.io.env, 'AMQP_USER_ID');
     // Made before RabbitMQ connects, so Redis is connected by the first call (the queued mark below is skipped while it is not).
     const inflight = this.view();
     try {
@@ -109,7 +111,7 @@ export class Session {
         connection,
         namespace: this.settings.namespace,
         // Run as a RabbitMQ user of its own (docs/security.md): reply queues its permissions allow.
-        ...(this.io.env['AMQP_USER_ID'] ? { clientIdPrefix: this.io.env['AMQP_USER_ID'] } : {}),
+        ...(userId === undefined ? {} : { clientIdPrefix: userId }),
         ...(options.persistent === undefined ? {} : { persistent: options.persistent }),
         ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
       });

@@ -9,6 +9,7 @@
  */
 import { Redis } from 'ioredis';
 import { eventLogKeys, type EventLogKeys } from './keys';
+import { checkInt, checkPositiveInts } from '@warren/config';
 
 export { eventLogKeys, type EventLogKeys } from './keys';
 
@@ -48,9 +49,7 @@ type Resolved = Required<EventLogOptions>;
 export function resolveEventLogOptions(options: EventLogOptions): Resolved {
   const resolved: Resolved = { ...eventLogDefaults, ...options };
   if (typeof resolved.url !== 'string' || resolved.url.length === 0) throw new RangeError('EventLogOptions.url must be a non-empty Redis URL');
-  for (const field of ['maxEntries', 'ttlMs', 'commandTimeoutMs'] as const) {
-    if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`EventLogOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
-  }
+  checkPositiveInts('EventLogOptions', resolved, ['maxEntries', 'ttlMs', 'commandTimeoutMs']);
   eventLogKeys(resolved.keyPrefix);
   return resolved;
 }
@@ -100,7 +99,7 @@ export class RedisEventLog implements EventStore {
   }
 
   async put(name: string, value: Json, ttlMs = this.o.ttlMs): Promise<void> {
-    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) throw new RangeError(`ttlMs must be a positive integer, got ${String(ttlMs)}`);
+    checkInt('ttlMs', ttlMs);
     await this.redis.set(this.keys.record(name), JSON.stringify(value), 'PX', ttlMs);
   }
 

@@ -1,3 +1,4 @@
+import { checkInt } from '@warren/config';
 /**
  * When a batch goes out: at the end of the current tick (`process.nextTick`,
  * the window ioredis' auto-pipelining uses), or at the end of the current
@@ -19,7 +20,7 @@ export class Batcher<I, R> {
   private sentSignal: { readonly promise: Promise<void>; readonly resolve: () => void } | undefined;
 
   constructor(private readonly send: (items: readonly I[]) => Promise<readonly R[]>, private readonly max: number, private readonly window: BatchWindow = 'tick') {
-    if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`batch size must be a positive integer, got ${max}`);
+    checkInt('batch size', max);
   }
 
   push(item: I): Promise<R> {

@@ -3,6 +3,7 @@ import { InflightClosedError, InflightUnavailableError } from './errors';
 import { directoryTtlMs, keys } from './keys';
 import { DEFAULT_REDIS_URL, viewDefaults, type StoreOptions } from './options';
 import { RedisStore } from './store';
+import { checkPositiveInts } from '@warren/config';
 
 /** What a service records of one method (the shape of @warren/amqp's DirectoryMethod). */
 export interface RecordedMethod {
@@ -48,9 +49,7 @@ export class RedisDirectory {
     const log: Logger = (options.logger ?? silentLogger()).child({ component: 'method-directory' });
     this.ttlMs = options.ttlMs ?? directoryTtlMs;
     this.commandTimeoutMs = options.commandTimeoutMs ?? viewDefaults.commandTimeoutMs;
-    for (const [field, value] of [['ttlMs', this.ttlMs], ['commandTimeoutMs', this.commandTimeoutMs]] as const) {
-      if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`DirectoryOptions.${field} must be a positive integer, got ${String(value)}`);
-    }
+    checkPositiveInts('DirectoryOptions', { ttlMs: this.ttlMs, commandTimeoutMs: this.commandTimeoutMs }, ['ttlMs', 'commandTimeoutMs']);
     this.store = new RedisStore(options.redis ?? DEFAULT_REDIS_URL, this.commandTimeoutMs, keys(options.keyPrefix ?? viewDefaults.keyPrefix), log);
   }
 

@@ -1,6 +1,7 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { silentLogger, type Logger } from '@warren/logger';
 import { assertKeyPrefix, historyBounds, type HistoryBounds } from './keys';
+import { checkPositiveInts } from '@warren/config';
 
 /**
  * Where Redis is. A URL or `RedisOptions` for a single node; `RedisOptions`
@@ -114,13 +115,6 @@ export const viewDefaults = {
   graceMs: 60_000,
 } as const;
 
-function positive(kind: string, options: Record<string, unknown>, fields: readonly string[]): void {
-  for (const field of fields) {
-    const value = options[field];
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new RangeError(`${kind}.${field} must be a positive integer, got ${String(value)}`);
-  }
-}
-
 export function resolveTrackerOptions(options: TrackerOptions = {}): ResolvedTrackerOptions {
   const resolved: ResolvedTrackerOptions = {
     redis: options.redis ?? DEFAULT_REDIS_URL,
@@ -141,9 +135,9 @@ export function resolveTrackerOptions(options: TrackerOptions = {}): ResolvedTra
   };
   assertKeyPrefix(resolved.keyPrefix);
   if (resolved.awaitClaim !== 'redeliveries' && resolved.awaitClaim !== 'always') throw new RangeError(`TrackerOptions.awaitClaim must be 'redeliveries' or 'always', got ${String(resolved.awaitClaim)}`);
-  positive('TrackerOptions', resolved, ['commandTimeoutMs', 'leaseMs', 'heartbeatMs', 'maxAttempts', 'resultTtlMs', 'graceMs', 'waitPollMs', 'takeoverMinMs', 'connectTimeoutMs']);
+  checkPositiveInts('TrackerOptions', resolved, ['commandTimeoutMs', 'leaseMs', 'heartbeatMs', 'maxAttempts', 'resultTtlMs', 'graceMs', 'waitPollMs', 'takeoverMinMs', 'connectTimeoutMs']);
   if (resolved.history !== false) {
-    for (const kind of ['done', 'failed'] as const) positive(`TrackerOptions.history.${kind}`, { ...resolved.history[kind] }, ['entries', 'ageMs']);
+    for (const kind of ['done', 'failed'] as const) checkPositiveInts(`TrackerOptions.history.${kind}`, { ...resolved.history[kind] }, ['entries', 'ageMs']);
   }
   if (resolved.heartbeatMs * 3 > resolved.leaseMs) {
     throw new RangeError(`TrackerOptions.heartbeatMs must be at most leaseMs / 3 (so a lease is renewed before it runs out), got ${resolved.heartbeatMs} with leaseMs ${resolved.leaseMs}`);
@@ -161,8 +155,8 @@ export function resolveViewOptions(options: ViewOptions = {}): ResolvedViewOptio
     history: options.history ?? historyBounds,
     logger: options.logger ?? silentLogger(),
   };
-  for (const kind of ['done', 'failed'] as const) positive(`ViewOptions.history.${kind}`, { ...resolved.history[kind] }, ['entries', 'ageMs']);
+  for (const kind of ['done', 'failed'] as const) checkPositiveInts(`ViewOptions.history.${kind}`, { ...resolved.history[kind] }, ['entries', 'ageMs']);
   assertKeyPrefix(resolved.keyPrefix);
-  positive('ViewOptions', resolved, ['commandTimeoutMs', 'cancelTtlMs', 'graceMs']);
+  checkPositiveInts('ViewOptions', resolved, ['commandTimeoutMs', 'cancelTtlMs', 'graceMs']);
   return resolved;
 }

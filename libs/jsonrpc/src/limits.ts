@@ -1,3 +1,4 @@
+import { checkPositiveInts, definedOnly, resolveOptions } from '@warren/config';
 /** Bounds on what the decoder accepts; each has a documented default. */
 export interface DecodeLimits {
   /** Largest payload in bytes (UTF-8). @default 1048576 (1 MiB) */
@@ -14,14 +15,10 @@ export const defaultDecodeLimits: ResolvedDecodeLimits = { maxBytes: 1024 * 1024
 
 /** Fills in defaults and names the bad field, so a misconfiguration fails at start-up rather than on the first message. */
 export function resolveDecodeLimits(limits: DecodeLimits = {}): ResolvedDecodeLimits {
-  const resolved = { ...defaultDecodeLimits, ...definedOnly(limits) };
-  for (const [field, value] of Object.entries(resolved)) {
-    if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`DecodeLimits.${field} must be a positive integer, got ${String(value)}`);
-  }
+  const resolved = resolveOptions(defaultDecodeLimits, limits);
+  checkPositiveInts('DecodeLimits', resolved, ['maxBytes', 'maxDepth', 'maxBatch']);
   return resolved;
 }
 
-/** A copy of `value` without its undefined properties, for spreading over defaults. */
-export function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
+/** Kept here for the packages that import it from @warren/jsonrpc; it lives in the options kernel. */
+export { definedOnly };

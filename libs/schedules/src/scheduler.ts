@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RpcClient } from '@warren/amqp';
-import { definedOnly } from '@warren/jsonrpc';
+import { checkPositiveInts, definedOnly } from '@warren/config';
 import { silentLogger, type Logger } from '@warren/logger';
 import { Counts, type ScheduleCounts } from './counts';
 import { fireCall } from './fire';
@@ -57,9 +57,7 @@ export class Scheduler {
 
   constructor(private readonly options: SchedulerOptions) {
     this.o = { ...schedulerDefaults, ...definedOnly({ leaseMs: options.leaseMs, graceMs: options.graceMs, tickMs: options.tickMs }) } as Required<Omit<SchedulerOptions, 'store' | 'client' | 'logger'>>;
-    for (const field of ['leaseMs', 'graceMs', 'tickMs'] as const) {
-      if (!Number.isSafeInteger(this.o[field]) || this.o[field] < 1) throw new RangeError(`SchedulerOptions.${field} must be a positive integer, got ${String(this.o[field])}`);
-    }
+    checkPositiveInts('SchedulerOptions', this.o, ['leaseMs', 'graceMs', 'tickMs']);
     if (this.o.tickMs >= this.o.leaseMs) throw new RangeError('SchedulerOptions.tickMs must be shorter than leaseMs (the lease is renewed every tick)');
     this.log = (options.logger ?? silentLogger()).child({ component: 'scheduler' });
   }

@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { isIntIn, isPositiveInt } from '@warren/config';
 import type { JsonSchema, JsonValue } from '@warren/jsonrpc';
 
 /** What runs while an earlier firing of the same schedule is still running. */
@@ -103,15 +104,15 @@ export function parseSchedule(input: ScheduleInput, now: number, source: string)
     timing = { kind: 'cron', cron: input.cron, timezone };
   } else {
     if (input.timezone !== undefined) return bad('timezone', 'only with cron');
-    if (!Number.isSafeInteger(input.everyMs) || (input.everyMs ?? 0) < minEveryMs) return bad('everyMs', `must be an integer ≥ ${minEveryMs}`);
+    if (!isIntIn(input.everyMs, minEveryMs)) return bad('everyMs', `must be an integer ≥ ${minEveryMs}`);
     timing = { kind: 'interval', everyMs: input.everyMs as number, anchor: now };
   }
   const policy = input.catchUp ?? 'none';
   if (input.catchUpMax !== undefined && policy !== 'all') return bad('catchUpMax', "only with catchUp: 'all'");
   const max = input.catchUpMax ?? 10;
-  if (!Number.isSafeInteger(max) || max < 1 || max > maxCatchUp) return bad('catchUpMax', `must be an integer from 1 to ${maxCatchUp}`);
+  if (!isIntIn(max, 1, maxCatchUp)) return bad('catchUpMax', `must be an integer from 1 to ${maxCatchUp}`);
   const timeoutMs = input.timeoutMs ?? 60_000;
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) return bad('timeoutMs', 'must be a positive integer');
+  if (!isPositiveInt(timeoutMs)) return bad('timeoutMs', 'must be a positive integer');
   const overlap = input.overlap ?? 'skip';
   if (overlap !== 'skip' && overlap !== 'queue' && overlap !== 'allow') return bad('overlap', 'must be skip, queue or allow');
   return {

@@ -1,6 +1,7 @@
 // What the audit service is, apart from where it connects and stores: the options its main
 // (RabbitMQ + Redis) and embedded mode (scripts/embedded.ts, in memory) both pass to startService.
-import { positiveIntFromEnv, type Env, type ServiceEnv, type ServiceOptions } from '@warren/amqp';
+import type { ServiceEnv, ServiceOptions } from '@warren/amqp';
+import { envValue, type Env } from '@warren/config';
 import type { EventStore } from '@warren/eventlog';
 import type { Logger } from '@warren/logger';
 import { auditMethods, auditNotifications } from './methods';
@@ -11,9 +12,9 @@ export const auditDefaults = { name: 'audit', prefetch: 32 } as const;
 export function auditSettings(env: Env): { readonly maxEntries: number; readonly ttlMs: number } {
   return {
     /** Most entries kept per service. */
-    maxEntries: positiveIntFromEnv(env, 'AUDIT_MAX_ENTRIES', 1000),
+    maxEntries: envValue(env, 'AUDIT_MAX_ENTRIES'),
     /** How long the record lives after the last notification. */
-    ttlMs: positiveIntFromEnv(env, 'AUDIT_TTL_MS', 86_400_000),
+    ttlMs: envValue(env, 'AUDIT_TTL_MS'),
   };
 }
 

@@ -1,6 +1,7 @@
 // What the jobs service is, apart from where it connects and stores: the options its main
 // (RabbitMQ + Redis) and embedded mode (scripts/embedded.ts, in memory) both pass to startService.
-import { positiveIntFromEnv, type CallTracker, type Env, type ServiceEnv, type ServiceOptions } from '@warren/amqp';
+import type { CallTracker, ServiceEnv, ServiceOptions } from '@warren/amqp';
+import { envValue, type Env } from '@warren/config';
 import type { EventStore } from '@warren/eventlog';
 import type { CallStatus, TrackerOptions } from '@warren/inflight';
 import type { Logger } from '@warren/logger';
@@ -21,10 +22,10 @@ export interface JobsSettings {
 
 export function jobsSettings(env: Env): JobsSettings {
   return {
-    stepMs: positiveIntFromEnv(env, 'JOBS_STEP_MS', 1000),
-    maxAttempts: positiveIntFromEnv(env, 'JOBS_MAX_ATTEMPTS', 3),
-    leaseMs: positiveIntFromEnv(env, 'JOBS_LEASE_MS', 15_000),
-    shutdownGraceMs: positiveIntFromEnv(env, 'SHUTDOWN_GRACE_MS', 10_000),
+    stepMs: envValue(env, 'JOBS_STEP_MS'),
+    maxAttempts: envValue(env, 'JOBS_MAX_ATTEMPTS'),
+    leaseMs: envValue(env, 'JOBS_LEASE_MS'),
+    shutdownGraceMs: envValue(env, 'SHUTDOWN_GRACE_MS'),
   };
 }
 

@@ -4,6 +4,7 @@ import type { RpcClient } from '../engine/client';
 import { names, type Names } from '../wire/names';
 import type { ServiceRegistry } from './registry';
 import type { AvailabilityVerdict } from '../engine/availability-verdict';
+import { checkInt } from '@warren/config';
 
 /** A service request queue's depth, as RabbitMQ reports it (`queue.declare` passive). */
 export interface QueueDepth {
@@ -127,7 +128,7 @@ export class AvailabilityGate {
 
   constructor(private readonly directory: MethodDirectory, private readonly depths: Pick<QueueDepths, 'read'>, options: AvailabilityOptions = {}) {
     this.ttlMs = options.ttlMs ?? 1000;
-    if (!Number.isSafeInteger(this.ttlMs) || this.ttlMs < 0) throw new RangeError(`AvailabilityOptions.ttlMs must be a whole number >= 0, got ${String(options.ttlMs)}`);
+    checkInt('AvailabilityOptions.ttlMs', this.ttlMs, { min: 0, expected: 'a whole number >= 0' });
   }
 
   /** The verdict for a call to `method`. */

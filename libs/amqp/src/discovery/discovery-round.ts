@@ -2,6 +2,7 @@ import type { WireChannel } from '@warren/amqp-transport';
 import type { Logger } from '@warren/logger';
 import { announceNowRequest, maxAnswerDelayMs } from './announce-now';
 import type { Names } from '../wire/names';
+import { checkInt } from '@warren/config';
 
 export interface DiscoveryRoundOptions {
   /** @default true */
@@ -44,7 +45,7 @@ export class DiscoveryRound {
     this.settleMs = options.settleMs ?? 500;
     this.maxWaitMs = options.maxWaitMs ?? 3000;
     for (const [field, value] of [['jitterMs', this.jitterMs], ['settleMs', this.settleMs], ['maxWaitMs', this.maxWaitMs]] as const) {
-      if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`RegistryOptions.${field} must be a whole number of ms, got ${String(value)}`);
+      checkInt(`RegistryOptions.${field}`, value, { min: 0, expected: 'a whole number of ms' });
     }
     this.complete = new Promise((resolve) => {
       this.finish = resolve;

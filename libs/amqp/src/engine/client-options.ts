@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { silentLogger, type Logger } from '@warren/logger';
 import type { ReplyMode } from './reply-consumer';
 import type { ReplyUsers } from './reply-users';
+import { checkPositiveInts } from '@warren/config';
 
 export interface ClientOptions {
   /** Namespace every exchange and queue name is built from; services and clients must agree. @default 'warren' */
@@ -69,9 +70,7 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
     logger: options.logger ?? silentLogger(),
     ...(options.replyUsers === undefined ? {} : { replyUsers: options.replyUsers }),
   };
-  for (const field of ['defaultTimeoutMs', 'maxPending', 'maxBuffered', 'replyQueueExpiresMs', 'maxMessageBytes'] as const) {
-    if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`ClientOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
-  }
+  checkPositiveInts('ClientOptions', resolved, ['defaultTimeoutMs', 'maxPending', 'maxBuffered', 'replyQueueExpiresMs', 'maxMessageBytes']);
   if (resolved.replyMode !== 'named' && resolved.replyMode !== 'direct') throw new RangeError(`ClientOptions.replyMode must be 'named' or 'direct'`);
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(resolved.clientId)) throw new RangeError('ClientOptions.clientId must be 1-64 characters of [A-Za-z0-9_-]');
   return resolved;

@@ -2,6 +2,7 @@ import type { WireChannel, WireMessage } from '@warren/amqp-transport';
 import { ErrorCode, JsonRpcError, isErrorResponse, type JsonValue, type ResponseMessage } from '@warren/jsonrpc';
 import { Header } from '../wire/headers';
 import { carriedHeaders, copyProperties } from '../wire/republish';
+import { checkInt } from '@warren/config';
 
 /**
  * A method's retry policy: a call whose handler fails with a retryable error is tried again, up to
@@ -51,12 +52,10 @@ export function isRetryable(err: unknown): boolean {
 
 /** Checks a policy and names the bad field. */
 export function assertRetryPolicy(method: string, p: RetryPolicy): void {
-  const bad = (field: string, want: string): never => {
-    throw new RangeError(`methods.${method}.retry.${field} must be ${want}`);
-  };
-  if (!Number.isSafeInteger(p.attempts) || p.attempts < 2 || p.attempts > maxRetryAttempts) bad('attempts', `an integer in 2..${maxRetryAttempts}`);
-  if (!Number.isSafeInteger(p.backoffMs) || p.backoffMs < 1) bad('backoffMs', 'a positive integer');
-  if (p.maxBackoffMs !== undefined && (!Number.isSafeInteger(p.maxBackoffMs) || p.maxBackoffMs < p.backoffMs)) bad('maxBackoffMs', 'an integer >= backoffMs');
+  const field = `methods.${method}.retry`;
+  checkInt(`${field}.attempts`, p.attempts, { min: 2, max: maxRetryAttempts, expected: `an integer in 2..${maxRetryAttempts}` });
+  checkInt(`${field}.backoffMs`, p.backoffMs);
+  if (p.maxBackoffMs !== undefined) checkInt(`${field}.maxBackoffMs`, p.maxBackoffMs, { min: p.backoffMs, expected: 'an integer >= backoffMs' });
 }
 
 /** The wait after attempt `failed` (1-based) failed. */

@@ -1,8 +1,9 @@
+import { envGiven, envValue, isPositiveInt, type Env } from '@warren/config';
 import type { ServiceOptions } from './service-options';
-/** An environment to read settings from; mains pass `process.env`, tests pass a plain object. */
-export type Env = Readonly<Record<string, string | undefined>>;
 
-/** The settings every Warren service main reads; docs/services.md has the table. */
+export type { Env };
+
+/** The settings every Warren service main reads; @warren/config's schema holds the variables (docs/configuration.md). */
 export interface ServiceEnv {
   /** `AMQP_URL`: RabbitMQ URL(s); a comma-separated list names the nodes of a cluster. */
   readonly amqpUrls: string[];
@@ -49,33 +50,31 @@ export interface OpsEnv {
 
 /**
  * Reads the settings every service shares, with the service's own defaults.
- * Empty variables count as unset; a malformed number names its variable, so
- * start-up fails clearly.
+ * Each variable parses through @warren/config's schema: empty counts as unset,
+ * and a malformed value names its variable, so start-up fails clearly.
  */
 export function readServiceEnv(env: Env, defaults: { readonly name: string; readonly prefetch: number }): ServiceEnv {
-  const namespace = env['WARREN_NAMESPACE'] || 'warren';
+  const namespace = envValue(env, 'WARREN_NAMESPACE');
   return {
-    amqpUrls: (env['AMQP_URL'] || 'amqp://guest:guest@127.0.0.1:5672').split(',').map((u) => u.trim()).filter(Boolean),
+    amqpUrls: envValue(env, 'AMQP_URL'),
     namespace,
-    name: env['SERVICE_NAME'] || defaults.name,
-    instanceId: env['INSTANCE_ID'] || undefined,
-    prefetch: positiveIntFromEnv(env, 'PREFETCH', defaults.prefetch),
-    redisUrl: env['REDIS_URL'] || undefined,
-    keyPrefix: env['WARREN_KEY_PREFIX'] || namespace,
-    logLevel: env['LOG_LEVEL'] || 'info',
-    userId: env['AMQP_USER_ID'] || undefined,
-    shutdownTimeoutMs: positiveIntFromEnv(env, 'SHUTDOWN_TIMEOUT_MS', 15_000),
-    supervised: env['WARREN_SUPERVISOR'] === 'stdin',
+    name: envGiven(env, 'SERVICE_NAME') ?? defaults.name,
+    instanceId: envGiven(env, 'INSTANCE_ID'),
+    prefetch: envGiven(env, 'PREFETCH') ?? defaults.prefetch,
+    redisUrl: envGiven(env, 'REDIS_URL'),
+    keyPrefix: envGiven(env, 'WARREN_KEY_PREFIX') ?? namespace,
+    logLevel: envValue(env, 'LOG_LEVEL'),
+    userId: envGiven(env, 'AMQP_USER_ID'),
+    shutdownTimeoutMs: envValue(env, 'SHUTDOWN_TIMEOUT_MS'),
+    supervised: envGiven(env, 'WARREN_SUPERVISOR') === 'stdin',
     ops: opsFromEnv(env),
   };
 }
 
 /** `WARREN_OPS_PORT` / `WARREN_OPS_HOST`, or undefined when no port is set (the ops server is opt-in). */
 export function opsFromEnv(env: Env): OpsEnv | undefined {
-  if (env['WARREN_OPS_PORT'] === undefined || env['WARREN_OPS_PORT'] === '') return undefined;
-  const port = positiveIntFromEnv(env, 'WARREN_OPS_PORT', 0);
-  if (port > 65535) throw new RangeError(`WARREN_OPS_PORT must be a TCP port (1-65535), got ${JSON.stringify(env['WARREN_OPS_PORT'])}`);
-  return { port, host: env['WARREN_OPS_HOST'] || '127.0.0.1' };
+  const port = envGiven(env, 'WARREN_OPS_PORT');
+  return port === undefined ? undefined : { port, host: envValue(env, 'WARREN_OPS_HOST') };
 }
 
 /**
@@ -90,11 +89,11 @@ export function asUser<O extends ServiceOptions>(options: O, userId: string | un
   return userId === undefined ? options : { ...options, userId, client: { ...options.client, clientIdPrefix: userId } };
 }
 
-/** Reads a positive integer variable, or `fallback` when it is unset or empty. */
+/** Reads a positive integer variable, or `fallback` when it is unset or empty; for test scripts' own variables (the soak worker's), outside @warren/config's schema. */
 export function positiveIntFromEnv(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!isPositiveInt(value)) throw new RangeError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
   return value;
 }

@@ -13,6 +13,7 @@ import type { ServiceObserver } from './service-observer';
 import type { DirectoryWriter } from '../discovery/directory';
 import type { ScheduleDeclaration } from '../wire/schedule-declaration';
 import { assertServiceSchedules } from './service-schedules';
+import { checkPositiveInts } from '@warren/config';
 
 export interface ServiceMethod<P = unknown, R = unknown> extends MethodDefinition<P, R, HandlerContext> {
   /** Declares the method as an MCP tool, listed by the gateway's tools/list. */
@@ -155,13 +156,9 @@ export function resolveServiceOptions(options: ServiceOptions, context: ServiceO
     announceIntervalMs: options.announceIntervalMs ?? 10_000,
     logger: options.logger ?? silentLogger(),
   };
-  for (const field of ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax', 'announceIntervalMs'] as const) {
-    if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 1) throw new RangeError(`ServiceOptions.${field} must be a positive integer, got ${String(resolved[field])}`);
-  }
+  checkPositiveInts('ServiceOptions', resolved, ['prefetch', 'shutdownGraceMs', 'defaultTimeoutMs', 'deadLetterMax', 'announceIntervalMs']);
   if (resolved.userId !== undefined && (resolved.userId.length === 0 || Buffer.byteLength(resolved.userId) > 255)) throw new RangeError('ServiceOptions.userId must be 1-255 bytes');
-  if (resolved.deliveryLimit !== undefined && (!Number.isSafeInteger(resolved.deliveryLimit) || resolved.deliveryLimit < 1)) {
-    throw new RangeError(`ServiceOptions.deliveryLimit must be a positive integer, got ${String(resolved.deliveryLimit)}`);
-  }
+  checkPositiveInts('ServiceOptions', resolved, ['deliveryLimit'], true);
   if (resolved.announceIntervalMs > maxAnnounceIntervalMs) throw new RangeError(`ServiceOptions.announceIntervalMs must be at most ${maxAnnounceIntervalMs}`);
   if (resolved.queueType !== 'classic' && resolved.queueType !== 'quorum') throw new RangeError(`ServiceOptions.queueType must be 'classic' or 'quorum'`);
   assertResourceName('ServiceOptions.instanceId', resolved.instanceId);

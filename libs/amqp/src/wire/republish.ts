@@ -1,5 +1,5 @@
 import type { WireProperties, WirePublishOptions } from '@warren/amqp-transport';
-import { definedOnly } from '@warren/jsonrpc';
+import { definedOnly } from '@warren/config';
 import { Header } from './headers';
 
 /**

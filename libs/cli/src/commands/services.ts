@@ -4,6 +4,7 @@ import { redactUrl } from '@warren/logger';
 import { ExitCode, UnreachableError, type ExitCodeValue } from '../errors';
 import { duration, table } from '../format';
 import type { Session } from '../session';
+import { envGiven } from '@warren/config';
 
 /** The services view, whichever source it came from; the shape of the gateway's `GET /services`. */
 export interface ServicesView {
@@ -24,10 +25,11 @@ export interface ServicesView {
 async function fromGateway(s: Session, timeoutMs: number): Promise<ServicesView | undefined> {
   const base = s.settings.gateway;
   if (base === undefined) return undefined;
+  const token = envGiven(s.io.env, 'WARREN_TOKEN');
   try {
     const response = await fetch(new URL('/services', base), {
       signal: AbortSignal.timeout(timeoutMs),
-      headers: s.io.env['WARREN_TOKEN'] ? { authorization: `Bearer ${s.io.env['WARREN_TOKEN']}` } : {},
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
     });
     if (!response.ok) return undefined;
     const body = (await response.json()) as Omit<ServicesView, 'source'> & { namespace?: string };

@@ -3,6 +3,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { envGiven } from '@warren/config';
 
 /** Most lines kept, in memory and in the file. @default 1000 */
 export const historyLimit = 1000;
@@ -12,7 +13,7 @@ export const historyLimit = 1000;
  * `$XDG_STATE_HOME/warren/repl_history`, else `~/.local/state/warren/repl_history`.
  */
 export function historyPath(env: Readonly<Record<string, string | undefined>>, home: string = homedir()): string | undefined {
-  const named = env['WARREN_REPL_HISTORY'];
+  const named = envGiven(env, 'WARREN_REPL_HISTORY');
   if (named !== undefined) return named.trim() === '' || named.trim() === 'off' ? undefined : named;
   const state = env['XDG_STATE_HOME']?.trim() || path.join(home, '.local', 'state');
   return path.join(state, 'warren', 'repl_history');

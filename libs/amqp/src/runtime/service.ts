@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { WireChannel, WireModel, WireMessage, WireConnection } from '../transport/contract';
 import {
   CancelledError, DeadlineExceededError, Dispatcher, ErrorCode, JsonRpcError, ShuttingDownError, decode, encodeResponse,
-  errorResponse, isErrorResponse, resolveDecodeLimits, type Decoded, type NotificationMessage, type RequestMessage, type ResolvedDecodeLimits,
+  badPayloadAnswer, isErrorResponse, resolveDecodeLimits, type Decoded, type NotificationMessage, type RequestMessage, type ResolvedDecodeLimits,
   type ResponseMessage,
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
@@ -423,7 +423,7 @@ export class WarrenService {
       return;
     }
     const decoded = decode(msg.content, this.limits);
-    const unservable = this.cancels.cancelledBeforeStart(info.callId) ? cancelledResponse(decoded) : unservableResponse(decoded);
+    const unservable = this.cancels.cancelledBeforeStart(info.callId) ? cancelledResponse(decoded) : badPayloadAnswer(decoded);
     if (unservable) {
       if (info.replyTo) this.reply(info, unservable);
       const cancelled = 'error' in unservable && unservable.error.code === ErrorCode.Cancelled;
@@ -713,14 +713,6 @@ function deadReason(reason: string, response: ResponseMessage, attempt: number):
   const data = response.error.data;
   const counted = typeof data === 'object' && data !== null && !Array.isArray(data) && typeof data['attempts'] === 'number' ? data['attempts'] : attempt;
   return { reason, code: response.error.code, attempts: counted };
-}
-
-/** The answer for a message no handler can take: parse errors, invalid requests, stray responses. */
-function unservableResponse(decoded: Decoded): ResponseMessage | undefined {
-  if (decoded.kind === 'rejected') return decoded.response;
-  if (decoded.kind === 'single' && decoded.item.kind === 'invalid') return decoded.item.response;
-  if (decoded.kind === 'single' && decoded.item.kind === 'response') return errorResponse(decoded.item.message.id, ErrorCode.InvalidRequest);
-  return undefined;
 }
 
 /** The answer to a request cancelled before it arrived (the call's id when it has one). */

@@ -72,7 +72,7 @@ export type { HandlerContext, NestedClient } from './runtime/context';
 export {
   trackingStates, outcomeOf, type CallTracker, type CallInfo, type RunningCall, type RunInfo, type Executed, type TrackedOutcome, type Settle,
   type DeadLetterSettle, type TrackingReport,
-} from './runtime/tracker';
+} from '@warren/calls';
 export type { Abortable } from './runtime/call-abort';
 export { SuspectLane, type Isolation } from './runtime/suspect-lane';
 export { effectKey, maxEffectName, type EffectLedger, type EffectStart, type OnceOptions, type OnceResult } from './runtime/once';
@@ -81,7 +81,7 @@ export { permissionsFor, setPermissionsArgs, setPermissionsLine, type Permission
 export { coreTopology, serviceTopology, applyTopology, type Topology, type QueueType } from './wire/topology';
 export { Header } from './wire/headers';
 export { RetryableError, isRetryable, retryDelayMs, retryDelays, planRetry, maxRetryAttempts, type RetryPolicy, type RetryPlan } from './runtime/retry';
-export { DeadLetterQueues, type DeadLetter, type DeadLetterDetail, type DeadLetterOptions } from './jobs/dead-letters';
+export { DeadLetterQueues, type DeadLetter, type DeadLetterDetail, type DeadLetterOptions } from './dead-letters/dead-letter-queues';
 export { DeadHeader, type DeadLetterReason } from './wire/dead-letter';
 export { progressHeader, decodeProgress, type Progress, type ProgressListener } from './wire/progress';
 export { directReplyQueue, type ReplyMode } from './engine/reply-consumer';

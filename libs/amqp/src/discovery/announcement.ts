@@ -4,7 +4,7 @@ import { isValidMethodName } from '../wire/names';
 import { announcementSchema, protocolVersion } from '../wire/protocol-schemas';
 import type { ToolSpec } from '../runtime/service-options';
 import type { QueueType } from '../wire/topology';
-import type { TrackingReport } from '../runtime/tracker';
+import type { TrackingReport } from '@warren/calls';
 import type { WorkerReport } from '../wire/worker-control';
 import { copyScheduleDeclaration, type ScheduleDeclaration } from '../wire/schedule-declaration';
 

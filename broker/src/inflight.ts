@@ -1,4 +1,4 @@
-import type { CallInfo } from '@warren/amqp';
+import type { CallInfo } from '@warren/calls';
 
 /**
  * One call in flight somewhere in the cluster, as GET /inflight shows it: a

@@ -3,7 +3,8 @@
 // one cluster, Redis, and the example programs, each given every node.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { AmqpConnection, readServiceEnv, resolveServiceOptions } from '@warren/amqp';
+import { AmqpConnection, readServiceEnv } from '@warren/amqp';
+import { resolveServiceOptions } from '../../libs/amqp/src/runtime/service-options';
 import { composeEnv, composeProgram, exampleEnv, parsePort, readCompose, readsEnv, repoRoot, type ComposeService } from '../support/compose';
 
 const cluster = readCompose('docker-compose.cluster.yml');

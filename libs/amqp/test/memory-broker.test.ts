@@ -1,4 +1,6 @@
-import { MemoryBroker, MemoryChannelError, type WireChannel, type WireConfirmChannel, type WireReturned } from '@warren/amqp';
+import { MemoryBroker } from '@warren/amqp';
+import { MemoryChannelError } from '../src/transport/memory/errors';
+import type { WireChannel, WireConfirmChannel, WireReturned } from '../src/transport/contract';
 import { collect, settle } from './support/memory';
 
 describe('MemoryBroker: routing, confirms, returns', () => {

@@ -6,7 +6,8 @@
 // node that denies them (AMQP_URL naming it; RabbitMQ 4.3's defaults, or 4.0 with
 // deprecated_features.permit.* = false); libs/amqp/test/memory/rabbitmq4.test.ts tests the refusals.
 import amqp from 'amqplib';
-import { MemoryBroker, type WireChannel, type WireConfirmChannel, type WireMessage, type WireModel } from '@warren/amqp';
+import { MemoryBroker } from '@warren/amqp';
+import type { WireChannel, WireConfirmChannel, WireMessage, WireModel } from '../src/transport/contract';
 import { amqpUrl, uniqueName, waitFor } from '@warren/testkit';
 
 interface Backend {

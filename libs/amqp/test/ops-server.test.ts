@@ -2,7 +2,10 @@
 // the in-memory broker: not ready while starting, ready once consuming, not
 // ready while its connection is down, closed (refusing) after shutdown.
 import { EventEmitter } from 'node:events';
-import { MemoryBroker, opsFromEnv, runServiceMain, startOpsServer, startService, type MainProcess, type WarrenService } from '@warren/amqp';
+import { MemoryBroker, runServiceMain, startService, type WarrenService } from '@warren/amqp';
+import { opsFromEnv } from '../src/runtime/service-env';
+import { startOpsServer } from '../src/runtime/ops-server';
+import type { MainProcess } from '../src/runtime/service-main';
 import { silentLogger } from '@warren/logger';
 import { Teardown, freePort, waitFor } from '@warren/testkit';
 

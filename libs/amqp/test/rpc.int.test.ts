@@ -1,7 +1,6 @@
 import path from 'node:path';
-import {
-  connectClient, startService, AmqpConnection, type HandlerContext, type RpcClient, type SentCall, type ServiceOptions, type WarrenService,
-} from '@warren/amqp';
+import { connectClient, startService, AmqpConnection, type HandlerContext, type RpcClient, type ServiceOptions, type WarrenService } from '@warren/amqp';
+import type { SentCall } from '../src/engine/call-options';
 import {
   ErrorCode, InvalidParamsError, RpcAbortedError, RpcConnectionLostError, RpcInvalidMethodError, RpcNoRouteError, RpcTimeoutError, wireErrorOf, type JsonValue,
 } from '@warren/jsonrpc';

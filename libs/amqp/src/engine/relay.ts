@@ -1,5 +1,6 @@
 import { ErrorCode, answerPayload, decode, errorResponse, type DecodeLimits, type ResponseMessage, type ServableItem } from '@warren/jsonrpc';
-import type { CallOptions, RpcClient } from './client';
+import type { CallOptions } from './call-options';
+import type { RpcClient } from './client';
 
 /** The two things a relay needs from a client; a gateway can pass its own gate around them. */
 export type RelayTarget = Pick<RpcClient, 'request' | 'notify'>;

@@ -1,4 +1,5 @@
-import { MemoryBroker, connectClient, startService, type ClientOptions, type MemoryConnection, type RpcClient, type ServiceOptions, type WarrenService } from '@warren/amqp';
+import { MemoryBroker, connectClient, startService, type ClientOptions, type RpcClient, type ServiceOptions, type WarrenService } from '@warren/amqp';
+import type { MemoryConnection } from '../../src/transport/memory/connection';
 
 /**
  * Services and clients over one MemoryBroker, with jest's fake clock: time

@@ -1,4 +1,5 @@
-import { ServiceRegistry, AmqpConnection, summarizeInstance, type InstanceInfo, type InstanceSummary, type TrackingReport } from '@warren/amqp';
+import { ServiceRegistry, AmqpConnection, summarizeInstance, type InstanceInfo, type InstanceSummary } from '@warren/amqp';
+import type { TrackingReport } from '@warren/calls';
 import { redactUrl } from '@warren/logger';
 import { ExitCode, UnreachableError, type ExitCodeValue } from '../errors';
 import { duration, table } from '../format';

@@ -88,7 +88,7 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
 
 // 10,000 at c=1 too (about 4 s a run here): a target idles while the others run, and a run of 2,000 measured
 // in good part its processes coming back (rounds of one run scattered from 1.13 to 1.47 of the baseline's p50,
-// against 1.06 to 1.26 with 10,000; docs/benchmarks.md, "2026-12-02 (third)").
+// against 1.06 to 1.26 with 10,000; docs/benchmarks-history.md, "2026-12-02 (third)").
 const defaultCalls = 10_000;
 // JIT warm-up matters a lot here (c=1 roughly doubles in throughput after a few thousand calls).
 const defaultWarmup = (calls: number): number => Math.min(5_000, Math.max(1_000, Math.floor(calls / 5)));

@@ -94,7 +94,7 @@ export async function startBroker(options: ConnectTo & BrokerOptions): Promise<B
       // dlq.list/show/replay/purge over every service's dead-letter queue (docs/gateway.md).
       methods: ownMethods(options.brokerTools === true, {
         ...dlqMethods({ queues: new DeadLetterQueues(connection, { namespace }), services: () => registry.list().map((i) => i.service) }),
-        // workers.pause/resume/drain/cancelAll over the bus (docs/gateway.md, "Worker controls").
+        // workers.pause/resume/drain/cancelAll over the bus (docs/gateway-operators.md, "Worker controls").
         ...workerMethods({ connection, registry, namespace }),
         ...options.serviceMethods,
       }),

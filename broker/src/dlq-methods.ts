@@ -36,7 +36,7 @@ const purgeSchema: JsonSchema = { type: 'object', properties: { service }, requi
 const json = (value: unknown): JsonValue => JSON.parse(JSON.stringify(value)) as JsonValue;
 
 /**
- * The dead-letter queues as broker methods (docs/gateway.md, "Dead letters"):
+ * The dead-letter queues as broker methods (docs/gateway-operators.md, "Dead letters"):
  *
  * - `dlq.list {service?, reason?, method?, offset?, limit?}` → `{ total, items }`, newest first (default limit 50)
  * - `dlq.show {service, id}` → the dead letter with its `request` and `amqp` (properties, headers); -32602 when there is none by that id

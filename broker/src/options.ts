@@ -114,7 +114,7 @@ export interface GatewayOptions {
   /**
    * The RabbitMQ management HTTP API, for the queue figures of GET /services, the console and the
    * metrics: ready and unacked messages, publish/deliver/ack rates, dead-letter and delay-queue
-   * depths (docs/gateway.md, "Queue figures"). Without it (or while it does not answer) passive
+   * depths (docs/gateway-operators.md, "Queue figures"). Without it (or while it does not answer) passive
    * declares over AMQP give ready messages, consumers and dead letters only. @default undefined (AMQP only)
    */
   readonly rabbitmqManagement?: ManagementApi;

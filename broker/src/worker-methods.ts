@@ -44,7 +44,7 @@ const methods: readonly (readonly [string, WorkerAction, string])[] = [
 ];
 
 /**
- * The worker controls as broker methods (docs/gateway.md, "Worker controls"; operator tokens only,
+ * The worker controls as broker methods (docs/gateway-operators.md, "Worker controls"; operator tokens only,
  * authz.ts): `workers.pause | resume | drain | cancelAll {instanceId, service?}` → {@link ControlAnswer}.
  * Each is published to the instance's own control queue (wire/worker-control.ts) and answered when
  * the instance's next announcement echoes it.

@@ -1,4 +1,4 @@
-// Dead-letter triage on the real RabbitMQ (docs/gateway.md, "Dead letters"): dlq.list filters by
+// Dead-letter triage on the real RabbitMQ (docs/gateway-operators.md, "Dead letters"): dlq.list filters by
 // reason and method, dlq.show gives a dead letter's AMQP properties and headers (x-death's dates as
 // ISO strings), and dlq.replay of several ids replays exactly those, pairing each with its new call
 // id and naming the ones no longer there; each replayed call runs once.

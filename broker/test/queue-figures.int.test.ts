@@ -1,4 +1,4 @@
-// The queue made visible (docs/gateway.md, "Queue figures"): GET /services and /metrics show each
+// The queue made visible (docs/gateway-operators.md, "Queue figures"): GET /services and /metrics show each
 // service's ready and unacked messages, rates, consumers, dead letters and delay-queue depths from
 // the RabbitMQ management API when configured, and ready, consumers and dead letters from passive
 // declares when it is not (or does not answer, which /services says). Calls made by an AMQP caller,

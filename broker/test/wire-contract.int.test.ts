@@ -1,10 +1,10 @@
 // Lists what Warren declares and sends on the wire (queues with their
 // arguments, exchanges with their flags, the properties and headers of
 // requests, replies, notifications, cancels, announcements and dead letters)
-// and checks that docs/protocol.md names every one of them, and that the
+// and checks that the protocol's docs (docs/protocol*.md) name every one of them, and that the
 // messages fit the schemas in docs/schemas/. A new header, property, queue
 // argument or exchange that is not documented fails here.
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { AmqpConnection, RpcClient, ServiceRegistry, startService, type WarrenService } from '@warren/amqp';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
@@ -14,7 +14,8 @@ import { TestNamespace } from '../../test/support/amqp';
 import { hasRabbitmqctl, rabbitmqctl } from '../../test/integration/faults/rabbitmqctl';
 
 const root = path.join(__dirname, '..', '..');
-const doc = readFileSync(path.join(root, 'docs', 'protocol.md'), 'utf8');
+// The contract is three files (protocol.md, protocol-jobs.md, protocol-discovery.md): read as one.
+const doc = readdirSync(path.join(root, 'docs')).filter((f) => /^protocol.*\.md$/.test(f)).map((f) => readFileSync(path.join(root, 'docs', f), 'utf8')).join('\n');
 const schema = (name: string): object => JSON.parse(readFileSync(path.join(root, 'docs', 'schemas', name), 'utf8')) as object;
 
 const td = new Teardown();
@@ -82,7 +83,7 @@ beforeAll(async () => {
 });
 afterAll(() => td.run());
 
-describe('what Warren puts on the wire is in docs/protocol.md', () => {
+describe('what Warren puts on the wire is in docs/protocol*.md', () => {
   beforeAll(async () => {
     await client.call('echo', [1]);
     await client.notify('wire.happened', {});
@@ -135,7 +136,7 @@ describe('what Warren puts on the wire is in docs/protocol.md', () => {
       expect({ ok: dead(JSON.parse(JSON.stringify(props))), errors: dead.errors }).toMatchObject({ ok: true });
       for (const name of Object.keys((props['headers'] ?? {}) as object)) expect(doc).toContain(`\`${name}\``);
     }
-    // RabbitMQ moved the expiration into x-death (docs/protocol.md, "Dead letters").
+    // RabbitMQ moved the expiration into x-death (docs/protocol-jobs.md, "Dead letters").
     const byRabbit = letters.find((p) => 'x-death' in (p['headers'] as object)) ?? {};
     expect(byRabbit['expiration']).toBeUndefined();
     expect((byRabbit['headers'] as { 'x-death': { 'original-expiration'?: string }[] })['x-death'][0]?.['original-expiration']).toBe('1');

@@ -1,4 +1,4 @@
-// Worker controls over the real RabbitMQ (docs/gateway.md, "Worker controls"): pause stops an
+// Worker controls over the real RabbitMQ (docs/gateway-operators.md, "Worker controls"): pause stops an
 // instance consuming and its calls wait in the queue (not refused -32002), resume runs each of them
 // once; calls taken before the pause finish on it; cancel-all answers every running call -32003;
 // drain lets the running calls finish, sends new ones to the other instance, then withdraws. Every

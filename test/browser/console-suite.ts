@@ -173,6 +173,26 @@ export function consoleSuite(variant: string, start: (td: Teardown) => Promise<C
     }
   });
 
+  test('a call an AMQP caller sent (trackQueued) shows in In flight as queued while it waits in RabbitMQ, then as running', async () => {
+    // The one jobs worker (prefetch 1) is busy, so the next job waits in the queue.
+    const first = await runningJob(40);
+    const callId = sys.client.nextCallId();
+    const answer = sys.client.call('report.render', { size: 40, title: 'queued' }, { id: callId });
+    answer.catch(() => undefined);
+    const row = page.locator(`tr[data-call-id="${callId}"]`);
+    try {
+      await row.locator('.col-worker').getByText('queued', { exact: true }).waitFor({ timeout: 15_000 });
+      await row.getByText('report.render').waitFor();
+      await shot('inflight-queued');
+      await cancelConfirmed(first.callId);
+      await expect(first.answer).rejects.toMatchObject({ code: ErrorCode.Cancelled });
+      await row.getByText('jobs-1', { exact: true }).waitFor({ timeout: 15_000 });
+    } finally {
+      await cancelConfirmed(callId);
+      await expect(answer).rejects.toMatchObject({ code: ErrorCode.Cancelled });
+    }
+  });
+
   test('a call waiting in a delay queue between attempts shows in In flight as retrying, then leaves it', async () => {
     const { method, waitMs } = sys.patient;
     const callId = sys.client.nextCallId();

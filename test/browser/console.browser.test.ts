@@ -53,6 +53,8 @@ consoleSuite('rabbitmq', async (td) => {
   const url = await broker.listen();
   const client = await connectClient({ urls: amqpUrl(), namespace: ns.namespace, defaultTimeoutMs: 60_000 });
   td.add(() => client.close());
+  // The test's own AMQP caller marks its calls queued, as services and `warren call` do.
+  trackQueued(client, view);
   return {
     mode: 'rabbitmq',
     url, token, client, calculatorName, jobsName, store,

@@ -2,7 +2,7 @@
 // example services in this one process over the in-memory broker and stores, as `npm start` runs
 // them without RabbitMQ or Redis (scripts/embedded.ts), with calculator ×2 and one jobs worker.
 import { connectClient, names, startService } from '@warren/amqp';
-import { createMemoryTracker } from '@warren/inflight';
+import { createMemoryTracker, memoryInflightView, trackQueued } from '@warren/inflight';
 import { silentLogger } from '@warren/logger';
 import { startEmbedded } from '../../scripts/embedded';
 import { consoleSuite, patientHandler } from './console-suite';
@@ -28,6 +28,10 @@ consoleSuite('embedded', async (td) => {
   td.add(() => patient.close());
   const client = await connectClient({ connection: system.bus.connect(), namespace, defaultTimeoutMs: 60_000 });
   td.add(() => client.close());
+  // The test's own caller marks its calls queued, as services and `warren call` do.
+  const view = memoryInflightView(system.inflight, { keyPrefix: namespace });
+  td.add(() => view.close());
+  trackQueued(client, view);
   return {
     mode: 'embedded',
     url: system.url, token, client, calculatorName: 'calculator', jobsName: 'jobs', store: system.events,

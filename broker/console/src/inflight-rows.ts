@@ -55,10 +55,18 @@ function rowFor<T extends object>(from: T, make: (from: T) => Row): Row {
   return row;
 }
 
-/** The cluster's calls, then the gateway's calls no worker has taken yet (or untracked ones) as "relaying". */
+/**
+ * The cluster's calls, then the gateway's calls no worker has taken yet (or untracked ones) as "relaying".
+ * A call waiting in RabbitMQ is `queued` in the cluster's list when its caller marks it (trackQueued):
+ * one this gateway relays keeps the gateway's "relaying (via)", which says where it came from.
+ */
 export function rowsOf(event: InflightEvent): Row[] {
   const cluster = new Set(event.calls.map((c) => c.callId));
-  const rows: Row[] = event.calls.map((c) => rowFor(c, (x): Row => ({ ...x, source: 'cluster' })));
+  const relayed = new Map(event.gateway.map((g) => [g.callId, g]));
+  const rows: Row[] = event.calls.map((c) => {
+    const g = c.state === 'queued' ? relayed.get(c.callId) : undefined;
+    return g === undefined ? rowFor(c, (x): Row => ({ ...x, source: 'cluster' })) : rowFor(g, (x): Row => ({ ...c, state: `relaying (${x.via})`, source: 'gateway' }));
+  });
   for (const g of event.gateway) {
     if (cluster.has(g.callId) || g.callId.startsWith('notification.')) continue;
     rows.push(rowFor(g, (x): Row => ({ callId: x.callId, method: x.method, startedAt: x.startedAt, state: `relaying (${x.via})`, source: 'gateway' })));

@@ -13,6 +13,16 @@ test('rows: the cluster\'s calls, then gateway calls no worker took yet as relay
   expect(rows.map((r) => [r.callId, r.source, r.state])).toEqual([['a', 'cluster', undefined], ['g', 'gateway', 'relaying (mcp)']]);
 });
 
+test('rows: calls waiting in RabbitMQ that their callers marked are queued rows; one this gateway relays says it relays it', () => {
+  const rows = rowsOf(event(
+    [call('q', { state: 'queued', service: 'calc', worker: '', attempt: 0, startedAt: 5 }), call('h', { state: 'queued', service: 'calc', worker: '', attempt: 0, startedAt: 6 })],
+    [{ callId: 'h', method: 'add', via: 'http', startedAt: 6 }],
+  ));
+  expect(rows.map((r) => [r.callId, r.source, r.state, r.service])).toEqual([['q', 'cluster', 'queued', 'calc'], ['h', 'gateway', 'relaying (http)', 'calc']]);
+  expect(countBy(rows, 'state')).toEqual([{ key: 'queued', count: 1 }, { key: 'relaying (http)', count: 1 }]);
+  expect(countBy(rows, 'worker')).toEqual([{ key: '(queued)', count: 1 }, { key: '(relaying (http))', count: 1 }]);
+});
+
 test('sort by any column, both ways; missing values last; ties by call id, so equal rows keep their places', () => {
   const rows = rowsOf(event([
     call('c', { method: 'mul', startedAt: 30, attempt: 2, progress: { fraction: 0.1, at: 0 } }),

@@ -13,7 +13,7 @@ export interface RunInfo {
   readonly effects?: EffectLedger;
 }
 
-/** Why a request is given up, carried to the dead-letter queue (docs/protocol.md, "Dead letters"). */
+/** Why a request is given up, carried to the dead-letter queue (docs/protocol-jobs.md, "Dead letters"). */
 export interface DeadLetterSettle {
   /** A short word: `worker_lost`, `retries_exhausted`, `unservable`, ... */
   readonly reason: string;

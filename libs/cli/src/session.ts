@@ -1,5 +1,5 @@
 import { AmqpConnection, connectClient, type RpcClient } from '@warren/amqp';
-import { InflightView, RedisDirectory } from '@warren/inflight';
+import { InflightView, RedisDirectory, trackQueued } from '@warren/inflight';
 import { redactUrl } from '@warren/logger';
 import { UnreachableError, UsageError } from './errors';
 import { colors, type Colors } from './format';
@@ -100,9 +100,11 @@ export class Session {
       connectionName: 'warren-cli',
     });
     this.amqp = connection;
+    // Made before RabbitMQ connects, so Redis is connected by the first call (the queued mark below is skipped while it is not).
+    const inflight = this.view();
     try {
       await connection.start();
-      return await connectClient({
+      const client = await connectClient({
         connection,
         namespace: this.settings.namespace,
         // Run as a RabbitMQ user of its own (docs/security.md): reply queues its permissions allow.
@@ -110,6 +112,11 @@ export class Session {
         ...(options.persistent === undefined ? {} : { persistent: options.persistent }),
         ...(options.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: options.defaultTimeoutMs }),
       });
+      // Its calls read as queued in the in-flight view (the console's In flight) until a worker takes them;
+      // skipped at once while Redis does not answer (the mark is best effort).
+      const view = await inflight;
+      if (view instanceof InflightView) trackQueued(client, view);
+      return client;
     } catch (err) {
       throw new UnreachableError(`RabbitMQ at ${this.settings.amqpUrls.map(redactUrl).join(', ')}`, err);
     }

@@ -18,6 +18,7 @@ export interface RecoverableCallOptions {
 export interface CallerHooks {
   onCancel(listener: (callId: string) => void): void;
   onSend(listener: (call: CallInfo) => void): void;
+  onSettle(listener: (callId: string, how: 'answered' | 'failed' | 'timeout' | 'aborted') => void): void;
   nextCallId(): string;
   call<R = JsonValue>(method: string, params?: Params, opts?: RecoverableCallOptions): Promise<R>;
 }
@@ -45,10 +46,14 @@ export function cancelOnAbort(client: Pick<CallerHooks, 'onCancel'>, view: Pick<
 
 /**
  * Makes the calls this client sends show as `queued` in the in-flight view
- * (`status`, `warren status`) until a worker takes them, instead of
- * `unknown`. Costs one Redis write per call on the caller's side (pipelined
- * with its neighbours), and the worker's claim of such a call reads the
- * record before replacing it. A failed write is logged and the call goes on.
+ * (`status`, `list`, the console's In flight, `warren status`) until a worker
+ * takes them, instead of `unknown`. Costs two Redis writes per call on the
+ * caller's side (the mark and its place in the queued list, pipelined with
+ * their neighbours), and the worker's claim of such a call reads the record
+ * before replacing it and drops it from the list. A call answered while the
+ * mark is still there (a worker without a tracker answered it) has its mark
+ * dropped, unless `untrackedAnswers: false` says none can be. A failed write
+ * is logged and the call goes on.
  *
  * @example
  * trackQueued(client, view);
@@ -56,10 +61,38 @@ export function cancelOnAbort(client: Pick<CallerHooks, 'onCancel'>, view: Pick<
  * const p = client.call('slow', []);
  * await view.status(id); // { state: 'queued', method: 'slow', attempt: 0, ... } until a worker takes it
  */
-export function trackQueued(client: Pick<CallerHooks, 'onSend'>, view: Pick<InflightView, 'markQueued'>, log?: Logger): void {
+export function trackQueued(client: Pick<CallerHooks, 'onSend' | 'onSettle'>, view: Pick<InflightView, 'markQueued' | 'unmarkQueued'>, log?: Logger, options: TrackQueuedOptions = {}): void {
+  const marks = new Map<string, Promise<boolean>>();
   client.onSend((call) => {
-    view.markQueued(call).catch((err: unknown) => log?.debug({ err, callId: call.callId }, 'call not marked queued (in-flight store unavailable)'));
+    if (options.mark?.(call) === false) return;
+    const marked = view.markQueued(call).catch((err: unknown) => {
+      log?.debug({ err, callId: call.callId }, 'call not marked queued (in-flight store unavailable)');
+      return false;
+    });
+    if (options.untrackedAnswers !== false) marks.set(call.callId, marked);
   });
+  if (options.untrackedAnswers === false) return;
+  client.onSettle((callId, how) => {
+    const marked = marks.get(callId);
+    if (marked === undefined) return;
+    marks.delete(callId);
+    // Only an answer says a worker ran it; a timeout leaves the mark to read `expired`, an abort its cancel.
+    if (how !== 'answered') return;
+    void marked.then((yes) => (yes ? view.unmarkQueued(callId) : undefined)).catch((err: unknown) => log?.debug({ err, callId }, 'queued mark not dropped (in-flight store unavailable)'));
+  });
+}
+
+/** Which calls {@link trackQueued} marks, and whether it looks after answers from untracked workers. */
+export interface TrackQueuedOptions {
+  /** Marks only the calls this says yes to (the broker leaves out its own methods, which no tracked worker serves). @default every call */
+  readonly mark?: (call: CallInfo) => boolean;
+  /**
+   * Whether a worker without a tracker may answer these calls, so an answered call's mark is dropped
+   * (two more Redis commands per answered call). `false` when every service called is tracked, or the
+   * caller drops those marks itself (the broker's gateway does, for the services it knows are untracked).
+   * @default true
+   */
+  readonly untrackedAnswers?: boolean;
 }
 
 /** The call's own options (whatever the client takes: `O`), and these. */

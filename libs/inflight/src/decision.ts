@@ -14,8 +14,11 @@ import {
 
 /** What the claim script decided for a delivered request. */
 export type ClaimReply =
-  /** This worker owns the call now (first claim, or a takeover from `previousOwner`). */
-  | { readonly kind: 'run'; readonly attempt: number; readonly previousOwner: string | undefined }
+  /**
+   * This worker owns the call now (first claim, or a takeover from `previousOwner`). `fromQueue`: its
+   * first claim found the record its caller marked queued (trackQueued), so the call leaves the queued list.
+   */
+  | { readonly kind: 'run'; readonly attempt: number; readonly previousOwner: string | undefined; readonly fromQueue?: true }
   /**
    * The call has an outcome already: answer with it. `result` is the stored response JSON, if any; `rid` the
    * JSON-RPC id (as JSON) of the request the record was made for.
@@ -57,7 +60,11 @@ export function parseClaimReply(raw: unknown): ClaimReply {
   switch (kind) {
     case 'run': {
       const attempt = int(a);
-      return attempt === undefined || attempt < 1 ? { kind: 'invalid', raw } : { kind: 'run', attempt, previousOwner: text(b) };
+      if (attempt === undefined || attempt < 1) return { kind: 'invalid', raw };
+      const previousOwner = text(b);
+      // A first attempt is answered as a bare number unless a record was there: the caller's queued mark
+      // (a retry's or a given-back call's next attempt is 2 or more).
+      return attempt === 1 && previousOwner === undefined ? { kind: 'run', attempt, previousOwner, fromQueue: true } : { kind: 'run', attempt, previousOwner };
     }
     case 'stored':
       return { kind: 'stored', result: text(a), code: int(b), state: typeof c === 'string' && recordStates.has(c) ? (c as CallState) : 'unknown', rid: typeof d === 'string' ? decodeMeta(d).rid : undefined };
@@ -130,12 +137,13 @@ export function encodeOwner(worker: string, token: string, attempt: number, meta
 
 /**
  * The record of a call its caller has sent and no worker has taken yet:
- * queued, attempt 0, no owner. The claim script takes it like a call given
+ * queued, attempt 0, no owner, sent at `sentAt`. The claim script takes it like a call given
  * back (attempt 0 + 1 = 1, no previous owner); a cancel marks it like any
  * queued call.
  */
-export function queuedRecord(meta: string): string {
-  const fields: Partial<Record<(typeof recordFields)[number], string>> = { state: 'Q', attempt: '0', meta };
+export function queuedRecord(meta: string, sentAt: number): string {
+  // `startedAt` says when it was sent until a worker's claim replaces it: the view shows how long it waits.
+  const fields: Partial<Record<(typeof recordFields)[number], string>> = { state: 'Q', startedAt: String(Math.floor(sentAt)), attempt: '0', meta };
   return recordFields.map((name) => fields[name] ?? '').join(recordSeparator);
 }
 

@@ -9,7 +9,7 @@ export { RedisDirectory, parseEntry as parseDirectoryEntry, type DirectoryOption
 export { InflightView, type InflightCall, type CancelOutcome, type QueuedCall, type CallDetail, type PastAttempt } from './view';
 export { type HistoryQuery, type HistoryItem, type HistoryPage, type RelayedOutcome, maxHistoryPage } from './history';
 export { DelayedCalls, trackDelayed, maxDelayedListed, type DelayedCall, type DelayedEntry, type DelayedCancel } from './delayed';
-export { cancelOnAbort, callWithRecovery, trackQueued, type RecoveryOptions } from './client';
+export { cancelOnAbort, callWithRecovery, trackQueued, type RecoveryOptions, type TrackQueuedOptions } from './client';
 export { inflightMethods, inflightNotifications, delayedMethods } from './methods';
 export { type TrackerHealth, type TrackingState } from './health';
 export {

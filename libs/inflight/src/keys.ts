@@ -13,6 +13,7 @@
  *   warren:{warren:workers}            hash: service/instance → heartbeat entry (JSON)
  *   warren:{warren:workers}:seen       sorted set: service/instance → when its entry expires
  *   warren:{warren:retrying}           sorted set: call id → deadline, of calls waiting in a delay queue
+ *   warren:{warren:queued}             sorted set: call id → deadline, of calls marked queued by their caller (trackQueued)
  *   warren:{warren:delayed}            sorted set: call id → when it is due, of delayed calls not yet due (delayed.ts)
  *   warren:{warren:delayed}:calls      hash: call id → the delayed call's entry (JSON), beside the sorted set
  *   warren:cancel:<instanceId>         pub/sub channel: cancel requests for that worker's calls
@@ -56,6 +57,12 @@ export interface Keys {
    * when the view reads them. TTL: {@link callTtlMs} of the latest deadline added, never shortened.
    */
   readonly retrying: string;
+  /**
+   * The calls their callers marked queued (trackQueued), scored by deadline, so the view lists calls
+   * waiting in RabbitMQ. A worker's claim of a marked call drops it; entries past their deadline go at
+   * each add and each read, and the view drops those it finds taken or finished. TTL: as {@link Keys.retrying}.
+   */
+  readonly queued: string;
   /**
    * Delayed calls not yet due, scored by due time (delayed.ts); bounded. TTL: the latest deadline
    * listed plus `graceMs`, never shortened; entries leave once due.
@@ -118,6 +125,7 @@ export function keys(prefix: string): Keys {
     workers: `${prefix}:{${prefix}:workers}`,
     workersSeen: `${prefix}:{${prefix}:workers}:seen`,
     retrying: `${prefix}:{${prefix}:retrying}`,
+    queued: `${prefix}:{${prefix}:queued}`,
     delayed: `${prefix}:{${prefix}:delayed}`,
     delayedCalls: `${prefix}:{${prefix}:delayed}:calls`,
     // '/' cannot occur in a service name or an instance id (both are AMQP resource names).

@@ -7,7 +7,7 @@ import { MemoryHistory } from './memory-history';
 import { MemoryEffects } from './memory-effects';
 import { MemoryProgress } from './memory-progress';
 import { at, claimTransition, fields, join, put, stateName } from './memory-record';
-import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore } from './store-port';
+import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore, WaitingList } from './store-port';
 
 /**
  * The in-flight store in memory, for embedded mode (one process: the broker and every service in
@@ -36,8 +36,8 @@ export class MemoryInflightStore {
   readonly effects = new MemoryEffects();
   /** `service/instanceId` → heartbeat entry (JSON) and when it stops counting as live. */
   private readonly workers = new Map<string, Entry<string>>();
-  /** Calls waiting in a delay queue between attempts, with their deadlines (the `retrying` sorted set). */
-  private readonly waiting = new Map<string, number>();
+  /** Calls no worker runs now, with their deadlines, per waiting list (the `retrying` and `queued` sorted sets). */
+  private readonly waiting: Readonly<Record<WaitingList, Map<string, number>>> = { retrying: new Map(), queued: new Map() };
   /** Delayed calls not yet due, with their entries (the `delayed` sorted set and its hash). */
   private readonly delayed = new Map<string, { readonly dueAt: number; readonly entry: string }>();
   private readonly cancelListeners = new Map<string, Set<(callId: string, markTtlMs?: number) => void>>();
@@ -63,6 +63,7 @@ export class MemoryInflightStore {
     const now = this.write();
     const { reply, write, past } = claimTransition(this.get(this.records, callId), a, now);
     if (past !== undefined) this.set(this.attempts, callId, [...(this.get(this.attempts, callId) ?? []), past], a.finishedTtlMs, now);
+    if (reply.kind === 'run' && reply.fromQueue === true) this.waiting.queued.delete(callId);
     if (write === undefined) return reply;
     // The claim ended the call itself (dead: WorkerLost; a takeover too late: expired): a failure of the history, as in the claim script.
     if (write.value[0] === 'F' || write.value[0] === 'E') this.history.add(callId, write.value, write.value[0], '', 0, now);
@@ -71,22 +72,24 @@ export class MemoryInflightStore {
     return reply;
   }
 
-  /** @internal retryingAdd: lists a call waiting in a delay queue until its deadline, dropping the entries past theirs. */
-  listRetrying(callId: string, deadline: number): void {
+  /** @internal waitingAdd: lists a call no worker runs now until its deadline, dropping the entries past theirs. */
+  listWaiting(list: WaitingList, callId: string, deadline: number): void {
     const now = this.write();
-    this.waiting.set(callId, Math.floor(deadline));
-    for (const [id, until] of this.waiting) if (until < now) this.waiting.delete(id);
+    const waiting = this.waiting[list];
+    waiting.set(callId, Math.floor(deadline));
+    for (const [id, until] of waiting) if (until < now) waiting.delete(id);
   }
 
-  /** @internal retryingList: the listed calls whose deadline has not passed, earliest deadline first, at most `max`. */
-  retryingCalls(max: number): string[] {
+  /** @internal waitingList: the listed calls whose deadline has not passed, earliest deadline first, at most `max`. */
+  waitingCalls(list: WaitingList, max: number): string[] {
     const now = Date.now();
-    for (const [id, until] of this.waiting) if (until < now) this.waiting.delete(id);
-    return [...this.waiting].sort((x, y) => x[1] - y[1]).slice(0, max).map(([id]) => id);
+    const waiting = this.waiting[list];
+    for (const [id, until] of waiting) if (until < now) waiting.delete(id);
+    return [...waiting].sort((x, y) => x[1] - y[1]).slice(0, max).map(([id]) => id);
   }
 
-  /** @internal */ unlistRetrying(callIds: readonly string[]): void {
-    for (const id of callIds) this.waiting.delete(id);
+  /** @internal */ unlistWaiting(list: WaitingList, callIds: readonly string[]): void {
+    for (const id of callIds) this.waiting[list].delete(id);
   }
 
   /** @internal delayedAdd: lists a delayed call until due, dropping those due already and, past `max`, those due last. */
@@ -207,7 +210,15 @@ export class MemoryInflightStore {
   /** @internal */ markQueued(callId: string, meta: string, ttlMs: number): boolean {
     const now = this.write();
     if (this.get(this.records, callId) !== undefined) return false;
-    this.set(this.records, callId, queuedRecord(meta), ttlMs, now);
+    this.set(this.records, callId, queuedRecord(meta, now), ttlMs, now);
+    return true;
+  }
+
+  /** @internal The unmarkQueued script: only the caller's own mark goes (queued, attempt 0, no worker, no cancel). */
+  unmarkQueued(callId: string): boolean {
+    const f = parseRecord(this.get(this.records, callId));
+    if (f['state'] !== 'queued' || f['attempt'] !== '0' || f['worker'] !== undefined || f['cancel'] !== undefined) return false;
+    this.records.delete(callId);
     return true;
   }
 
@@ -353,17 +364,17 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
   }
 
   /** `_ttlMs`: the index lives as long as the store; each entry leaves at its deadline. */
-  listRetrying(callId: string, deadline: number, _ttlMs: number): Promise<void> {
-    this.memory.listRetrying(callId, deadline);
+  listWaiting(list: WaitingList, callId: string, deadline: number, _ttlMs: number): Promise<void> {
+    this.memory.listWaiting(list, callId, deadline);
     return Promise.resolve();
   }
 
-  retryingCalls(max: number): Promise<string[]> {
-    return Promise.resolve(this.memory.retryingCalls(max));
+  waitingCalls(list: WaitingList, max: number): Promise<string[]> {
+    return Promise.resolve(this.memory.waitingCalls(list, max));
   }
 
-  unlistRetrying(callIds: readonly string[]): Promise<void> {
-    this.memory.unlistRetrying(callIds);
+  unlistWaiting(list: WaitingList, callIds: readonly string[]): Promise<void> {
+    this.memory.unlistWaiting(list, callIds);
     return Promise.resolve();
   }
 
@@ -453,6 +464,10 @@ export class MemoryInflightHandle implements TrackerStore, ViewStore {
 
   markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean> {
     return Promise.resolve(this.memory.markQueued(callId, meta, ttlMs));
+  }
+
+  unmarkQueued(callId: string): Promise<boolean> {
+    return Promise.resolve(this.memory.unmarkQueued(callId));
   }
 
   cancel(callId: string, markTtlMs: number): Promise<CancelReply> {

@@ -21,6 +21,7 @@ import { claimHistoryLua, historyAddLua, historyLua } from './history-script';
 import { effectComplete, effectForget, effectStart } from './effects-script';
 import { attemptsKeyLua, progressLogEntries } from './keys';
 import { lateTakeoverCode, takeoverRuleLua } from './takeover';
+import { unmarkQueued } from './queued-script';
 
 const now = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
@@ -277,11 +278,12 @@ redis.call('DEL', KEYS[2])
 return 1`;
 
 /**
- * retryingAdd(retrying; callId, deadline, ttlMs) → 1. Lists a call that went to wait in a delay queue
- * (a separate command from the state change: the index is in a slot of its own on Redis Cluster),
- * drops the entries past their deadline, and keeps the key at least `ttlMs`.
+ * waitingAdd(list; callId, deadline, ttlMs) → 1. Lists a call no worker runs now (retrying: waiting in
+ * a delay queue; queued: marked by its caller) in a separate command from its record's change (the list
+ * is in a slot of its own on Redis Cluster), drops the entries past their deadline, and keeps the key at
+ * least `ttlMs`.
  */
-const retryingAdd = `${now}
+const waitingAdd = `${now}
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
@@ -316,8 +318,8 @@ local out = {}
 for i = 1, #ids do if entries[i] then out[#out + 1] = entries[i] end end
 return out`;
 
-/** retryingList(retrying; max) → the ids of the listed calls whose deadline has not passed (at most `max`); drops the others. */
-const retryingList = `${now}
+/** waitingList(list; max) → the ids of the listed calls whose deadline has not passed (at most `max`); drops the others. */
+const waitingList = `${now}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 return redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf', 'LIMIT', 0, tonumber(ARGV[1]))`;
 
@@ -455,8 +457,9 @@ export const scripts = {
   inflightHistoryAdd: { numberOfKeys: 1, lua: historyAddLua },
   inflightRelease: { numberOfKeys: 1, lua: release },
   inflightRenew: { numberOfKeys: 1, lua: renew },
-  inflightRetryingAdd: { numberOfKeys: 1, lua: retryingAdd },
-  inflightRetryingList: { numberOfKeys: 1, lua: retryingList },
+  inflightWaitingAdd: { numberOfKeys: 1, lua: waitingAdd },
+  inflightWaitingList: { numberOfKeys: 1, lua: waitingList },
+  inflightUnmarkQueued: { numberOfKeys: 1, lua: unmarkQueued },
   inflightDelayedAdd: { numberOfKeys: 2, lua: delayedAdd },
   inflightDelayedList: { numberOfKeys: 2, lua: delayedList },
   inflightRetrying: { numberOfKeys: 2, lua: retrying },

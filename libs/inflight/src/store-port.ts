@@ -5,6 +5,13 @@ import type { ClaimReply, HeartbeatEntry, WorkerInfo } from './decision';
 import type { HistoryKind } from './keys';
 
 /** One history stream entry: its id (`<ms>-<seq>`, Redis time), the call id, the finished record (decision.ts format). */
+/**
+ * The lists of calls no worker runs now, which the view's `list` reads beside the workers' own lists:
+ * `retrying` (waiting in a delay queue for the next attempt) and `queued` (sent by a caller that marks
+ * its calls, `trackQueued`, and not taken by any worker yet). Both scored by deadline (keys.ts).
+ */
+export type WaitingList = 'retrying' | 'queued';
+
 export type HistoryEntry = readonly [id: string, callId: string, record: string];
 
 /** What the claim script needs besides the call id. */
@@ -67,8 +74,11 @@ export interface TrackerStore {
   renew(callId: string, token: string, leaseMs: number): Promise<number>;
   /** Marks a claimed call as waiting for its retry until `nextTryAt`; 1 marked, 0 no longer ours. */
   retrying(callId: string, token: string, nextTryAt: number): Promise<number>;
-  /** Lists a call waiting in a delay queue (the view's `list` shows it) until its deadline, `ttlMs` from now at least. */
-  listRetrying(callId: string, deadline: number, ttlMs: number): Promise<void>;
+  /**
+   * Lists a call no worker runs now (the view's `list` shows it) until its deadline, `ttlMs` from now at
+   * least: `retrying`, waiting in a delay queue; `queued`, marked queued by its caller.
+   */
+  listWaiting(list: WaitingList, callId: string, deadline: number, ttlMs: number): Promise<void>;
   /**
    * Writes a running call's progress (JSON) if `token` still holds its claim, and appends it to the call's
    * progress log, which then lives `logTtlMs`; 1 written, 0 not.
@@ -124,11 +134,15 @@ export interface ViewStore extends DelayedStore {
   progressLog(callId: string): Promise<string[]>;
   /** Records a call as queued unless it has a record already; true when recorded. */
   markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean>;
+  /** Drops a call's queued mark if it is still only that (no worker claimed it, nobody cancelled it); true when dropped. */
+  unmarkQueued(callId: string): Promise<boolean>;
   cancel(callId: string, markTtlMs: number): Promise<CancelReply>;
-  /** The calls listed as waiting in a delay queue whose deadline has not passed, at most `max`. */
-  retryingCalls(max: number): Promise<string[]>;
-  /** Drops calls from the retrying list (the view found them finished, or forgotten). */
-  unlistRetrying(callIds: readonly string[]): Promise<void>;
+  /** As {@link TrackerStore.listWaiting}: the view lists the calls its caller marks queued. */
+  listWaiting(list: WaitingList, callId: string, deadline: number, ttlMs: number): Promise<void>;
+  /** The calls of one waiting list whose deadline has not passed, at most `max`. */
+  waitingCalls(list: WaitingList, max: number): Promise<string[]>;
+  /** Drops calls from a waiting list (a worker took them, or the view found them finished or forgotten). */
+  unlistWaiting(list: WaitingList, callIds: readonly string[]): Promise<void>;
   /**
    * Entries of one history stream (keys.ts), newest first: ids below `before` (exclusive; from the
    * newest when undefined), at or after `since` (ms since the epoch), at most `count`.

@@ -10,7 +10,7 @@ import { Batcher } from './batch';
 import { scripts, type ScriptName } from './scripts';
 import { sleep } from './sleep';
 import { claimMode, type ClaimMode } from './takeover';
-import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore } from './store-port';
+import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore, WaitingList } from './store-port';
 export type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore } from './store-port';
 
 export type RedisClient = Redis | Cluster;
@@ -184,7 +184,17 @@ export class RedisStore implements TrackerStore, ViewStore {
   }
 
   claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
-    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs, mode: claimMode(args), retry: args.retry ? `${Math.floor(args.retry.deadline)} ${args.retry.delaysMs.join(' ')}` : '' }).then(parseClaimReply);
+    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs, mode: claimMode(args), retry: args.retry ? `${Math.floor(args.retry.deadline)} ${args.retry.delaysMs.join(' ')}` : '' }).then((raw) => this.claimed(callId, parseClaimReply(raw)));
+  }
+
+  /**
+   * A call its caller marked queued leaves the queued list once a worker took it (a command of its own:
+   * the list is in another slot on Redis Cluster; not awaited: a failure only leaves an entry the view
+   * drops when it next reads it).
+   */
+  private claimed(callId: string, reply: ClaimReply): ClaimReply {
+    if (reply.kind === 'run' && reply.fromQueue === true) this.unlistWaiting('queued', [callId]).catch((err: unknown) => this.log.debug({ err, callId }, 'taken call not dropped from the queued list'));
+    return reply;
   }
 
   claimsWritten(): Promise<void> | undefined {
@@ -239,19 +249,19 @@ export class RedisStore implements TrackerStore, ViewStore {
     return Number(await this.run('inflightRetrying', this.k.call(callId), this.k.progress(callId), token, nextTryAt));
   }
 
-  async listRetrying(callId: string, deadline: number, ttlMs: number): Promise<void> {
-    await this.run('inflightRetryingAdd', this.k.retrying, callId, Math.floor(deadline), ttlMs);
+  async listWaiting(list: WaitingList, callId: string, deadline: number, ttlMs: number): Promise<void> {
+    await this.run('inflightWaitingAdd', this.k[list], callId, Math.floor(deadline), ttlMs);
   }
 
-  /** The calls listed as waiting in a delay queue whose deadline has not passed, at most `max`. */
-  async retryingCalls(max: number): Promise<string[]> {
-    const ids = await this.run('inflightRetryingList', this.k.retrying, max);
+  /** The calls of one waiting list whose deadline has not passed, at most `max`. */
+  async waitingCalls(list: WaitingList, max: number): Promise<string[]> {
+    const ids = await this.run('inflightWaitingList', this.k[list], max);
     return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
   }
 
-  /** Drops calls from the retrying list (the view found them finished, or forgotten). */
-  async unlistRetrying(callIds: readonly string[]): Promise<void> {
-    if (callIds.length > 0) await this.client.zrem(this.k.retrying, ...callIds);
+  /** Drops calls from a waiting list (a worker took them, or the view found them finished or forgotten). */
+  async unlistWaiting(list: WaitingList, callIds: readonly string[]): Promise<void> {
+    if (callIds.length > 0) await this.client.zrem(this.k[list], ...callIds);
   }
 
   async listDelayed(callId: string, dueAt: number, entry: string, ttlMs: number, max: number): Promise<void> {
@@ -325,7 +335,11 @@ export class RedisStore implements TrackerStore, ViewStore {
    * claimed it first, or a cancel, wins (SET NX). True when recorded.
    */
   async markQueued(callId: string, meta: string, ttlMs: number): Promise<boolean> {
-    return (await this.client.set(this.k.call(callId), queuedRecord(meta), 'PX', ttlMs, 'NX')) === 'OK';
+    return (await this.client.set(this.k.call(callId), queuedRecord(meta, Date.now()), 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  async unmarkQueued(callId: string): Promise<boolean> {
+    return Number(await this.run('inflightUnmarkQueued', this.k.call(callId))) === 1;
   }
 
   /**

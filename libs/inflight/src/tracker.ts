@@ -321,7 +321,7 @@ export class RedisCallTracker implements CallTracker, RunOwner {
 
   /** Lists a call that waits in a delay queue, so the view shows it though no worker runs it. */
   private listRetrying(call: RunningCall): Promise<void> {
-    return attempt(() => this.store.listRetrying(call.callId, call.deadline, callTtlMs(call.deadline, Date.now(), this.o.graceMs)));
+    return attempt(() => this.store.listWaiting('retrying', call.callId, call.deadline, callTtlMs(call.deadline, Date.now(), this.o.graceMs)));
   }
 
   /** Stores a claimed call's progress; a no-op for calls not claimed here and while Redis is away. */

@@ -9,6 +9,7 @@ import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from '
 import { DelayedCalls } from './delayed';
 import { sleep } from './sleep';
 import { RedisStore, type ViewStore } from './store';
+import type { WaitingList } from './store-port';
 
 /**
  * One call in flight somewhere in the cluster: running on a live worker, or waiting in a delay queue
@@ -18,8 +19,12 @@ import { RedisStore, type ViewStore } from './store';
 export type InflightCall = { readonly [K in keyof ListedCall]: ListedCall[K] };
 
 type ListedCall = CallInfo & {
-  /** `running` on `worker`, or `retrying`: its last attempt failed retryably or lost its worker, and the next is due at `nextTryAt`. */
-  readonly state: 'running' | 'retrying';
+  /**
+   * `running` on `worker`; `retrying`: its last attempt failed retryably or lost its worker, and the next
+   * is due at `nextTryAt`; `queued`: sent by a caller that marks its calls (trackQueued) and waiting in
+   * RabbitMQ for a worker (attempt 0, no worker, `startedAt` when it was sent).
+   */
+  readonly state: 'running' | 'retrying' | 'queued';
   readonly service: string;
   /** The worker instance running it (running), or the one that ran its last attempt (retrying). */
   readonly worker: string;
@@ -115,28 +120,28 @@ export class InflightView {
   readonly delayed: DelayedCalls<CancelOutcome>;
 
   /**
-   * Calls in flight, oldest first: those running now on live workers, and those waiting in a delay
-   * queue for their next attempt (`retrying`). `service` narrows it to one service.
+   * Calls in flight, oldest first: those running now on live workers, those waiting in a delay queue
+   * for their next attempt (`retrying`), and those their callers marked queued (trackQueued) that no
+   * worker has taken yet (`queued`). `service` narrows it to one service.
    */
   async list(filter: { readonly service?: string } = {}): Promise<InflightCall[]> {
     return this.op(async () => {
-      const [{ now, workers }, waiting] = await Promise.all([this.store.workers(), this.store.retryingCalls(maxListedCalls)]);
+      const [{ now, workers }, retrying, queued] = await Promise.all([this.store.workers(), this.store.waitingCalls('retrying', maxListedCalls), this.store.waitingCalls('queued', maxListedCalls)]);
       const running = new Set(workers.filter((w) => filter.service === undefined || w.service === filter.service).flatMap((w) => w.calls));
       // One GET per call, sent together (auto-pipelined): one round trip.
-      const records = await Promise.all([...new Set([...running, ...waiting])].map(async (id) => {
+      const records = await Promise.all([...new Set([...running, ...retrying, ...queued])].map(async (id) => {
         const record = await this.store.record(id);
         return { status: toCallStatus(id, record, now), id: parseStoredId(decodeMeta(record['meta']).rid) };
       }));
-      // Listed as retrying and since finished, cancelled or forgotten: dropped from the list for good (one that runs again stays).
-      const listed = new Set(waiting);
-      const gone = records.filter(({ status: s }) => listed.has(s.callId) && (terminal.has(s.state) || s.state === 'unknown')).map(({ status: s }) => s.callId);
-      if (gone.length > 0) await this.store.unlistRetrying(gone);
+      // Listed as waiting and since taken, finished, cancelled or forgotten: dropped from its list for good.
+      await Promise.all([this.unlistLeft('retrying', retrying, records, 'retrying'), this.unlistLeft('queued', queued, records, 'queued')]);
+      const inList = (s: CallStatus): boolean => filter.service === undefined || s.service === filter.service;
       return records
-        .filter(({ status: s }) => (s.state === 'running' && running.has(s.callId)) || (s.state === 'retrying' && (filter.service === undefined || s.service === filter.service)))
+        .filter(({ status: s }) => (s.state === 'running' && running.has(s.callId)) || ((s.state === 'retrying' || s.state === 'queued') && inList(s)))
         .map(({ status: s, id }): InflightCall => ({
           callId: s.callId,
           id,
-          state: s.state === 'retrying' ? 'retrying' : 'running',
+          state: s.state === 'retrying' || s.state === 'queued' ? s.state : 'running',
           service: s.service ?? '',
           method: s.method ?? '',
           worker: s.worker ?? '',
@@ -151,6 +156,13 @@ export class InflightView {
         }))
         .sort((a, b) => a.startedAt - b.startedAt);
     });
+  }
+
+  /** Drops from a waiting list the listed calls whose record left `state` (a worker took it, it finished, or it was forgotten). */
+  private async unlistLeft(list: WaitingList, listed: readonly string[], records: readonly { readonly status: CallStatus }[], state: CallState): Promise<void> {
+    const ids = new Set(listed);
+    const gone = records.filter(({ status: s }) => ids.has(s.callId) && s.state !== state && (list === 'queued' || terminal.has(s.state) || s.state === 'unknown')).map(({ status: s }) => s.callId);
+    if (gone.length > 0) await this.store.unlistWaiting(list, gone);
   }
 
   /** One call's state and, once finished, its outcome. `unknown` when Redis has no record of it. */
@@ -232,10 +244,26 @@ export class InflightView {
     // Once per call: while Redis is away the mark is skipped at once rather than waited for, so an
     // outage under load does not pile up a waiter per call.
     if (!this.store.connected) return false;
-    return this.op(() => {
+    return this.op(async () => {
       const meta = encodeMeta({ service: call.service ?? '', method: call.method, deadline: call.deadline, rid: idText(call.id) });
-      return this.store.markQueued(call.callId, meta, callTtlMs(call.deadline, Date.now(), this.o.graceMs));
+      const ttlMs = callTtlMs(call.deadline, Date.now(), this.o.graceMs);
+      // Listed after the record is written (two slots on Redis Cluster): a worker that took it in between
+      // left a record the next `list` finds running, and drops the entry.
+      const marked = await this.store.markQueued(call.callId, meta, ttlMs);
+      if (marked) await this.store.listWaiting('queued', call.callId, call.deadline, ttlMs);
+      return marked;
     });
+  }
+
+  /**
+   * Undoes {@link markQueued} for a call its caller got an answer to: a worker without a tracker answered
+   * it, so no claim replaced the mark, which would read `queued` until the deadline. The mark goes only
+   * while it is still just that (a claimed, cancelled or finished call keeps its record), and the call
+   * leaves the queued list. Best effort, like the mark.
+   */
+  async unmarkQueued(callId: string): Promise<void> {
+    if (!this.store.connected) return;
+    await this.op(() => Promise.all([this.store.unmarkQueued(callId), this.store.unlistWaiting('queued', [callId])]));
   }
 
   /**

@@ -6,7 +6,9 @@ import {
 describe('parseClaimReply', () => {
   it('reads every reply of the claim script', () => {
     expect(parseClaimReply(1)).toEqual({ kind: 'run', attempt: 1, previousOwner: undefined });
-    expect(parseClaimReply(['run', 1, ''])).toEqual({ kind: 'run', attempt: 1, previousOwner: undefined });
+    // A first attempt answered as a list: the claim found its caller's queued mark.
+    expect(parseClaimReply(['run', 1, ''])).toEqual({ kind: 'run', attempt: 1, previousOwner: undefined, fromQueue: true });
+    expect(parseClaimReply(['run', 2, ''])).toEqual({ kind: 'run', attempt: 2, previousOwner: undefined });
     expect(parseClaimReply(['run', 3, 'w1'])).toEqual({ kind: 'run', attempt: 3, previousOwner: 'w1' });
     expect(parseClaimReply(['stored', '{"x":1}', '', 'done'])).toEqual({ kind: 'stored', result: '{"x":1}', code: undefined, state: 'done' });
     expect(parseClaimReply(['stored', '', '-32005', 'failed'])).toEqual({ kind: 'stored', result: undefined, code: -32005, state: 'failed' });

@@ -59,7 +59,7 @@ export class FakeStore implements TrackerStore {
     return 1;
   }
   listed: { callId: string; deadline: number }[] = [];
-  async listRetrying(callId: string, deadline: number): Promise<void> {
+  async listWaiting(_list: string, callId: string, deadline: number): Promise<void> {
     this.fail();
     this.listed.push({ callId, deadline });
   }

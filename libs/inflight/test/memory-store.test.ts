@@ -99,7 +99,8 @@ it('serves InflightView: a call marked queued, then running in a live worker\'s 
   const view = memoryInflightView(memory, { keyPrefix: 'embedded' });
   expect(await view.markQueued({ callId: 'c', method: 'work', id: 7, deadline, service: 'svc' })).toBe(true);
   expect(await view.status('c')).toMatchObject({ state: 'queued', attempt: 0 });
-  expect(await worker.claim('c', args())).toEqual({ kind: 'run', attempt: 1, previousOwner: undefined });
+  expect(await view.list()).toEqual([expect.objectContaining({ callId: 'c', state: 'queued', method: 'work', service: 'svc', worker: '', attempt: 0 })]);
+  expect(await worker.claim('c', args())).toEqual({ kind: 'run', attempt: 1, previousOwner: undefined, fromQueue: true });
   await worker.heartbeat('svc', 'w1', { service: 'svc', instanceId: 'w1', inflight: 1, calls: ['c'], startedAt: now, heartbeatMs: 1000 }, 3000, 60_000);
   expect(await view.list()).toEqual([expect.objectContaining({ callId: 'c', method: 'work', worker: 'w1', attempt: 1 })]);
   await worker.finish('c', { state: 'done', result: '{"jsonrpc":"2.0","result":9,"id":7}', ttlMs: 30_000, code: '' });

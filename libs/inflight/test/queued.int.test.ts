@@ -7,6 +7,7 @@ import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { waitFor } from '@warren/testkit';
 import { InflightView, trackQueued, type RedisCallTracker } from '../src';
 import { parseRecord, queuedRecord } from '../src/decision';
+import { keys } from '../src/keys';
 import { testKeys, type WorkResult } from './fixtures/methods';
 import { TestBed, startCall } from './support';
 
@@ -34,8 +35,8 @@ async function codeOf(answer: Promise<unknown>): Promise<number | string> {
 const starts = async (callId: string): Promise<number> => Number((await tp.redis.get(testKeys(tp.prefix, callId).starts)) ?? 0);
 
 it('a queued record reads back as queued, attempt 0, with what the call is', () => {
-  const fields = parseRecord(queuedRecord('\tadd\t1700000000000\t"a"'));
-  expect(fields).toEqual({ state: 'queued', attempt: '0', meta: '\tadd\t1700000000000\t"a"' });
+  const fields = parseRecord(queuedRecord('\tadd\t1700000000000\t"a"', 1699999999000));
+  expect(fields).toEqual({ state: 'queued', startedAt: '1699999999000', attempt: '0', meta: '\tadd\t1700000000000\t"a"' });
 });
 
 it('shows a call waiting in RabbitMQ as queued, then running, then done; the claim of a queued mark is no takeover', async () => {
@@ -51,10 +52,19 @@ it('shows a call waiting in RabbitMQ as queued, then running, then done; the cla
   expect(queued.deadline).toBeGreaterThanOrEqual(sentAt + 15_000);
   expect(queued.deadline).toBeLessThanOrEqual(Date.now() + 15_000);
   expect(await starts(second.callId)).toBe(0);
+  // Listed beside the running one, as waiting since it was sent (the console's In flight rows).
+  await waitFor(async () => (await view.list()).some((c) => c.callId === second.callId), { message: 'queued call listed' });
+  const listed = (await view.list()).find((c) => c.callId === second.callId);
+  expect(listed).toMatchObject({ state: 'queued', method: 'work', worker: '', attempt: 0, deadline: queued.deadline });
+  expect(listed?.startedAt).toBeGreaterThanOrEqual(sentAt - 5);
 
   await expect(first.answer).resolves.toMatchObject({ value: 2, attempt: 1 });
   await waitFor(async () => (await view.status(second.callId)).state === 'running', { message: 'second call taken' });
   expect(await view.status(second.callId)).toMatchObject({ state: 'running', service: serviceName, worker: service.instanceId, attempt: 1 });
+  // The worker's claim took it off the queued list (no view had to find it taken).
+  await waitFor(async () => (await tp.redis.zscore(keys(tp.prefix).queued, second.callId)) === null, { message: 'queued entry dropped by the claim' });
+  // Listed as running once its worker's heartbeat names it.
+  await waitFor(async () => (await view.list()).find((c) => c.callId === second.callId)?.state === 'running', { message: 'taken call listed as running' });
   await expect(second.answer).resolves.toMatchObject({ value: 4, attempt: 1 });
   expect(await view.status(second.callId)).toMatchObject({ state: 'done', attempt: 1, response: { result: { value: 4 } } });
   expect(tracker.health().takeovers).toBe(takeovers);
@@ -84,6 +94,9 @@ it('cancelling a queued call by id skips it; the caller gets -32003', async () =
   expect(await codeOf(queued.answer)).toBe(ErrorCode.Cancelled);
   expect(await starts(queued.callId)).toBe(0);
   expect(await view.status(queued.callId)).toMatchObject({ state: 'cancelled', response: { error: { code: ErrorCode.Cancelled } } });
+  // Finished without a claim: the view drops it from the queued list when it reads it.
+  expect((await view.list()).some((c) => c.callId === queued.callId)).toBe(false);
+  expect(await tp.redis.zscore(keys(tp.prefix).queued, queued.callId)).toBeNull();
   await first.answer;
 }, 30_000);
 

@@ -169,16 +169,16 @@ it('under a retry policy a lapsed call is taken over at once when the wait would
 
 it('lists calls waiting to retry until their deadline; drops past ones on add and read, and unlisted ones', async () => {
   const [a, b, c] = [uniqueName('c'), uniqueName('c'), uniqueName('c')];
-  await store.listRetrying(a, Date.now() + 60_000, 61_000);
-  await store.listRetrying(b, Date.now() + 60_000, 61_000);
-  await store.listRetrying(c, Date.now() + 150, 1000);
-  expect(new Set(await store.retryingCalls(100))).toEqual(new Set([a, b, c]));
+  await store.listWaiting('retrying', a, Date.now() + 60_000, 61_000);
+  await store.listWaiting('retrying', b, Date.now() + 60_000, 61_000);
+  await store.listWaiting('retrying', c, Date.now() + 150, 1000);
+  expect(new Set(await store.waitingCalls('retrying', 100))).toEqual(new Set([a, b, c]));
   expect(await tp.redis.pttl(k.retrying)).toBeGreaterThan(59_000);
-  await waitFor(async () => !(await store.retryingCalls(100)).includes(c), { message: 'past its deadline, gone' });
-  expect(await store.retryingCalls(1)).toHaveLength(1);
-  await store.unlistRetrying([a]);
-  expect(await store.retryingCalls(100)).toEqual([b]);
-  await store.unlistRetrying([b]);
+  await waitFor(async () => !(await store.waitingCalls('retrying', 100)).includes(c), { message: 'past its deadline, gone' });
+  expect(await store.waitingCalls('retrying', 1)).toHaveLength(1);
+  await store.unlistWaiting('retrying', [a]);
+  expect(await store.waitingCalls('retrying', 100)).toEqual([b]);
+  await store.unlistWaiting('retrying', [b]);
 });
 
 it('a lapsed call out of attempts is dead-lettered by any claim, isolated or not', async () => {

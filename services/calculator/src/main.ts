@@ -8,7 +8,7 @@
 //
 // Run: AMQP_URL=amqp://guest:guest@127.0.0.1:5672 npx tsx services/calculator/src/main.ts
 import { asUser, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
-import { RedisDirectory, createRedisTracker } from '@warren/inflight';
+import { InflightView, RedisDirectory, createRedisTracker, trackQueued } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
 import { startTracing } from '@warren/tracing-node';
 import { calculatorDefaults, calculatorService } from './service';
@@ -27,8 +27,11 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
   const directory = config.redisUrl === undefined ? undefined : new RedisDirectory({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
   // What the service is lives in service.ts (embedded mode starts the same one in memory); here, only where it connects.
   const service = await startService({ urls: config.amqpUrls, ...asUser(calculatorService(config, { logger: log, ...(tracker === undefined ? {} : { tracker }) }), config.userId), ...(directory === undefined ? {} : { directory }), ...(observer === undefined ? {} : { observer }) });
+  // With Redis, its nested calls (mean → sum) read as queued in the in-flight view (the console's In flight) until a worker takes them.
+  const view = config.redisUrl === undefined ? undefined : new InflightView({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
+  if (view) trackQueued(service.client, view, log);
   log.info({ amqp: config.amqpUrls.map(redactUrl), tracking: tracker?.state ?? 'off', namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
-  return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => tracker?.report?.() }, close: () => service.close().then(() => directory?.close()) };
+  return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => tracker?.report?.() }, close: () => service.close().then(() => Promise.all([directory?.close(), view?.close()])).then(() => undefined) };
 }
 
 // runServiceMain owns the logger, SIGTERM/SIGINT and the graceful close (stop consuming, let

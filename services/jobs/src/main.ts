@@ -17,7 +17,7 @@
 //   dead-letter queue `<namespace>.svc.<name>.dead`.
 import { asUser, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
-import { InflightView, RedisDirectory, createRedisTracker } from '@warren/inflight';
+import { InflightView, RedisDirectory, createRedisTracker, trackQueued } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
 import { startTracing } from '@warren/tracing-node';
 import { jobsDefaults, jobsService, jobsSettings, jobsTrackerOptions } from './service';
@@ -32,6 +32,8 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
   const directory = new RedisDirectory({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
   // What the service is lives in service.ts (embedded mode starts the same one in memory); here, only where it connects.
   const service = await startService({ urls: config.amqpUrls, ...asUser(jobsService(config, { logger: log, store, tracker, status: (callId) => view.status(callId) }), config.userId), directory, ...(observer === undefined ? {} : { observer }) });
+  // Its handlers' nested calls read as queued in the in-flight view until a worker takes them.
+  trackQueued(service.client, view, log);
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), tracking: tracker.state, namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
   return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => tracker.report?.() }, close: () => service.close().then(() => Promise.all([store.close(), view.close(), directory.close()])).then(() => undefined) };

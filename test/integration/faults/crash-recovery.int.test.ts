@@ -1,4 +1,4 @@
-// Recovery at full speed (docs/reliability.md, "Poison calls: the suspect lane"): three tracked worker
+// Recovery at full speed (docs/reliability-faults.md, "Poison calls: the suspect lane"): three tracked worker
 // processes at prefetch 100 with 300 calls in flight and 30 s deadlines; two of them are SIGKILLed at
 // once with about 100 calls running on each. Those calls are suspects, each in its first crash: the
 // survivor takes them over in the crowd, as it takes new work, rather than one at a time with new work

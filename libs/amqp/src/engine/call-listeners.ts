@@ -1,11 +1,17 @@
 import type { CallInfo } from '@warren/calls';
 import type { Logger } from '@warren/logger';
-import type { CancelListener, SendListener } from './call-options';
+import type { Progress, ProgressListener } from '../wire/progress';
+import type { CancelListener, SendListener, SettledListener } from './call-options';
 
-/** Who an RpcClient tells of the requests it sends and of the calls its callers abort. */
+const settledHow = { resolved: 'answered', rejected: 'failed', timeout: 'timeout', aborted: 'aborted' } as const;
+
+/** Who an RpcClient tells of the requests it sends, of its calls' progress, of the calls it settles and of those its callers abort. */
 export class CallListeners {
   private readonly cancels: CancelListener[] = [];
   private readonly sends: SendListener[] = [];
+  private readonly settles: SettledListener[] = [];
+  /** Progress listeners of pending calls, by call id; each leaves with its call. */
+  private readonly progress = new Map<string, ProgressListener>();
 
   constructor(private readonly log: Logger) {}
 
@@ -15,6 +21,10 @@ export class CallListeners {
 
   onSend(listener: SendListener): void {
     this.sends.push(listener);
+  }
+
+  onSettle(listener: SettledListener): void {
+    this.settles.push(listener);
   }
 
   /** Whether anyone listens to sends: without a listener, no CallInfo is made per call. */
@@ -30,6 +40,28 @@ export class CallListeners {
         // A listener's bug must not fail the call it was told about.
         this.log.warn({ err, callId: call.callId }, 'send listener threw');
       }
+    }
+  }
+
+  settled(callId: string, outcome: keyof typeof settledHow): void {
+    if (this.progress.size > 0) this.progress.delete(callId);
+    if (this.settles.length > 0) for (const listener of this.settles) listener(callId, settledHow[outcome]);
+  }
+
+  listenToProgress(callId: string, listener: ProgressListener): void {
+    this.progress.set(callId, listener);
+  }
+
+  hearsProgress(callId: string): boolean {
+    return this.progress.has(callId);
+  }
+
+  progressed(callId: string, progress: Progress): void {
+    try {
+      this.progress.get(callId)?.(progress);
+    } catch (err) {
+      // A listener's bug must not fail the call it listens to.
+      this.log.warn({ err, callId }, 'progress listener threw');
     }
   }
 

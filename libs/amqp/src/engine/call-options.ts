@@ -66,3 +66,5 @@ export type SentCall = CallInfo;
 
 /** Told of every request as it is sent, e.g. to record it as queued before any worker takes it. */
 export type SendListener = (call: CallInfo) => void;
+/** How a call settled, as {@link RpcClient.onSettle} tells it. */
+export type SettledListener = (callId: string, how: 'answered' | 'failed' | 'timeout' | 'aborted') => void;

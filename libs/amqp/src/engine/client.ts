@@ -7,7 +7,7 @@ import {
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { CallListeners } from './call-listeners';
-import type { BatchEntry, BatchResult, CallOptions, CancelListener, ClientStats, NotifyOptions, RpcProxy, SendListener } from './call-options';
+import type { BatchEntry, BatchResult, CallOptions, CancelListener, ClientStats, NotifyOptions, RpcProxy, SendListener, SettledListener } from './call-options';
 import { openClientChannel } from './client-channel';
 import { movedReplyId, resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
 import { ClientOutbox, type OutboundRequest } from './client-outbox';
@@ -16,7 +16,7 @@ import { assertMethodName, names, type Names } from '../wire/names';
 import { OfflineBuffer } from './offline-buffer';
 import { CallIds } from './call-ids';
 import { ReplyTrust } from './reply-users';
-import type { Progress, ProgressListener } from '../wire/progress';
+import type { Progress } from '../wire/progress';
 import { directReplyQueue, replyQueueExists } from './reply-consumer';
 import type { AvailabilityVerdict } from '../discovery/availability';
 import { publishCancel } from '../wire/wire-cancel';
@@ -56,8 +56,6 @@ export class RpcClient {
   private readonly outbox: ClientOutbox;
   /** Deadlines of delayed calls pending, by call id: a caller's abort tells workers to remember the cancel that long. */
   private readonly delayedDeadlines = new Map<string, number>();
-  /** Progress listeners of pending calls, by call id; each leaves with its call (onSettled). */
-  private readonly progressListeners = new Map<string, ProgressListener>();
   private availability: ((method: string) => AvailabilityVerdict) | undefined;
   private explainReturn: ((method: string) => LocalError | undefined) | undefined;
 
@@ -129,12 +127,20 @@ export class RpcClient {
   }
 
   /**
-   * Registers a listener for every request this client sends, told in the
-   * same tick as `call`/`request` takes it, before it is published.
-   * Listeners must not throw and should be quick: they run on every call.
+   * Registers a listener for every request this client sends, told in the same tick as `call`/`request`
+   * takes it, before it is published. Listeners must not throw and should be quick: they run on every call.
    */
   onSend(listener: SendListener): void {
     this.listeners.onSend(listener);
+  }
+
+  /**
+   * Registers a listener for every call this client settles, told how: `answered` (a reply came back:
+   * a result or an error answer), `failed` on this side (no route, not confirmed, connection lost...),
+   * `timeout` or `aborted`. Must not throw and should be quick: it runs on every call.
+   */
+  onSettle(listener: SettledListener): void {
+    this.listeners.onSettle(listener);
   }
 
   /**
@@ -261,7 +267,7 @@ export class RpcClient {
     if (span) answer.then((response) => endWithResponse(span, response), (err: unknown) => endWithError(span, err));
     if (this.listeners.hearSends) this.listeners.sent({ callId: request.callId, method: message.method, id: message.id, deadline, ...(dueAt === undefined ? {} : { dueAt }) });
     // Only for a call the table took: a refused one (limit, aborted signal) never settles through onSettled.
-    if (opts.onProgress && this.pending.has(request.callId)) this.progressListeners.set(request.callId, opts.onProgress);
+    if (opts.onProgress && this.pending.has(request.callId)) this.listeners.listenToProgress(request.callId, opts.onProgress);
     if (this.pending.has(request.callId)) this.trust.expect(request.callId, message.method);
     if (dueAt !== undefined && this.pending.has(request.callId)) this.delayedDeadlines.set(request.callId, deadline);
     const queueIfDown = (opts.whenNoConsumer ?? (request.persistent ? 'queue' : 'fail')) === 'queue';
@@ -274,10 +280,10 @@ export class RpcClient {
 
   private readonly onSettled: SettleListener<string> = (outcome, callId) => {
     const wasOnWire = this.onWire.delete(callId);
-    if (this.progressListeners.size > 0) this.progressListeners.delete(callId);
     const deadline = this.delayedDeadlines.get(callId);
     if (deadline !== undefined) this.delayedDeadlines.delete(callId);
     this.trust.forget(callId);
+    this.listeners.settled(callId, outcome);
     if (outcome !== 'aborted') return;
     // The worker running it (any language) hears this on NS.cancel and stops; the caller already has RpcAbortedError.
     // Published, not confirmed: nothing waits for it (the caller has its answer), so no confirms wait per abort.
@@ -376,14 +382,7 @@ export class RpcClient {
   }
 
   private readonly onProgress = (callId: string, progress: Progress, userId: string | undefined): void => {
-    const listener = this.progressListeners.get(callId);
-    if (!listener || !this.trusted(callId, userId, 'progress')) return;
-    try {
-      listener(progress);
-    } catch (err) {
-      // A listener's bug must not fail the call it listens to.
-      this.log.warn({ err, callId }, 'progress listener threw');
-    }
+    if (this.listeners.hearsProgress(callId) && this.trusted(callId, userId, 'progress')) this.listeners.progressed(callId, progress);
   };
 
   private readonly onConnectionLost = (): void => {

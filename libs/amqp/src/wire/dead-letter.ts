@@ -5,7 +5,7 @@ import { carriedHeaders, copyProperties } from './republish';
 
 /**
  * Why a request was dead-lettered, carried as headers on its copy in the service's dead-letter queue
- * (docs/protocol.md, "Dead letters"), so `dlq.list` can say why without guessing.
+ * (docs/protocol-jobs.md, "Dead letters"), so `dlq.list` can say why without guessing.
  */
 export interface DeadLetterReason {
   /** A short word: `worker_lost`, `retries_exhausted`, `unservable`, `handler_crashed`, ... */

@@ -1,7 +1,7 @@
 /**
  * Job progress: what a handler reports through `ctx.progress(fraction, message?)`, how often it is
  * passed on (throttled per call), and its form on the wire (a message on the caller's reply queue
- * with the call's correlation id and the {@link progressHeader}; docs/protocol.md, "Progress").
+ * with the call's correlation id and the {@link progressHeader}; docs/protocol-jobs.md, "Progress").
  */
 
 import { progressOf, type Progress } from '@warren/calls';

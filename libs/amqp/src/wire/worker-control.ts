@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { WireChannel } from '../transport/contract';
 import type { Names } from './names';
 
-/** What an operator can ask of one worker instance (docs/protocol.md, "Worker controls"). */
+/** What an operator can ask of one worker instance (docs/protocol-discovery.md, "Worker controls"). */
 export const workerActions = ['pause', 'resume', 'drain', 'cancel-all'] as const;
 export type WorkerAction = (typeof workerActions)[number];
 

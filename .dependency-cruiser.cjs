@@ -22,7 +22,7 @@ const libraryImports = {
   amqp: ['amqp-transport', 'calls', 'config', 'jsonrpc', 'logger'],
   inflight: ['calls', 'config', 'jsonrpc', 'logger'],
   schedules: ['amqp', 'config', 'jsonrpc', 'logger'],
-  cli: ['amqp', 'amqp-transport', 'config', 'inflight', 'jsonrpc', 'logger'],
+  cli: ['amqp', 'amqp-transport', 'calls', 'config', 'inflight', 'jsonrpc', 'logger'],
 };
 
 /** The composition roots (services, broker) take any library but these (test helpers, the CLI's own). */

@@ -6,8 +6,10 @@
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { connect, type ConfirmChannel, type ConsumeMessage, type Message } from 'amqplib';
-import { connectClient, type ReplyMode } from '@warren/amqp';
+import { connectClient, type ClientOptions } from '@warren/amqp';
 import { amqpUrl } from '@warren/testkit';
+
+type ReplyMode = NonNullable<ClientOptions['replyMode']>;
 
 /** One client in a caller process: `call` performs one checked round trip and rejects on failure or timeout. */
 export interface Caller {

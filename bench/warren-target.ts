@@ -1,9 +1,11 @@
 /** Warren target: an RpcClient in a caller process against a Warren service in a child process. */
 import amqp from 'amqplib';
-import { names, type ReplyMode } from '@warren/amqp';
+import { names, type ClientOptions } from '@warren/amqp';
 import { AMQP_URL, spawnServer, uniqueName } from './amqp-baseline';
 import { spawnCaller, type LoadDriver } from './caller-process';
 import type { BenchSession, BenchTarget } from './harness';
+
+type ReplyMode = NonNullable<ClientOptions['replyMode']>;
 
 /**
  * `base`: a checkout of another commit (with its own `npm ci`) whose packages run instead of this

@@ -5,9 +5,11 @@
 // tell whether any call ran twice. Run as a process it is configured by
 // WORK_* variables, prints `ready`, and is meant to be SIGKILLed.
 import { Redis, type Cluster } from 'ioredis';
-import { positiveIntFromEnv, startService, type HandlerContext, type RetryPolicy, type ServiceMethod } from '@warren/amqp';
+import { positiveIntFromEnv, startService, type HandlerContext, type ServiceMethod } from '@warren/amqp';
 import { createRedisTracker } from '@warren/inflight';
 import { CancelledError, JsonRpcError } from '@warren/jsonrpc';
+
+type RetryPolicy = NonNullable<ServiceMethod['retry']>;
 
 /** The service every worker runs, the method it serves, and the notification the fault tests' sinks take. */
 export const workService = 'work';

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { trackingStates, type QueueDepth } from '@warren/amqp';
+import type { QueueDepth } from '@warren/amqp';
+import { trackingStates } from '@warren/calls';
 import { ErrorCode } from '@warren/jsonrpc';
 import type { ScheduleCounts } from '@warren/schedules';
 

@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import { bearerMatcher } from '../src/http/auth';
 import { newSessionId } from '../src/mcp/sessions';
-import { RequestLimiter, TokenBuckets, brokerOptionsFromEnv, resolveGatewayOptions, resolveRateLimit, type Take } from '../src';
+import { brokerOptionsFromEnv, resolveGatewayOptions } from '../src';
+import { RequestLimiter, TokenBuckets, resolveRateLimit, type Take } from '../src/http/rate-limit';
 
 /** fast-check runs per property in this file; reported in the test names. */
 const numRuns = 300;

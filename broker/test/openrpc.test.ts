@@ -6,11 +6,14 @@ import jsonSchemaMetaSchema from '@json-schema-tools/meta-schema';
 import metaSchema from '@open-rpc/meta-schema';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import { resolveServiceOptions, type InstanceInfo } from '@warren/amqp';
+import { type InstanceInfo } from '@warren/amqp';
+import { resolveServiceOptions } from '../../libs/amqp/src/runtime/service-options';
 import { describeInstance } from '../../libs/amqp/src/runtime/describe';
 import { calculatorMethods } from '../../services/calculator/src/methods';
 import { jobsMethods } from '../../services/jobs/src/methods';
-import { buildCatalogue, contentDescriptors, openRpcDocument, servicesView } from '../src';
+import { buildCatalogue } from '../src/catalogue';
+import { contentDescriptors, openRpcDocument } from '../src/openrpc';
+import { servicesView } from '../src/services-view';
 import { discoveryServers } from '../src/openrpc-servers';
 
 const noStore = { get: async () => undefined, put: async () => undefined, append: async () => undefined } as unknown as Parameters<typeof jobsMethods>[0]['store'];

@@ -2,7 +2,12 @@ import type { InstanceInfo } from '@warren/amqp';
 import { ErrorCode } from '@warren/jsonrpc';
 import { bearerChecker } from '../src/http/auth';
 import { callTimeout } from '../src/http/rpc-route';
-import { brokerOptionsFromEnv, buildCatalogue, contentDescriptors, methodFilter, objectSchema, outcomeLabel, resolveGatewayOptions, toolResult } from '../src';
+import { brokerOptionsFromEnv, resolveGatewayOptions } from '../src';
+import { buildCatalogue, objectSchema } from '../src/catalogue';
+import { contentDescriptors } from '../src/openrpc';
+import { methodFilter } from '../src/options';
+import { outcomeLabel } from '../src/metrics';
+import { toolResult } from '../src/mcp/tool-result';
 
 describe('toolResult', () => {
   it('wraps a string result as the design notes show', () => {

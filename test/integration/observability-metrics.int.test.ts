@@ -8,7 +8,8 @@
 // in a scrape of this running system.
 import { EventEmitter } from 'node:events';
 import amqp from 'amqplib';
-import { RetryableError, runServiceMain, startService, type MainProcess } from '@warren/amqp';
+import { RetryableError, runServiceMain, startService } from '@warren/amqp';
+import type { MainProcess } from '../../libs/amqp/src/runtime/service-main';
 import { createRedisTracker } from '@warren/inflight';
 import { InvalidParamsError } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';

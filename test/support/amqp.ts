@@ -1,5 +1,6 @@
 import amqp from 'amqplib';
-import { delayLevels, names, type Names } from '@warren/amqp';
+import { names, type Names } from '@warren/amqp';
+import { delayLevels } from '../../libs/amqp/src/wire/delay';
 import { amqpUrl, uniqueName } from '@warren/testkit';
 
 /**

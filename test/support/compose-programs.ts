@@ -2,7 +2,8 @@
 // env readers its main calls (broker/src/main.ts, services/*/src/main.ts), so
 // a compose file the processes would refuse (a missing token, a bad number)
 // fails a unit test instead of crash-looping in a container.
-import { readServiceEnv, type OpsEnv } from '@warren/amqp';
+import { readServiceEnv } from '@warren/amqp';
+import type { OpsEnv } from '../../libs/amqp/src/runtime/service-env';
 import { brokerOptionsFromEnv } from '../../broker/src/env';
 import { auditDefaults, auditSettings } from '../../services/audit/src/service';
 import { calculatorDefaults } from '../../services/calculator/src/service';

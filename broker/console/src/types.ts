@@ -4,15 +4,14 @@
 import type { ServicesBody, ServiceView } from '../../src/services-view';
 import type { InflightEvent as FedInflight } from '../../src/console/feed-events';
 
-export type { Progress } from '@warren/calls';
 export type { GatewayCall } from '../../src/gateway-calls';
 export type { FedCall as ClusterCall } from '../../src/console/inflight-delta';
-export type { InflightDeltaEvent as InflightDelta, OutcomesEvent, HelloEvent } from '../../src/console/feed-events';
+export type { InflightDeltaEvent as InflightDelta } from '../../src/console/feed-events';
 export type { Outcome, OutcomeState } from '../../src/console/outcomes';
 export type { ThroughputPoint, ThroughputSnapshot } from '../../src/console/throughput';
 export type { ServiceQueueStats as QueueFigures } from '../../src/queue-stats';
-export type { InstanceSummary, WorkerAction, WorkerReport, DeadLetter, DeadLetterDetail } from '@warren/amqp';
-export type { HistoryItem, HistoryPage, CallDetail, PastAttempt, DelayedCall } from '@warren/inflight';
+export type { InstanceSummary, WorkerAction, DeadLetter, DeadLetterDetail } from '@warren/amqp';
+export type { HistoryItem, HistoryPage, CallDetail, DelayedCall } from '@warren/inflight';
 export type { ScheduleEntry as ScheduleItem } from '@warren/schedules';
 
 /** `inflight`, and the page's own copy of the lists it keeps up to date from the deltas. */

@@ -28,6 +28,3 @@ export const notBuiltPage = `<!doctype html>
 <body><h1>The Warren console is not built</h1>
 <p>Run <code>npm run build:console</code> (or <code>npm ci</code>, which runs it) in the repository and reload.</p></body></html>
 `;
-
-/** The console page's Content-Security-Policy: the gateway's policy for pages (scripts, styles, images only from it, no inline script). */
-export { pageContentSecurityPolicy as consoleContentSecurityPolicy } from '../http/security-headers';

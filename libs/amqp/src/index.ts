@@ -51,51 +51,34 @@ export async function startService(options: ConnectTo & ServiceOptions): Promise
   }
 }
 
-export { type DelayOptions } from './engine/delay-options';
-export type { AvailabilityVerdict } from './engine/availability-verdict';
-export { delayLevels, maxDelayMs, delayLevelsOf, DelayHeader, type DelayTarget } from './wire/delay';
-export { RpcClient, type CallOptions, type NotifyOptions, type BatchEntry, type BatchResult, type RpcProxy, type ClientStats, type CancelListener, type SendListener, type SentCall } from './engine/client';
-export { type ClientOptions, resolveClientOptions } from './engine/client-options';
-export { replyUsersOf, type ReplyUsers, type TrustedService } from './engine/reply-users';
+// The package's face: what services, the broker, the CLI, other libs, examples and the bench use
+// (README "Exports"). Tests reach everything else through source paths (`../src/...`).
+export type { DelayOptions } from './engine/delay-options';
+export { maxDelayMs } from './wire/delay';
+export { RpcClient } from './engine/client';
+export type { CallOptions, NotifyOptions } from './engine/call-options';
+export type { ClientOptions } from './engine/client-options';
+export { relayPayload, type RelayTarget } from './engine/relay';
 export { WarrenService } from './runtime/service';
-export { type ServiceOptions, type ServiceMethod, type ServiceNotification, resolveServiceOptions } from './runtime/service-options';
-export type { ErrorDescription, ToolSpec } from './wire/method-declarations';
+export type { ServiceOptions, ServiceMethod, ServiceNotification } from './runtime/service-options';
+export type { CallTracker } from '@warren/calls';
 export type { ScheduleDeclaration } from './wire/schedule-declaration';
-export { defineMethod, defineNotification, jsonSchemaOf, NoParams, type MethodSpec, type TypedHandler } from './runtime/define-method';
-export type { ServiceStats } from './runtime/service-stats';
-export type { HandlerContext, NestedClient } from './runtime/context';
-export {
-  trackingStates, outcomeOf, type CallTracker, type CallInfo, type RunningCall, type RunInfo, type Executed, type TrackedOutcome, type Settle,
-  type DeadLetterSettle, type TrackingReport,
-} from './runtime/tracker';
-export type { Abortable } from './runtime/call-abort';
-export { SuspectLane, type Isolation } from './runtime/suspect-lane';
-export { effectKey, maxEffectName, type EffectLedger, type EffectStart, type OnceOptions, type OnceResult } from './runtime/once';
-export { names, assertMethodName, isValidMethodName, type Names } from './wire/names';
-export { permissionsFor, setPermissionsArgs, setPermissionsLine, type Permissions, type Role } from './wire/permissions';
-export { coreTopology, serviceTopology, applyTopology, type Topology, type QueueType } from './wire/topology';
-export { Header } from './wire/headers';
-export { RetryableError, isRetryable, retryDelayMs, retryDelays, planRetry, maxRetryAttempts, type RetryPolicy, type RetryPlan } from './runtime/retry';
-export { DeadLetterQueues, type DeadLetter, type DeadLetterDetail, type DeadLetterOptions } from './jobs/dead-letters';
-export { DeadHeader, type DeadLetterReason } from './wire/dead-letter';
-export { progressHeader, decodeProgress, type Progress, type ProgressListener } from './wire/progress';
-export { directReplyQueue, type ReplyMode } from './engine/reply-consumer';
-export { parseTraceparent, childTraceparent, validTracestate, type TraceContext } from './wire/trace';
-export { traced, type TraceOptions, type IncomingTrace } from './tracing/traced';
-export { WarrenAttr, WarrenEvent } from './tracing/call-spans';
-export { relayPayload, type RelayOptions, type RelayTarget } from './engine/relay';
-export { type Announcement, type AnnounceMessage, type WithdrawMessage, type AnnouncementParse, type MethodDescription, type NotificationDescription, parseAnnouncement, maxAnnouncementBytes } from './discovery/announcement';
-export { type AnnounceNowRequest, parseAnnounceNow } from './discovery/announce-now';
-export { announcementSchema, announceNowSchema, protocolSchemaFiles, protocolVersion, jsonSchemaDraft } from './wire/protocol-schemas';
-export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type RegistryOptions } from './discovery/registry';
-export { asUser, readServiceEnv, positiveIntFromEnv, opsFromEnv, type ServiceEnv, type OpsEnv, type Env } from './runtime/service-env';
-export { startOpsServer, defaultOpsHost, type OpsServer, type OpsServerOptions, type OpsAnswer } from './runtime/ops-server';
-export { shutdownHandler, type ShutdownHandler, type ShutdownOptions } from './runtime/shutdown';
-export { runServiceMain, type MainProcess, type RunningService, type ServiceMainOptions, type StartHooks } from './runtime/service-main';
-export { WorkerMetrics, type WorkerMetricsOptions, type WorkerMetricsSources } from './runtime/worker-metrics';
-export type { ServiceObserver, SettledRequest, RequestOutcome } from './runtime/service-observer';
-export { watchSupervisor, type SupervisorWatch } from './runtime/supervisor-watch';
-export { DirectoryRecorder, recordAnnounced, directoryRefreshMs, type AnnouncedServices, type DirectoryRecorderLog, type DirectoryEntry, type DirectoryMethod, type DirectoryReader, type DirectoryWriter } from './discovery/directory';
-export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, type AvailabilityOptions, type MethodDirectory, type QueueDepth } from './discovery/availability';
-export { publishWorkerControl, workerActions, type AppliedControl, type WorkerAction, type WorkerReport } from './wire/worker-control';
-export type { WorkerControls } from './runtime/worker-controls';
+export { defineMethod, defineNotification, NoParams } from './runtime/define-method';
+export type { HandlerContext } from './runtime/context';
+export { RetryableError } from './runtime/retry';
+export { names, type Names } from './wire/names';
+export { permissionsFor, setPermissionsLine } from './wire/permissions';
+export type { QueueType } from './wire/topology';
+export { DeadLetterQueues, type DeadLetter, type DeadLetterDetail } from './dead-letters/dead-letter-queues';
+export type { Progress, ProgressListener } from './wire/progress';
+export { traced } from './tracing/traced';
+export type { MethodDescription, NotificationDescription } from './discovery/announcement';
+export { protocolSchemaFiles } from './wire/protocol-schemas';
+export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary } from './discovery/registry';
+export { recordAnnounced, type DirectoryEntry } from './discovery/directory';
+export { AvailabilityGate, QueueDepths, guardAvailability, type QueueDepth } from './discovery/availability';
+export { asUser, readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './runtime/service-env';
+export { runServiceMain, type RunningService, type StartHooks } from './runtime/service-main';
+export { shutdownHandler } from './runtime/shutdown';
+export { watchSupervisor } from './runtime/supervisor-watch';
+export { publishWorkerControl, type WorkerAction, type WorkerReport } from './wire/worker-control';

@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { asUser, names, permissionsFor, replyUsersOf, resolveClientOptions, setPermissionsArgs, setPermissionsLine } from '@warren/amqp';
+import { asUser, names, permissionsFor, setPermissionsLine } from '@warren/amqp';
+import { replyUsersOf } from '../src/engine/reply-users';
+import { resolveClientOptions } from '../src/engine/client-options';
+import { setPermissionsArgs } from '../src/wire/permissions';
 import { CallIds } from '../src/engine/call-ids';
 
 describe('call ids', () => {

@@ -1,4 +1,6 @@
-import { names, resolveServiceOptions, serviceTopology } from '../src/index';
+import { names } from '../src/index';
+import { resolveServiceOptions } from '../src/runtime/service-options';
+import { serviceTopology } from '../src/wire/topology';
 
 const n = names('t');
 const input = { service: 's', instanceId: 'i1', methods: ['s.run'], notifications: ['s.note'], instanceNotifications: ['s.flush'], durable: true, deadLetterMax: 10 };

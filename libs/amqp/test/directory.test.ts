@@ -1,5 +1,6 @@
 // DirectoryRecorder: when a service instance writes its methods to the directory.
-import { DirectoryRecorder, recordAnnounced, type DirectoryMethod } from '@warren/amqp';
+import { recordAnnounced } from '@warren/amqp';
+import { DirectoryRecorder, type DirectoryMethod } from '../src/discovery/directory';
 
 const methods: DirectoryMethod[] = [{ name: 'add', jobStyle: false }];
 const log = { warn: jest.fn(), debug: jest.fn() };

@@ -2,8 +2,11 @@
 // the in-memory broker: not ready while starting, ready once consuming, not
 // ready while its connection is down, closed (refusing) after shutdown.
 import { EventEmitter } from 'node:events';
-import { opsFromEnv, runServiceMain, startOpsServer, startService, type MainProcess, type WarrenService } from '@warren/amqp';
+import { runServiceMain, startService, type WarrenService } from '@warren/amqp';
 import { MemoryBroker } from '@warren/amqp-transport';
+import { opsFromEnv } from '../src/runtime/service-env';
+import { startOpsServer } from '../src/runtime/ops-server';
+import type { MainProcess } from '../src/runtime/service-main';
 import { silentLogger } from '@warren/logger';
 import { Teardown, freePort, waitFor } from '@warren/testkit';
 

@@ -1,8 +1,7 @@
 import path from 'node:path';
-import {
-  connectClient, startService, type HandlerContext, type RpcClient, type SentCall, type ServiceOptions, type WarrenService,
-} from '@warren/amqp';
+import { connectClient, startService, type HandlerContext, type RpcClient, type ServiceOptions, type WarrenService } from '@warren/amqp';
 import { AmqpConnection } from '@warren/amqp-transport';
+import type { SentCall } from '../src/engine/call-options';
 import {
   ErrorCode, InvalidParamsError, RpcAbortedError, RpcConnectionLostError, RpcInvalidMethodError, RpcNoRouteError, RpcTimeoutError, wireErrorOf, type JsonValue,
 } from '@warren/jsonrpc';

@@ -3,7 +3,8 @@
 // queue for that wait as the next attempt and comes back after it; the tracker is handed the method's
 // waits; a wait with no delay queue declared is requeued rather than dropped by the default exchange.
 import amqp from 'amqplib';
-import { connectClient, outcomeOf, startService, type CallTracker, type Executed, type RpcClient, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/amqp';
+import { connectClient, startService, type CallTracker, type RpcClient } from '@warren/amqp';
+import { outcomeOf, type Executed, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/calls';
 import { Teardown, amqpUrl } from '@warren/testkit';
 import { TestNamespace, queueDepth } from '../../../test/support/amqp';
 

@@ -1,5 +1,4 @@
 import type { JsonValue, Params } from '@warren/jsonrpc';
-import { UsageError } from './errors';
 
 /** Parses one word as JSON; a word that is not JSON is taken as a string (`hello` → "hello", `5` → 5). */
 export function parseWord(word: string): JsonValue {
@@ -36,10 +35,4 @@ export function parseParams(words: readonly string[]): Params | undefined {
 /** `--id 7` is the number 7; `--id abc` the string "abc". */
 export function parseId(text: string): string | number {
   return /^-?\d{1,15}$/.test(text) ? Number(text) : text;
-}
-
-export function parsePositiveInt(name: string, text: string): number {
-  const value = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1) throw new UsageError(`${name} must be a positive integer, got ${JSON.stringify(text)}`);
-  return value;
 }

@@ -4,7 +4,8 @@
 // run goes out before the store's write (same turn of the event loop), so the
 // caller usually has its answer from that run, and the stored one is dropped
 // as late; had the cut taken that reply, the stored one would answer.
-import { startService, type Abortable, type CallTracker, type Executed, type RpcClient, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/amqp';
+import { startService, type CallTracker, type RpcClient } from '@warren/amqp';
+import type { Abortable, Executed, RunInfo, RunningCall, TrackedOutcome } from '@warren/calls';
 import { FaultProxy, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
 import { InflightView, createRedisTracker, type RedisCallTracker } from '../src';
 import { testKeys, workMethods, type WorkResult } from './fixtures/methods';

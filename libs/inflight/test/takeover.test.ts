@@ -1,6 +1,6 @@
 // When a suspect is taken over in the crowd and when alone (takeover.ts), and what the tracker does
 // with it: a first-crash takeover holds nothing back, a late one is not started.
-import { SuspectLane } from '@warren/amqp';
+import { SuspectLane } from '../../amqp/src/runtime/suspect-lane';
 import type { RunningCall } from '@warren/calls';
 import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';

@@ -1,7 +1,7 @@
 // The tracker's decisions over a scripted store, under fake timers: what it
 // answers for each claim outcome, waiting for a live owner, degraded mode and
 // its once-per-transition log, cancels, and batched lease renewals.
-import { SuspectLane } from '@warren/amqp';
+import { SuspectLane } from '../../amqp/src/runtime/suspect-lane';
 import type { Executed, RunningCall } from '@warren/calls';
 import { CancelledError, ErrorCode, encodeResponse, type ResponseMessage } from '@warren/jsonrpc';
 import { createLogger } from '@warren/logger';

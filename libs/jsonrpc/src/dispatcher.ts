@@ -1,6 +1,4 @@
-import { assertNever } from './assert-never';
-import { ErrorCode } from './codes';
-import { errorResponse } from './decode';
+import { answerPayload, badItemAnswer, isServable, type ServableItem } from './answer';
 import { failureResponse, successResponse } from './encode';
 import { InvalidParamsError, MethodNotFoundError } from './errors';
 import { toJsonRpcError } from './map-errors';
@@ -104,38 +102,19 @@ export class Dispatcher<Ctx> {
   }
 
   /** Answers a decoded payload. Batches run concurrently; `null` means nothing is to be sent. */
-  async handle(decoded: Decoded, contextFor: (message: RequestMessage | NotificationMessage) => Ctx): Promise<ResponseMessage | ResponseMessage[] | null> {
-    switch (decoded.kind) {
-      case 'rejected':
-        return decoded.response;
-      case 'single':
-        return this.handleItem(decoded.item, contextFor);
-      case 'batch': {
-        const answers = await Promise.all(decoded.items.map((item) => this.handleItem(item, contextFor)));
-        const responses = answers.filter((a): a is ResponseMessage => a !== null);
-        return responses.length === 0 ? null : responses;
-      }
-      default:
-        return assertNever(decoded);
-    }
+  handle(decoded: Decoded, contextFor: (message: RequestMessage | NotificationMessage) => Ctx): Promise<ResponseMessage | ResponseMessage[] | null> {
+    return answerPayload(decoded, (item) => this.serve(item, contextFor));
   }
 
   /** Answers one item; `null` for notifications (even failing or unknown ones). */
   async handleItem(item: DecodedItem, contextFor: (message: RequestMessage | NotificationMessage) => Ctx): Promise<ResponseMessage | null> {
-    switch (item.kind) {
-      case 'invalid':
-        return item.response;
-      case 'response':
-        // A response is not something a server can answer: it is an invalid request, keyed by its id.
-        return errorResponse(item.message.id, ErrorCode.InvalidRequest);
-      case 'request':
-        return this.respond(item.message, contextFor(item.message));
-      case 'notification':
-        await this.handleNotification(item.message, contextFor(item.message));
-        return null;
-      default:
-        return assertNever(item);
-    }
+    return isServable(item) ? this.serve(item, contextFor) : badItemAnswer(item);
+  }
+
+  private async serve(item: ServableItem, contextFor: (message: RequestMessage | NotificationMessage) => Ctx): Promise<ResponseMessage | null> {
+    if (item.kind === 'request') return this.respond(item.message, contextFor(item.message));
+    await this.handleNotification(item.message, contextFor(item.message));
+    return null;
   }
 
   async handleRequest(message: RequestMessage, ctx: Ctx): Promise<ResponseMessage> {
@@ -194,3 +173,4 @@ export class Dispatcher<Ctx> {
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
+

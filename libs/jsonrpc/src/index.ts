@@ -20,6 +20,7 @@ export {
 } from './local-errors';
 export { toJsonRpcError, toWireError, wireErrorOf } from './map-errors';
 export { type DecodeLimits, type ResolvedDecodeLimits, defaultDecodeLimits, definedOnly, resolveDecodeLimits } from './limits';
+export { answerPayload, badPayloadAnswer, type ServableItem } from './answer';
 export { decode, classifyPayload, classifyItem, errorResponse } from './decode';
 export { encode, encodeResponse, successResponse, failureResponse, requestMessage, notificationMessage } from './encode';
 export { type JsonSchema, type ParamsCheck, SchemaCompiler } from './schema';

@@ -56,14 +56,3 @@ export function occurrencesBetween(timing: Timing, after: number, until: number,
   }
   return { times, more: false };
 }
-
-/** How many occurrences fall in `(after, until]`: exact for intervals, counted up to `cap` for cron. */
-export function countBetween(timing: Timing, after: number, until: number, cap: number): number {
-  if (until <= after) return 0;
-  if (timing.kind === 'interval') {
-    const first = nextOccurrence(timing, after) as number;
-    return first > until ? 0 : Math.floor((until - first) / timing.everyMs) + 1;
-  }
-  const { times, more } = occurrencesBetween(timing, after, until, cap);
-  return times.length + (more ? 1 : 0);
-}

@@ -1,4 +1,5 @@
-import { jsonSchemaOf, type HandlerContext } from '@warren/amqp';
+import { type HandlerContext } from '@warren/amqp';
+import { jsonSchemaOf } from '../../../libs/amqp/src/runtime/define-method';
 import { Dispatcher, ErrorCode, type Params, type ResponseMessage } from '@warren/jsonrpc';
 import { calculateInput, calculatorMethods } from '../src/methods';
 

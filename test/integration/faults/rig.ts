@@ -5,8 +5,9 @@
 // each run in Redis (directly, never through a proxy) so a test can tell
 // whether any call ran twice. Every scenario test builds one.
 import { Redis } from 'ioredis';
-import { RpcClient, WarrenService, type RetryPolicy } from '@warren/amqp';
+import { RpcClient, WarrenService } from '@warren/amqp';
 import { AmqpConnection, type ConnectionOptions } from '@warren/amqp-transport';
+import type { RetryPolicy } from '../../../libs/amqp/src/runtime/retry';
 import { createRedisTracker, type RedisCallTracker } from '@warren/inflight';
 import path from 'node:path';
 import { FaultProxy, amqpUrl, redisUrl, spawnTs, type Teardown, type TsChild } from '@warren/testkit';

@@ -26,11 +26,6 @@ export interface DirectoryWriter {
   record(service: string, methods: readonly DirectoryMethod[]): Promise<void>;
 }
 
-/** The side a caller uses: undefined when the method was never recorded; rejects when the directory cannot be reached (a caller then goes ahead as for an unknown method). */
-export interface DirectoryReader {
-  lookup(method: string): Promise<DirectoryEntry | undefined>;
-}
-
 /** How often a running instance records its methods again, keeping the entries' TTL fresh. */
 export const directoryRefreshMs = 3_600_000;
 

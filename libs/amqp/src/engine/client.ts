@@ -1,138 +1,29 @@
-import type { CallInfo } from '@warren/calls';
-import { closeChannel, type WireModel, type WireConfirmChannel, type WirePublishOptions, type WireConnection } from '@warren/amqp-transport';
+import type { WireModel, WireConfirmChannel, WireConnection } from '@warren/amqp-transport';
 import {
   JsonRpcError, PendingCalls, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError, RpcNoRouteError, RpcNotConfirmedError,
   RpcReplyQueueLostError, RpcShuttingDownError, RpcTimeoutError, RpcTooLargeError, RpcUnreadableReplyError, failureResponse, isErrorResponse,
-  notificationMessage, requestMessage, toJsonRpcError, encode as encodeMessage, type Id, type JsonValue, type LocalError, type NotificationMessage,
+  notificationMessage, requestMessage, toJsonRpcError, encode as encodeMessage, type JsonValue, type LocalError, type NotificationMessage,
   type Params, type RequestMessage, type ResponseMessage, type SettleListener,
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
+import { CallListeners } from './call-listeners';
+import type { BatchEntry, BatchResult, CallOptions, CancelListener, ClientStats, NotifyOptions, RpcProxy, SendListener, SettledListener } from './call-options';
+import { openClientChannel } from './client-channel';
 import { movedReplyId, resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
-import { Header, protocolMinor, protocolMinorHeader, protocolVersion } from '../wire/headers';
+import { ClientOutbox, type OutboundRequest } from './client-outbox';
+import { closeChannel } from '@warren/amqp-transport';
 import { assertMethodName, names, type Names } from '../wire/names';
 import { OfflineBuffer } from './offline-buffer';
 import { CallIds } from './call-ids';
 import { ReplyTrust } from './reply-users';
-import { progressHeader, type Progress, type ProgressListener } from '../wire/progress';
-import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
-import { applyTopology, coreTopology, replyQueueOptions } from '../wire/topology';
+import type { Progress } from '../wire/progress';
+import { directReplyQueue, replyQueueExists } from './reply-consumer';
 import type { AvailabilityVerdict } from './availability-verdict';
 import { publishCancel } from '../wire/wire-cancel';
 import { childTraceparent, parseTraceparent, validTracestate } from '../wire/trace';
-import { DelayChain } from './delay-chain';
-import { dueAtOf, type DelayOptions } from './delay-options';
+import { dueAtOf } from './delay-options';
 import { activeTracer } from '../tracing/tracer';
 import { endWithError, endWithResponse, parentContext, startClientSpan, traceparentOf, tracestateOf } from '../tracing/call-spans';
-
-export interface CallOptions extends DelayOptions {
-  /** Time allowed for this call, counted from when it is due (see `delayMs`/`notBefore`). @default the client's defaultTimeoutMs */
-  readonly timeoutMs?: number;
-  /** An absolute deadline (ms since epoch) the call may not outlive, e.g. inherited from a parent call; must be after it is due. */
-  readonly deadline?: number;
-  /** Aborting settles the call with RpcAbortedError (and tells `onCancel`, which may cancel it remotely). */
-  readonly signal?: AbortSignal;
-  /** The JSON-RPC id to put in the body. @default a per-client counter */
-  readonly id?: Exclude<Id, null>;
-  /**
-   * Parent trace context (W3C traceparent) the call continues. @default the active OpenTelemetry span's
-   * when one is registered and active, else a new trace
-   */
-  readonly traceparent?: string;
-  /** The W3C `tracestate` that goes with `traceparent`, carried on unchanged (dropped when malformed). @default none */
-  readonly tracestate?: string;
-  /** Persist this message to disk. @default the client's `persistent`; always for a delayed call */
-  readonly persistent?: boolean;
-  /**
-   * Told of the call's progress as its handler reports it (`ctx.progress`): the request asks the
-   * worker to push progress to this client's reply queue. Reports after the answer are dropped.
-   * @default none (no progress is pushed)
-   */
-  readonly onProgress?: ProgressListener;
-  /**
-   * With an availability check installed: `fail` rejects at once with RpcNoConsumersError (-32002 on the
-   * wire) when the service has no live consumer, `queue` leaves the request waiting for one (job-style). @default 'queue' if persistent, else 'fail'
-   */
-  readonly whenNoConsumer?: 'fail' | 'queue';
-}
-
-/** `timeoutMs` bounds the wait for RabbitMQ's confirm; a delayed notification is confirmed once it waits in the chain. */
-export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'tracestate' | 'persistent' | 'delayMs' | 'notBefore'>;
-
-export type BatchEntry = { readonly method: string; readonly params?: Params; readonly notification?: boolean };
-/** One entry per batch item, in request order; notifications are fulfilled with `undefined`. */
-export type BatchResult = PromiseSettledResult<JsonValue | undefined>;
-
-/** Turns an interface of async methods into one whose calls go over RabbitMQ. */
-export type RpcProxy<T> = {
-  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
-};
-
-export interface ClientStats {
-  readonly pending: number;
-  readonly buffered: number;
-  readonly onWire: number;
-  readonly lateReplies: number;
-  readonly returned: number;
-  /** Replies and progress dropped because they did not come from the RabbitMQ user `replyUsers` expects (forged). */
-  readonly untrustedReplies: number;
-}
-
-/** A request on its way to the broker, held as one object while disconnected. */
-interface OutboundRequest {
-  readonly callId: string;
-  readonly method: string;
-  readonly body: Buffer;
-  readonly deadline: number;
-  readonly traceparent: string;
-  readonly tracestate: string | undefined;
-  readonly persistent: boolean;
-  /** The caller listens for progress. */
-  readonly progress: boolean;
-  /** A delayed call: when it is due (ms since the epoch); it waits in the delay chain until then. */
-  readonly dueAt: number | undefined;
-}
-
-/**
- * The header tables of this client's publishes, one object each, refilled
- * for every publish. amqplib makes the headers object the prototype of one
- * of its own (`Object.create(options.headers)`); a new object per publish
- * turned into a prototype costs V8 more than the rest of the publish
- * (measured: 7-8 µs against 4.4 per publish). amqplib encodes the table
- * before `publish` returns (test: amqp/publish-headers), so refilling the
- * same object for the next publish is safe.
- */
-class PublishHeaders {
-  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [Header.sentAt]: 0 };
-  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.traceparent]: '' };
-  /** A second table for requests asking for progress, so neither table changes shape. */
-  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1, [Header.sentAt]: 0 };
-
-  forRequest(deadline: number, traceparent: string, progress: boolean, tracestate: string | undefined): Record<string, number | string> {
-    const table = progress ? this.withProgress : this.request;
-    table[Header.deadline] = deadline;
-    table[Header.traceparent] = traceparent;
-    table[Header.sentAt] = Date.now();
-    // A trace state is rare: a copy that carries it keeps the shared tables' shape (and their speed) for the rest.
-    return tracestate === undefined ? table : { ...table, [Header.tracestate]: tracestate };
-  }
-
-  forEvent(traceparent: string, tracestate: string | undefined): Record<string, number | string> {
-    this.event[Header.traceparent] = traceparent;
-    return tracestate === undefined ? this.event : { ...this.event, [Header.tracestate]: tracestate };
-  }
-}
-
-/** Told when a caller gives up on a call (abort), so it can be cancelled where it runs. */
-export type CancelListener = (callId: string) => void;
-
-/** A request the client has taken and is sending (or holding while disconnected): a {@link CallInfo} (@warren/calls) before any worker has it. */
-export type SentCall = CallInfo;
-
-/** Told of every request as it is sent, e.g. to record it as queued before any worker takes it. */
-export type SendListener = (call: CallInfo) => void;
-/** How a call settled, as {@link RpcClient.onSettle} tells it. */
-export type SettledListener = (callId: string, how: 'answered' | 'failed' | 'timeout' | 'aborted') => void;
-const settledHow = { resolved: 'answered', rejected: 'failed', timeout: 'timeout', aborted: 'aborted' } as const;
 
 /**
  * A JSON-RPC client over RabbitMQ: requests go to the request exchange with
@@ -160,31 +51,35 @@ export class RpcClient {
   private unregister: (() => void) | undefined;
   private lateReplies = 0;
   private returned = 0;
-  private readonly cancelListeners: CancelListener[] = [];
-  private readonly sendListeners: SendListener[] = [];
-  private readonly settleListeners: SettledListener[] = [];
-  private readonly headers = new PublishHeaders();
-  private readonly delay: DelayChain;
+  private readonly listeners: CallListeners;
+  /** Puts requests and notifications onto the channel (client-outbox.ts). */
+  private readonly outbox: ClientOutbox;
   /** Deadlines of delayed calls pending, by call id: a caller's abort tells workers to remember the cancel that long. */
   private readonly delayedDeadlines = new Map<string, number>();
-  /** Progress listeners of pending calls, by call id; each leaves with its call (onSettled). */
-  private readonly progressListeners = new Map<string, ProgressListener>();
   private availability: ((method: string) => AvailabilityVerdict) | undefined;
   private explainReturn: ((method: string) => LocalError | undefined) | undefined;
 
   private constructor(private readonly connection: WireConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
     this.o = resolveClientOptions(options);
     this.n = names(this.o.namespace);
-    this.delay = new DelayChain(this.n);
     this.log = this.o.logger.child({ component: 'rpc-client', clientId: this.o.clientId });
     this.ids = new CallIds(this.o.clientId);
     this.replyId = this.o.clientId;
     this.trust = new ReplyTrust(this.o.replyUsers);
+    this.listeners = new CallListeners(this.log);
     this.buffer = new OfflineBuffer(this.o.maxBuffered);
     this.pending = new PendingCalls<string, ResponseMessage>({
       maxPending: this.o.maxPending,
       timeoutError: () => new RpcTimeoutError(),
       abortError: (_id, reason) => new RpcAbortedError(reason === undefined ? undefined : String(reason instanceof Error ? reason.message : reason)),
+    });
+    this.outbox = new ClientOutbox({
+      n: this.n,
+      pending: this.pending,
+      onWire: this.onWire,
+      channel: () => this.channel,
+      replyQueue: () => this.replyQueue,
+      holdOrFail: (publish, fail) => this.holdOrFail(publish, fail),
     });
   }
 
@@ -228,16 +123,15 @@ export class RpcClient {
 
   /** Registers a listener for calls the caller aborted (used to cancel them across workers). */
   onCancel(listener: CancelListener): void {
-    this.cancelListeners.push(listener);
+    this.listeners.onCancel(listener);
   }
 
   /**
-   * Registers a listener for every request this client sends, told in the
-   * same tick as `call`/`request` takes it, before it is published.
-   * Listeners must not throw and should be quick: they run on every call.
+   * Registers a listener for every request this client sends, told in the same tick as `call`/`request`
+   * takes it, before it is published. Listeners must not throw and should be quick: they run on every call.
    */
   onSend(listener: SendListener): void {
-    this.sendListeners.push(listener);
+    this.listeners.onSend(listener);
   }
 
   /**
@@ -246,7 +140,7 @@ export class RpcClient {
    * `timeout` or `aborted`. Must not throw and should be quick: it runs on every call.
    */
   onSettle(listener: SettledListener): void {
-    this.settleListeners.push(listener);
+    this.listeners.onSettle(listener);
   }
 
   /**
@@ -298,32 +192,8 @@ export class RpcClient {
     const span = tracer ? startClientSpan(tracer, { method, callId: messageId, exchange: this.n.eventExchange, id: undefined, parent: parentContext(opts.traceparent, validTracestate(opts.tracestate)) }) : undefined;
     const traceparent = span ? traceparentOf(span) : childTraceparent(parseTraceparent(opts.traceparent));
     const tracestate = span ? tracestateOf(span) : validTracestate(opts.tracestate);
-    const timeoutMs = opts.timeoutMs ?? this.o.defaultTimeoutMs;
-    const dueAt = dueAtOf(opts, Date.now());
-    const confirmed = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new RpcNotConfirmedError('not_confirmed_in_time')), timeoutMs);
-      const settle = (err?: unknown): void => {
-        clearTimeout(timer);
-        if (err) reject(new RpcNotConfirmedError('not_confirmed', { cause: err }));
-        else resolve();
-      };
-      const fail = (err: LocalError): void => {
-        clearTimeout(timer);
-        reject(err);
-      };
-      const publish = (): void => {
-        const ch = this.channel;
-        if (!ch) return this.holdOrFail(publish, fail);
-        try {
-          const props = { contentType: 'application/json', messageId, persistent: opts.persistent ?? this.o.persistent, headers: this.headers.forEvent(traceparent, tracestate) };
-          if (dueAt !== undefined && dueAt > Date.now()) this.delay.publish(ch, 'event', method, body, props, dueAt, (err) => settle(err ?? undefined));
-          else ch.publish(this.n.eventExchange, method, body, props, (err) => settle(err ?? undefined));
-        } catch (err) {
-          settle(err);
-        }
-      };
-      publish();
-    });
+    const persistent = opts.persistent ?? this.o.persistent;
+    const confirmed = this.outbox.notification({ method, messageId, body, traceparent, tracestate, persistent, dueAt: dueAtOf(opts, Date.now()), timeoutMs: opts.timeoutMs ?? this.o.defaultTimeoutMs });
     if (span) confirmed.then(() => endWithResponse(span, undefined), (err: unknown) => endWithError(span, err));
     await confirmed;
   }
@@ -395,36 +265,25 @@ export class RpcClient {
     };
     const answer = this.pending.add(request.callId, { timeoutMs: deadline - now, signal: opts.signal, onSettle: this.onSettled });
     if (span) answer.then((response) => endWithResponse(span, response), (err: unknown) => endWithError(span, err));
-    if (this.sendListeners.length > 0) this.told({ callId: request.callId, method: message.method, id: message.id, deadline, ...(dueAt === undefined ? {} : { dueAt }) });
+    if (this.listeners.hearSends) this.listeners.sent({ callId: request.callId, method: message.method, id: message.id, deadline, ...(dueAt === undefined ? {} : { dueAt }) });
     // Only for a call the table took: a refused one (limit, aborted signal) never settles through onSettled.
-    if (opts.onProgress && this.pending.has(request.callId)) this.progressListeners.set(request.callId, opts.onProgress);
+    if (opts.onProgress && this.pending.has(request.callId)) this.listeners.listenToProgress(request.callId, opts.onProgress);
     if (this.pending.has(request.callId)) this.trust.expect(request.callId, message.method);
     if (dueAt !== undefined && this.pending.has(request.callId)) this.delayedDeadlines.set(request.callId, deadline);
     const queueIfDown = (opts.whenNoConsumer ?? (request.persistent ? 'queue' : 'fail')) === 'queue';
     const verdict = queueIfDown || !this.availability ? undefined : this.availability(message.method);
-    if (verdict === undefined) this.publishRequest(request);
-    else void Promise.resolve(verdict).then((e) => (e ? void this.pending.reject(request.callId, e) : this.publishRequest(request)), () => this.publishRequest(request));
+    if (verdict === undefined) this.outbox.request(request);
+    else void Promise.resolve(verdict).then((e) => (e ? void this.pending.reject(request.callId, e) : this.outbox.request(request)), () => this.outbox.request(request));
     return answer;
   }
 
-  private told(call: CallInfo): void {
-    for (const listener of this.sendListeners) {
-      try {
-        listener(call);
-      } catch (err) {
-        // A listener's bug must not fail the call it was told about.
-        this.log.warn({ err, callId: call.callId }, 'send listener threw');
-      }
-    }
-  }
 
   private readonly onSettled: SettleListener<string> = (outcome, callId) => {
     const wasOnWire = this.onWire.delete(callId);
-    if (this.progressListeners.size > 0) this.progressListeners.delete(callId);
     const deadline = this.delayedDeadlines.get(callId);
     if (deadline !== undefined) this.delayedDeadlines.delete(callId);
     this.trust.forget(callId);
-    if (this.settleListeners.length > 0) for (const listener of this.settleListeners) listener(callId, settledHow[outcome]);
+    this.listeners.settled(callId, outcome);
     if (outcome !== 'aborted') return;
     // The worker running it (any language) hears this on NS.cancel and stops; the caller already has RpcAbortedError.
     // Published, not confirmed: nothing waits for it (the caller has its answer), so no confirms wait per abort.
@@ -436,7 +295,7 @@ export class RpcClient {
         this.log.debug({ err, callId }, 'cancel not published');
       }
     }
-    for (const listener of this.cancelListeners) listener(callId);
+    this.listeners.cancelled(callId);
   };
 
   /**
@@ -454,45 +313,6 @@ export class RpcClient {
     }
     // A nack or a channel closed before the confirm: RabbitMQ may not have the cancel (sending it again is harmless).
     return ch.waitForConfirms().catch((err: unknown) => Promise.reject(new RpcNotConfirmedError('not_confirmed', { cause: err })));
-  }
-
-  private publishRequest(request: OutboundRequest): void {
-    const { callId } = request;
-    if (!this.pending.has(callId)) return; // timed out or aborted while held
-    const ch = this.channel;
-    if (!ch) return this.holdOrFail(() => this.publishRequest(request), (err) => this.pending.reject(callId, err));
-    const remaining = request.deadline - Date.now();
-    if (remaining <= 0) return void this.pending.reject(callId, new RpcTimeoutError());
-    const props: WirePublishOptions = {
-      mandatory: true,
-      contentType: 'application/json',
-      correlationId: callId,
-      replyTo: this.replyQueue,
-      // The queue drops a request nobody took before its deadline.
-      expiration: String(remaining),
-      persistent: request.persistent,
-      headers: this.headers.forRequest(request.deadline, request.traceparent, request.progress, request.tracestate),
-    };
-    this.onWire.add(callId);
-    const confirmed = (err: unknown): void => {
-      // Confirms are handled as they come: no call waits for its confirm before the next publish.
-      if (!err) return;
-      // amqplib fails unconfirmed publishes before our own 'close' listener runs; by the next
-      // microtask we know whether the channel died. A nack on a live channel means the broker
-      // refused it (it never ran); a publish lost with its channel may or may not have arrived.
-      queueMicrotask(() => {
-        const failure = this.channel === ch
-          ? new RpcNotConfirmedError('not_confirmed', { cause: err })
-          : new RpcConnectionLostError('unconfirmed_at_disconnect', { cause: err });
-        this.pending.reject(callId, failure);
-      });
-    };
-    try {
-      if (request.dueAt !== undefined && request.dueAt > Date.now()) this.delay.publish(ch, 'call', request.method, request.body, props, request.dueAt, confirmed);
-      else ch.publish(this.n.requestExchange, request.method, request.body, props, confirmed);
-    } catch (err) {
-      this.pending.reject(callId, new RpcNotConfirmedError('publish_failed', { cause: err }));
-    }
   }
 
   private holdOrFail(publish: () => void, fail: (err: LocalError) => void): void {
@@ -515,44 +335,41 @@ export class RpcClient {
       // The reply queue expired while we were away: answers to what was on the wire are gone.
       this.failOnWire(new RpcReplyQueueLostError());
     }
-    const ch = await model.createConfirmChannel();
-    ch.on('error', (err: Error) => this.log.warn({ err }, 'client channel error'));
-    ch.on('return', (msg) => {
-      const callId = msg.properties.correlationId as string | undefined;
-      this.returned++;
-      // No queue is bound for this method: nobody serves it. Answer now instead of at the deadline.
-      if (callId) this.pending.reject(callId, this.explainReturn?.(msg.fields.routingKey) ?? new RpcNoRouteError(msg.fields.routingKey));
+    const replyQueue = this.replyQueue;
+    const ch = await openClientChannel(model, {
+      log: this.log,
+      n: this.n,
+      replyMode: this.o.replyMode,
+      replyQueue,
+      replyQueueExpiresMs: this.o.replyQueueExpiresMs,
+      returned: (callId, routingKey) => {
+        this.returned++;
+        // No queue is bound for this method: nobody serves it. Answer now instead of at the deadline.
+        if (callId) this.pending.reject(callId, this.explainReturn?.(routingKey) ?? new RpcNoRouteError(routingKey));
+      },
+      closed: (closed) => {
+        if (this.channel !== closed) return;
+        this.channel = undefined;
+        if (this.o.replyMode === 'direct') this.failOnWire(new RpcConnectionLostError('reply_channel_closed'));
+        // A channel closed under a live connection (not a connection loss) is rebuilt at once.
+        const current = this.connection.model;
+        if (current && !this.closing) this.setup(current).catch((err: unknown) => this.log.error({ err }, 'client channel rebuild failed'));
+      },
+      replyQueueUnavailable: (err) => {
+        // Move to a new reply queue (this attempt fails; the connection's retry declares the new one); answers to what
+        // was on the wire went to the old one, so those calls fail now, as they would if it had expired (tracked
+        // callers recover them from the store).
+        this.log.warn({ err, replyQueue }, 'reply queue unavailable (its node is down): moving to a new one');
+        this.replyId = movedReplyId(this.o.clientId);
+        this.failOnWire(new RpcReplyQueueLostError());
+      },
+      reply: (callId, response, userId) => {
+        if (!this.trusted(callId, userId, 'reply')) return;
+        const settled = callId !== undefined && (response instanceof RpcUnreadableReplyError ? this.pending.reject(callId, response) : this.pending.resolve(callId, response));
+        if (!settled) this.lateReplies++;
+      },
+      progress: this.onProgress,
     });
-    ch.on('close', () => {
-      if (this.channel !== ch) return;
-      this.channel = undefined;
-      if (this.o.replyMode === 'direct') this.failOnWire(new RpcConnectionLostError('reply_channel_closed'));
-      // A channel closed under a live connection (not a connection loss) is rebuilt at once.
-      const current = this.connection.model;
-      if (current && !this.closing) this.setup(current).catch((err: unknown) => this.log.error({ err }, 'client channel rebuild failed'));
-    });
-    await applyTopology(ch, coreTopology(this.n));
-    if (this.o.replyMode === 'named') {
-      // Durable with x-expires, never transient non-exclusive (RabbitMQ 4.3 refuses those): it outlives a reconnect
-      // (not exclusive) and goes by itself once nobody has consumed it for replyQueueExpiresMs.
-      await ch.assertQueue(this.replyQueue, replyQueueOptions(this.o.replyQueueExpiresMs)).catch((err: unknown) => {
-        // 404 on a declare: a durable queue whose home node is down (a cluster) cannot be declared, nor used, until
-        // that node returns. Move to a new reply queue (this attempt fails; the connection's retry declares the new
-        // one); answers to what was on the wire went to the old one, so those calls fail now, as they would if it
-        // had expired (tracked callers recover them from the store).
-        if ((err as { code?: unknown }).code === 404) {
-          this.log.warn({ err, replyQueue: this.replyQueue }, 'reply queue unavailable (its node is down): moving to a new one');
-          this.replyId = movedReplyId(this.o.clientId);
-          this.failOnWire(new RpcReplyQueueLostError());
-        }
-        throw err;
-      });
-    }
-    await consumeReplies(ch, this.replyQueue, (callId, response, userId) => {
-      if (!this.trusted(callId, userId, 'reply')) return;
-      const settled = callId !== undefined && (response instanceof RpcUnreadableReplyError ? this.pending.reject(callId, response) : this.pending.resolve(callId, response));
-      if (!settled) this.lateReplies++;
-    }, { ack: this.o.replyMode === 'named', progress: this.onProgress });
     this.channel = ch;
     this.buffer.flush();
   }
@@ -565,14 +382,7 @@ export class RpcClient {
   }
 
   private readonly onProgress = (callId: string, progress: Progress, userId: string | undefined): void => {
-    const listener = this.progressListeners.get(callId);
-    if (!listener || !this.trusted(callId, userId, 'progress')) return;
-    try {
-      listener(progress);
-    } catch (err) {
-      // A listener's bug must not fail the call it listens to.
-      this.log.warn({ err, callId }, 'progress listener threw');
-    }
+    if (this.listeners.hearsProgress(callId) && this.trusted(callId, userId, 'progress')) this.listeners.progressed(callId, progress);
   };
 
   private readonly onConnectionLost = (): void => {

@@ -1,5 +1,6 @@
-import { ErrorCode, decode, errorResponse, type DecodeLimits, type DecodedItem, type ResponseMessage } from '@warren/jsonrpc';
-import type { CallOptions, RpcClient } from './client';
+import { ErrorCode, answerPayload, decode, errorResponse, type DecodeLimits, type ResponseMessage, type ServableItem } from '@warren/jsonrpc';
+import type { CallOptions } from './call-options';
+import type { RpcClient } from './client';
 
 /** The two things a relay needs from a client; a gateway can pass its own gate around them. */
 export type RelayTarget = Pick<RpcClient, 'request' | 'notify'>;
@@ -18,26 +19,11 @@ export interface RelayOptions {
  * would (`null`: answer nothing). Gateways are built on this.
  */
 export async function relayPayload(client: RelayTarget, payload: string | Uint8Array, options: RelayOptions = {}): Promise<ResponseMessage | ResponseMessage[] | null> {
-  const decoded = decode(payload, options.decodeLimits);
-  switch (decoded.kind) {
-    case 'rejected':
-      return decoded.response;
-    case 'single':
-      return relayItem(client, decoded.item, options);
-    case 'batch': {
-      const answers = await Promise.all(decoded.items.map((item) => relayItem(client, item, options)));
-      const responses = answers.filter((a): a is ResponseMessage => a !== null);
-      return responses.length === 0 ? null : responses;
-    }
-  }
+  return answerPayload(decode(payload, options.decodeLimits), (item) => relayItem(client, item, options));
 }
 
-async function relayItem(client: RelayTarget, item: DecodedItem, options: RelayOptions): Promise<ResponseMessage | null> {
+async function relayItem(client: RelayTarget, item: ServableItem, options: RelayOptions): Promise<ResponseMessage | null> {
   switch (item.kind) {
-    case 'invalid':
-      return item.response;
-    case 'response':
-      return errorResponse(item.message.id, ErrorCode.InvalidRequest);
     case 'request':
       if (options.allow && !options.allow(item.message.method)) return errorResponse(item.message.id, ErrorCode.MethodNotFound);
       return client.request(item.message, options.call);

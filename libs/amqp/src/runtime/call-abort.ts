@@ -1,7 +1,5 @@
 import type { Abortable } from '@warren/calls';
 
-export type { Abortable } from '@warren/calls';
-
 /**
  * A running call's cancellation (deadline, cancel, shutdown). An AbortSignal
  * is an EventTarget: creating one and listening on it costs microseconds per

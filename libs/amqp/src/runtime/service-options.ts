@@ -8,7 +8,7 @@ import { assertResourceName } from '../wire/names';
 import { maxAnnounceIntervalMs } from '../wire/protocol-schemas';
 import type { QueueType } from '../wire/topology';
 import { assertRetryPolicy, type RetryPolicy } from './retry';
-import type { CallTracker } from './tracker';
+import type { CallTracker } from '@warren/calls';
 import type { ServiceObserver } from './service-observer';
 import type { DirectoryWriter } from '../discovery/directory';
 import type { ScheduleDeclaration } from '../wire/schedule-declaration';

@@ -1,6 +1,5 @@
 import type { Abortable, Isolation } from '@warren/calls';
 
-export type { Isolation } from '@warren/calls';
 
 interface Waiter {
   readonly wake: () => void;

@@ -7,7 +7,7 @@
 import { progressOf, type Progress } from '@warren/calls';
 
 // The report itself and its one reader live with the type, in @warren/calls, so a tracker reads stored progress the same way.
-export { decodeProgress, maxProgressMessageLength, progressOf, type Progress } from '@warren/calls';
+export { decodeProgress, progressOf, type Progress } from '@warren/calls';
 
 /** Told of a call's progress, as reported (already throttled). */
 export type ProgressListener = (progress: Progress) => void;

@@ -1,5 +1,6 @@
 import { RpcTimeoutError } from '@warren/jsonrpc';
-import { replyUsersOf, type Progress } from '@warren/amqp';
+import { type Progress } from '@warren/amqp';
+import { replyUsersOf } from '../../src/engine/reply-users';
 import { World, useWorld, rejection, until } from './world';
 
 let w: World;

@@ -1,5 +1,6 @@
 import { ErrorCode, encodeResponse, successResponse, failureResponse, type ResponseMessage } from '@warren/jsonrpc';
-import { RetryableError, outcomeOf, type Abortable, type CallTracker, type Executed, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/amqp';
+import { RetryableError, type CallTracker } from '@warren/amqp';
+import { outcomeOf, type Abortable, type Executed, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/calls';
 import { World, useWorld, rejection, settleTicks, until } from './world';
 
 let w: World;

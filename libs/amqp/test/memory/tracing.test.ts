@@ -3,7 +3,10 @@
 // on the worker's span. (The whole gateway-to-nested-worker trace: test/unit/tracing-embedded.test.ts.)
 import { ProxyTracer, ProxyTracerProvider, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { RetryableError, WarrenAttr, WarrenEvent, outcomeOf, parseTraceparent, type CallTracker } from '@warren/amqp';
+import { RetryableError, type CallTracker } from '@warren/amqp';
+import { WarrenAttr, WarrenEvent } from '../../src/tracing/call-spans';
+import { outcomeOf } from '@warren/calls';
+import { parseTraceparent } from '../../src/wire/trace';
 import { World, settleTicks, until, useWorld } from './world';
 
 let w: World;

@@ -1,5 +1,6 @@
-import { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type TrackingReport } from '@warren/amqp';
+import { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary } from '@warren/amqp';
 import { AmqpConnection } from '@warren/amqp-transport';
+import type { TrackingReport } from '@warren/calls';
 import { redactUrl } from '@warren/logger';
 import { ExitCode, UnreachableError, type ExitCodeValue } from '../errors';
 import { duration, table } from '../format';

@@ -1,6 +1,6 @@
 import {
   parseRecord, parseWorkersReply, queuedRecord, recordSeparator, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
-} from './decision';
+} from './record-codec';
 import { historyBounds, type HistoryBounds, type HistoryKind } from './keys';
 import { maxErrorBytes } from './history-script';
 import { MemoryHistory } from './memory-history';
@@ -12,7 +12,7 @@ import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, Vi
 /**
  * The in-flight store in memory, for embedded mode (one process: the broker and every service in
  * it share one instance, the way a cluster shares one Redis). It holds what Redis holds, in the
- * same record format (decision.ts reads both), and makes each transition the Lua script of the
+ * same record format (record-codec.ts reads both), and makes each transition the Lua script of the
  * same name in scripts.ts makes; every transition is synchronous, so it is atomic like a script.
  * The tracker's and the view's decisions stay in tracker.ts and view.ts: this is only the store.
  *

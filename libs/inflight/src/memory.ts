@@ -1,5 +1,5 @@
 import { InflightView } from './view';
-import { RedisCallTracker } from './tracker';
+import { StoreCallTracker } from './call-tracker';
 import type { MemoryInflightStore } from './memory-store';
 import type { TrackerOptions, ViewOptions } from './options';
 
@@ -11,8 +11,8 @@ import type { TrackerOptions, ViewOptions } from './options';
  * const memory = new MemoryInflightStore();
  * await startService({ connection, name: 'calculator', methods, tracker: createMemoryTracker(memory) });
  */
-export function createMemoryTracker(memory: MemoryInflightStore, options: Omit<TrackerOptions, 'redis'> = {}): RedisCallTracker {
-  return new RedisCallTracker(options, memory.connect());
+export function createMemoryTracker(memory: MemoryInflightStore, options: Omit<TrackerOptions, 'redis'> = {}): StoreCallTracker {
+  return new StoreCallTracker(options, memory.connect());
 }
 
 /** The cluster view over an in-memory store: what the broker and the jobs service read in embedded mode. */

@@ -8,7 +8,7 @@
  * clocks are.
  *
  * A call record is one string, its fields joined by U+001F (see
- * `recordFields` in decision.ts): a string is written with its TTL in one `SET ... NX PX`,
+ * `recordFields` in record-codec.ts): a string is written with its TTL in one `SET ... NX PX`,
  * where a hash needs HSETNX, HSET and PEXPIRE. Per tracked call that is two
  * commands instead of six, and about 40 % less Redis CPU (docs/benchmarks.md).
  * The state is one letter: R running, Q queued, W retrying, D done, F failed,
@@ -18,7 +18,7 @@
  */
 
 import { claimHistoryLua, historyAddLua, historyLua } from './history-script';
-import { effectComplete, effectForget, effectStart } from './effects-script';
+import { effectComplete, effectForget, effectStart } from './once-scripts';
 import { attemptsKeyLua, progressLogEntries } from './keys';
 import { lateTakeoverCode, takeoverRuleLua } from './takeover';
 import { unmarkQueued } from './queued-script';

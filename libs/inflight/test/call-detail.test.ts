@@ -1,5 +1,5 @@
 // Call detail over the in-memory store (embedded mode): params (bounded), trace id and progress history.
-import { decodeMeta, encodeMeta } from '../src/decision';
+import { decodeMeta, encodeMeta } from '../src/record-codec';
 import { memoryInflightView } from '../src/memory';
 import { MemoryInflightStore } from '../src/memory-store';
 import { checkParamsTraceAndProgress, checkTruncatedParams } from './call-detail-check';

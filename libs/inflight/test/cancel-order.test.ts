@@ -2,11 +2,11 @@
 // hears the wire cancel first stores `cancelled` itself, and the operator's own cancel then read as
 // someone else's ("already-cancelled", issue 27 bug 3).
 import { ErrorCode } from '@warren/jsonrpc';
-import { encodeMeta } from '../src/decision';
+import { encodeMeta } from '../src/record-codec';
 import { inflightMethods } from '../src/methods';
 import { memoryInflightView } from '../src/memory';
 import { MemoryInflightStore } from '../src/memory-store';
-import type { CallStatus } from '../src/decision';
+import type { CallStatus } from '../src/record-codec';
 
 it('writes the cancel to the store before telling the wire', async () => {
   const memory = new MemoryInflightStore();

@@ -4,7 +4,7 @@
 import { startService, type RpcClient, type WarrenService } from '@warren/amqp';
 import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { FaultProxy, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
-import { cancelOnAbort, createRedisTracker, type InflightView, type RedisCallTracker } from '../src';
+import { cancelOnAbort, createRedisTracker, type InflightView, type StoreCallTracker } from '../src';
 import { keys } from '../src/keys';
 import { testKeys, workMethods } from './fixtures/methods';
 import { TestBed, startCall } from './support';
@@ -13,7 +13,7 @@ const bed = new TestBed();
 const { td, ns, tp } = bed;
 let client: RpcClient;
 let view: InflightView;
-let tracker: RedisCallTracker;
+let tracker: StoreCallTracker;
 let service: WarrenService;
 
 beforeAll(async () => {

@@ -1,10 +1,10 @@
 // The outcome history over the in-memory store (embedded mode): each finished call lands once, in the
 // stream of its kind; failures outlive a burst of successes past the success bound; filters and pages.
 import { ErrorCode } from '@warren/jsonrpc';
-import { encodeMeta } from '../src/decision';
+import { encodeMeta } from '../src/record-codec';
 import { memoryInflightView } from '../src/memory';
 import { MemoryInflightStore } from '../src/memory-store';
-import type { ClaimArgs } from '../src/store';
+import type { ClaimArgs } from '../src/redis-store';
 
 const deadline = Date.now() + 600_000;
 const args = (method: string, worker = 'w1'): ClaimArgs => ({

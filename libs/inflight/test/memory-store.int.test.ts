@@ -7,10 +7,10 @@ import fc from 'fast-check';
 import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { Teardown, redisUrl, uniqueName } from '@warren/testkit';
-import { encodeMeta, toCallStatus, type ClaimReply } from '../src/decision';
+import { encodeMeta, toCallStatus, type ClaimReply } from '../src/record-codec';
 import { keys } from '../src/keys';
 import { MemoryInflightStore } from '../src/memory-store';
-import { RedisStore, type TrackerStore, type ViewStore } from '../src/store';
+import { RedisStore, type TrackerStore, type ViewStore } from '../src/redis-store';
 import { TestPrefix } from './support';
 
 const td = new Teardown();

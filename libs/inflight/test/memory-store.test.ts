@@ -2,10 +2,10 @@
 // a lease running out, takeover only in isolation, dead-lettering, TTL expiry, worker liveness,
 // the cancel channel, and InflightView over it.
 import { ErrorCode } from '@warren/jsonrpc';
-import { encodeMeta } from '../src/decision';
+import { encodeMeta } from '../src/record-codec';
 import { MemoryInflightStore } from '../src/memory-store';
 import { memoryInflightView } from '../src/memory';
-import type { ClaimArgs } from '../src/store';
+import type { ClaimArgs } from '../src/redis-store';
 
 const deadline = Date.now() + 60_000;
 const meta = encodeMeta({ service: 'svc', method: 'work', deadline, rid: '7' });

@@ -6,7 +6,7 @@
 // as late; had the cut taken that reply, the stored one would answer.
 import { startService, type Abortable, type CallTracker, type Executed, type RpcClient, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/amqp';
 import { FaultProxy, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
-import { InflightView, createRedisTracker, type RedisCallTracker } from '../src';
+import { InflightView, createRedisTracker, type StoreCallTracker } from '../src';
 import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
 import { TestBed, startCall } from './support';
 
@@ -24,7 +24,7 @@ afterAll(() => bed.close());
 class CutAfterFinish implements CallTracker {
   private armed = true;
 
-  constructor(private readonly inner: RedisCallTracker, private readonly cut: () => void) {}
+  constructor(private readonly inner: StoreCallTracker, private readonly cut: () => void) {}
 
   async run(call: RunningCall, controller: Abortable, execute: (run: RunInfo) => Promise<Executed>): Promise<TrackedOutcome> {
     const outcome = await this.inner.run(call, controller, execute);

@@ -4,9 +4,9 @@ import { Redis } from 'ioredis';
 import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { Teardown, once, redisUrl, uniqueName, waitFor } from '@warren/testkit';
-import { encodeMeta, toCallStatus } from '../src/decision';
+import { encodeMeta, toCallStatus } from '../src/record-codec';
 import { keys } from '../src/keys';
-import { RedisStore, type ClaimArgs } from '../src/store';
+import { RedisStore, type ClaimArgs } from '../src/redis-store';
 import { TestPrefix } from './support';
 
 const td = new Teardown();

@@ -5,9 +5,9 @@ import { SuspectLane } from '@warren/amqp';
 import type { Executed, RunningCall } from '@warren/calls';
 import { CancelledError, ErrorCode, encodeResponse, type ResponseMessage } from '@warren/jsonrpc';
 import { createLogger } from '@warren/logger';
-import { encodeMeta } from '../src/decision';
+import { encodeMeta } from '../src/record-codec';
 import { FakeStore } from './fake-store';
-import { RedisCallTracker, type Decision } from '../src/tracker';
+import { StoreCallTracker, type Decision } from '../src/call-tracker';
 
 let lines: { level: number; msg: string }[] = [];
 const logger = () => createLogger({ level: 'debug', destination: { write: (s: string) => void lines.push(JSON.parse(s) as { level: number; msg: string }) } });
@@ -20,14 +20,14 @@ const call = (over: Partial<RunningCall> = {}): RunningCall => ({
 const ok = (id: number): ResponseMessage => ({ jsonrpc: '2.0', result: 'ok', id });
 
 let store: FakeStore;
-let tracker: RedisCallTracker;
+let tracker: StoreCallTracker;
 const running = 0;
 
 beforeEach(async () => {
   jest.useFakeTimers();
   lines = [];
   store = new FakeStore();
-  tracker = new RedisCallTracker({ leaseMs: 3000, heartbeatMs: 1000, waitPollMs: 100, logger: logger() }, store);
+  tracker = new StoreCallTracker({ leaseMs: 3000, heartbeatMs: 1000, waitPollMs: 100, logger: logger() }, store);
   await tracker.start({ service: 'svc', instanceId: 'me', running: () => running });
 });
 afterEach(async () => {
@@ -109,7 +109,7 @@ it('sends a lost worker\'s call to wait when its method has a retry policy: a re
   const lane = new SuspectLane();
   await tracker.stop();
   store = new FakeStore();
-  tracker = new RedisCallTracker({ leaseMs: 3000, heartbeatMs: 1000, waitPollMs: 100, logger: logger() }, store);
+  tracker = new StoreCallTracker({ leaseMs: 3000, heartbeatMs: 1000, waitPollMs: 100, logger: logger() }, store);
   await tracker.start({ service: 'svc', instanceId: 'me', running: () => 0, isolation: lane });
   store.claimReplies.push({ kind: 'retry', attempt: 2, delayMs: 500, nextTryAt: 12_345, lastOwner: 'dead' });
   const lost = call({ maxAttempts: 3, retryDelaysMs: [500, 1000] });
@@ -151,7 +151,7 @@ describe('with the service\'s suspect lane', () => {
     await tracker.stop();
     store = new FakeStore();
     lane = new SuspectLane();
-    tracker = new RedisCallTracker({ leaseMs: 3000, heartbeatMs: 1000, waitPollMs: 100, logger: logger() }, store);
+    tracker = new StoreCallTracker({ leaseMs: 3000, heartbeatMs: 1000, waitPollMs: 100, logger: logger() }, store);
     await tracker.start({ service: 'svc', instanceId: 'me', running: () => 0, isolation: lane });
   });
 
@@ -252,7 +252,7 @@ it('with requireTracking, answers ServiceUnavailable while degraded', async () =
   await tracker.stop();
   store = new FakeStore();
   store.down = true;
-  tracker = new RedisCallTracker({ requireTracking: true, logger: logger() }, store);
+  tracker = new StoreCallTracker({ requireTracking: true, logger: logger() }, store);
   await tracker.start({ service: 'svc', instanceId: 'me', running: () => 0 });
   const c = call();
   const d = await tracker.begin(c, new AbortController());
@@ -412,7 +412,7 @@ describe('a first delivery starts while its claim is on the way', () => {
     await expectWaitsForClaim(call({ attempt: 2 }));
     await tracker.stop();
     store = new FakeStore();
-    tracker = new RedisCallTracker({ leaseMs: 3000, heartbeatMs: 1000, awaitClaim: 'always', logger: logger() }, store);
+    tracker = new StoreCallTracker({ leaseMs: 3000, heartbeatMs: 1000, awaitClaim: 'always', logger: logger() }, store);
     await tracker.start({ service: 'svc', instanceId: 'me', running: () => running });
     await expectWaitsForClaim(first());
   });

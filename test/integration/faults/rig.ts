@@ -6,7 +6,7 @@
 // whether any call ran twice. Every scenario test builds one.
 import { Redis } from 'ioredis';
 import { AmqpConnection, RpcClient, WarrenService, type ConnectionOptions, type RetryPolicy } from '@warren/amqp';
-import { createRedisTracker, type RedisCallTracker } from '@warren/inflight';
+import { createRedisTracker, type StoreCallTracker } from '@warren/inflight';
 import path from 'node:path';
 import { FaultProxy, amqpUrl, redisUrl, spawnTs, type Teardown, type TsChild } from '@warren/testkit';
 import { TestNamespace } from '../../support/amqp';
@@ -50,7 +50,7 @@ export class FaultRig {
   readonly redis = new Redis(redisUrl(), { maxRetriesPerRequest: 1 });
   readonly workers: WarrenService[] = [];
   readonly workerConnections: AmqpConnection[] = [];
-  readonly trackers: RedisCallTracker[] = [];
+  readonly trackers: StoreCallTracker[] = [];
   readonly sinks: WarrenService[] = [];
   /** Notification ids each sink service received (at least once). */
   readonly received = new Map<string, Set<string>>(sinkServices.map((s) => [s, new Set<string>()]));

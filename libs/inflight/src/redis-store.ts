@@ -2,7 +2,7 @@ import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import type { Logger } from '@warren/logger';
 import {
   encodeOwner, parseClaimReply, parseLiveMarks, parseRecord, queuedRecord, parseWorkersReply, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
-} from './decision';
+} from './record-codec';
 import { historyArgs } from './history-script';
 import type { HistoryBounds, HistoryKind, Keys } from './keys';
 import type { RedisConfig } from './options';

@@ -22,6 +22,6 @@ export { keys, directoryTtlMs, historyBounds, type Keys, type HistoryBounds, typ
 export {
   InflightError, InflightUnavailableError, ResultTimeoutError, InflightClosedError, InflightErrorCode, type InflightErrorCodeValue,
 } from './errors';
-export type { TrackerStore, ViewStore } from './redis-store';
-export { MemoryInflightStore, MemoryInflightHandle } from './memory-store';
+export type { TrackerStore, ViewStore } from './store-port';
+export { MemoryInflightStore } from './memory-store';
 export { createMemoryTracker, memoryInflightView } from './memory';

@@ -8,7 +8,8 @@ import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
 import { DelayedCalls } from './delayed';
 import { sleep } from './sleep';
-import { RedisStore, type ViewStore } from './redis-store';
+import { RedisStore } from './redis-store';
+import type { ViewStore } from './store-port';
 import type { WaitingList } from './store-port';
 
 /**

@@ -4,7 +4,10 @@
 import { startService, type RpcClient, type WarrenService } from '@warren/amqp';
 import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { FaultProxy, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
-import { cancelOnAbort, createRedisTracker, type InflightView, type StoreCallTracker } from '../src';
+import type { StoreCallTracker } from '../src/call-tracker';
+import { cancelOnAbort } from '../src/client';
+import { createRedisTracker } from '../src/redis-tracker';
+import type { InflightView } from '../src/view';
 import { keys } from '../src/keys';
 import { testKeys, workMethods } from './fixtures/methods';
 import { TestBed, startCall } from './support';

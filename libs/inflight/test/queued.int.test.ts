@@ -5,7 +5,9 @@
 import type { RpcClient, WarrenService } from '@warren/amqp';
 import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { waitFor } from '@warren/testkit';
-import { InflightView, trackQueued, type StoreCallTracker } from '../src';
+import type { StoreCallTracker } from '../src/call-tracker';
+import { trackQueued } from '../src/client';
+import { InflightView } from '../src/view';
 import { parseRecord, queuedRecord } from '../src/record-codec';
 import { keys } from '../src/keys';
 import { testKeys, type WorkResult } from './fixtures/methods';

@@ -6,7 +6,9 @@
 // as late; had the cut taken that reply, the stored one would answer.
 import { startService, type Abortable, type CallTracker, type Executed, type RpcClient, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/amqp';
 import { FaultProxy, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
-import { InflightView, createRedisTracker, type StoreCallTracker } from '../src';
+import type { StoreCallTracker } from '../src/call-tracker';
+import { createRedisTracker } from '../src/redis-tracker';
+import { InflightView } from '../src/view';
 import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
 import { TestBed, startCall } from './support';
 

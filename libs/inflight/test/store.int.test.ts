@@ -6,7 +6,8 @@ import { silentLogger } from '@warren/logger';
 import { Teardown, once, redisUrl, uniqueName, waitFor } from '@warren/testkit';
 import { encodeMeta, toCallStatus } from '../src/record-codec';
 import { keys } from '../src/keys';
-import { RedisStore, type ClaimArgs } from '../src/redis-store';
+import { RedisStore } from '../src/redis-store';
+import type { ClaimArgs } from '../src/store-port';
 import { TestPrefix } from './support';
 
 const td = new Teardown();

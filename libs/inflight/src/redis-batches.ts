@@ -5,7 +5,7 @@ import { Batcher } from './batch';
 import { historyArgs } from './history-script';
 import type { HistoryBounds, Keys } from './keys';
 import { encodeOwner } from './record-codec';
-import { runScript, type RedisClient } from './redis-connection';
+import type { ScriptName } from './scripts';
 import type { ClaimArgs } from './store-port';
 import { claimMode, type ClaimMode } from './takeover';
 
@@ -36,6 +36,9 @@ export interface FinishItem {
   readonly code: string;
 }
 
+/** Runs one script (RedisStore's `run`: tests count what it sends through it). */
+export type ScriptRunner = (name: ScriptName, ...args: (string | number)[]) => Promise<unknown>;
+
 /** The history streams and bounds the finish and claim scripts write to. */
 interface HistoryStreams {
   readonly keys: readonly [string, string];
@@ -57,7 +60,7 @@ export class ScriptBatches {
   private readonly history: HistoryStreams | undefined;
 
   /** `cluster`: on Redis Cluster the batched scripts run one call each, key first (the `...One` scripts). */
-  constructor(private readonly client: RedisClient, private readonly cluster: boolean, k: Keys, historyBounds: HistoryBounds | false | undefined) {
+  constructor(private readonly run: ScriptRunner, private readonly cluster: boolean, k: Keys, historyBounds: HistoryBounds | false | undefined) {
     this.maxBatch = this.cluster ? 1 : 64;
     // The history streams share one slot, not the calls': on a cluster, whose finish runs one call each, none is kept.
     const history = historyBounds === undefined || historyBounds === false || this.cluster
@@ -71,7 +74,7 @@ export class ScriptBatches {
       for (const i of items) args.push(i.state, i.result, i.ttlMs, i.code);
       if (history) args.push(...history.args);
       // One character per call: '1' stored, '0' an outcome was there already.
-      return runScript(this.client, this.cluster ? 'inflightFinishOne' : 'inflightFinish', ...args).then((reply) => {
+      return this.run(this.cluster ? 'inflightFinishOne' : 'inflightFinish', ...args).then((reply) => {
         const flags = typeof reply === 'string' ? reply : '';
         if (flags.length !== items.length) throw new Error(`inflightFinish: expected ${items.length} replies, got ${JSON.stringify(reply)}`);
         return items.map((_, n) => (flags.charCodeAt(n) === 49 ? 1 : 0));
@@ -111,7 +114,7 @@ export class ScriptBatches {
       for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs, i.mode, i.retry);
       if (history) out.push(history.failed.entries, history.failed.ageMs);
       // 0: all claimed fresh, each at the attempt it asked for; otherwise one reply per call, 0 for fresh ones.
-      return runScript(this.client, this.cluster ? 'inflightClaimOne' : 'inflightClaim', ...out).then((reply) => {
+      return this.run(this.cluster ? 'inflightClaimOne' : 'inflightClaim', ...out).then((reply) => {
         if (reply === 0) return items.map((i) => i.attempt);
         if (!Array.isArray(reply) || reply.length !== items.length) throw new Error(`inflightClaim: expected ${items.length} replies, got ${Array.isArray(reply) ? reply.length : String(reply)}`);
         return (reply as unknown[]).map((r, n) => (r === 0 ? (items[n] as ClaimItem).attempt : r));

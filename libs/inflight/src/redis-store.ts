@@ -43,7 +43,7 @@ export class RedisStore implements TrackerStore, ViewStore {
     // Without a listener ioredis prints every connection error; the tracker reports them once per transition instead.
     client.on('error', (err: unknown) => this.log.debug({ err }, 'redis connection error'));
     defineScripts(client);
-    this.batches = new ScriptBatches(client, client instanceof Cluster, k, options.history);
+    this.batches = new ScriptBatches((name, ...args) => this.run(name, ...args), client instanceof Cluster, k, options.history);
   }
 
   get keys(): Keys {

@@ -3,7 +3,13 @@
 // `browser-embedded` drive Debian's Chromium. `npx jest` runs them all; `npm test` (scripts/test.ts)
 // runs those this machine can, naming the others (scripts/test-tiers.ts lists each project's needs).
 const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] };
-const moduleNameMapper = { '^@warren/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts' };
+// The broker and the example services are packages too (embedded mode imports their entry points);
+// listed before the libraries' rule, which would match them first.
+const moduleNameMapper = {
+  '^@warren/broker$': '<rootDir>/broker/src/index.ts',
+  '^@warren/service-([a-z-]+)$': '<rootDir>/services/$1/src/index.ts',
+  '^@warren/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+};
 const common = { transform, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
 
 /** @type {import('jest').Config} */

@@ -30,7 +30,7 @@ module.exports = {
       testMatch: [
         '<rootDir>/test/rmq4/**/*.test.ts',
         '<rootDir>/test/integration/{start,examples,python,queue-rules}.int.test.ts',
-        '<rootDir>/libs/amqp/test/memory-parity.int.test.ts',
+        '<rootDir>/libs/amqp-transport/test/memory-parity.int.test.ts',
       ],
       globalSetup: '<rootDir>/test/rmq4/global-setup.ts',
       globalTeardown: '<rootDir>/test/rmq4/global-teardown.ts',

@@ -70,7 +70,7 @@ export function purposeOf(frame: CallFrame): string | undefined {
   const group = groupOf(frame);
   if (group === 'gc') return 'garbage collection';
   if (group === 'ioredis' || group === '@warren/inflight' || group === '@warren/calls') return 'tracking (tracker, ioredis, Redis socket)';
-  if (group === 'amqplib' || /\/transport\/connection\./.test(frame.url)) return 'AMQP (amqplib, socket reads and writes)';
+  if (group === 'amqplib' || group === '@warren/amqp-transport') return 'AMQP (amqplib, socket reads and writes)';
   if (group === '@warren/jsonrpc' || group === 'secure-json-parse' || group === 'ajv') return 'JSON-RPC (decode, dispatch, validate, encode)';
   if (group.startsWith('@warren/')) return `Warren runtime (${group})`;
   if (frame.url.includes('/bench/')) return 'bench driver';

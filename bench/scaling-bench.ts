@@ -17,7 +17,8 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { AmqpConnection, RpcClient } from '@warren/amqp';
+import { RpcClient } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { RabbitCluster, spawnTs, type TsChild } from '@warren/testkit';
 import { processCpuUs } from './proc-stats';
 

@@ -1,4 +1,5 @@
-import { AmqpConnection, DeadLetterQueues, RpcClient, ServiceRegistry, startService, type ClientOptions, type ConnectTo, type ConnectionOptions, type ServiceMethod, type ServiceNotification, type WarrenService, type WireConnection } from '@warren/amqp';
+import { DeadLetterQueues, RpcClient, ServiceRegistry, startService, type ClientOptions, type ConnectTo, type ServiceMethod, type ServiceNotification, type WarrenService } from '@warren/amqp';
+import { AmqpConnection, type ConnectionOptions, type WireConnection } from '@warren/amqp-transport';
 import { silentLogger } from '@warren/logger';
 import { withBrokerTools } from './broker-tools';
 import { dlqMethods } from './dlq-methods';

@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { guardAvailability, type WireConnection, type RpcClient, type ServiceRegistry } from '@warren/amqp';
+import { guardAvailability, type RpcClient, type ServiceRegistry } from '@warren/amqp';
+import { type WireConnection } from '@warren/amqp-transport';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
-import { CallGate } from './calls';
+import { CallGate } from './gateway-calls';
 import { registerConsole } from './console/routes';
 import { registerAccess } from './http/access';
 import { GatewayRefusal, rawRefusal, refusalForFastifyError, refusedWith, sendRefusal, type RefusedReply } from './http/errors';

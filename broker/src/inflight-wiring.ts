@@ -1,5 +1,5 @@
 import { idText, isErrorResponse } from '@warren/jsonrpc';
-import { delayedMethods, inflightMethods, inflightNotifications, trackDelayed, trackQueued, type InflightView } from '@warren/inflight';
+import { delayedMethods, inflightMethods, inflightNotifications, trackDelayed, trackQueued, type InflightCall, type InflightView } from '@warren/inflight';
 import type { Logger } from '@warren/logger';
 import type { Broker, BrokerOptions } from './broker';
 
@@ -15,10 +15,12 @@ export function inflightWiring(view: InflightView): {
   attach(broker: Broker, logger: Logger): void;
 } {
   // inflight.cancel also publishes the cancel on RabbitMQ, through the broker's client once it exists.
-  const wire: { cancel?: (callId: string, deadline?: number) => Promise<void> } = {};
+  const wire: { cancel?: (callId: string, deadline?: number) => Promise<void>; serviceOf?: (method: string) => string | undefined } = {};
+  // A call its AMQP caller marked queued names no service (a client sends to a method): the catalogue knows it.
+  const named = (calls: readonly InflightCall[]): InflightCall[] => calls.map((c) => (c.service !== '' ? c : { ...c, service: wire.serviceOf?.(c.method) ?? '' }));
   return {
     options: {
-      inflight: { list: () => view.list(), status: (callId) => view.status(callId) },
+      inflight: { list: () => view.list().then(named), status: (callId) => view.status(callId) },
       serviceMethods: {
         ...inflightMethods(view, { cancelOnWire: (id) => wire.cancel?.(id) ?? Promise.resolve() }),
         // delayed.list / delayed.cancel: the delayed calls this broker relayed (docs/scheduling.md, "Delayed calls").
@@ -28,9 +30,13 @@ export function inflightWiring(view: InflightView): {
     },
     attach(broker, logger) {
       wire.cancel = (id, deadline) => broker.client.cancelOnWire(id, 'inflight.cancel', deadline);
+      wire.serviceOf = (method) => broker.gateway.catalogue.current().methods.get(method)?.service;
       // Calls relayed through the gateway read as `queued` (not `unknown`) in inflight.status until a worker takes them.
       // The gateway knows which services track their calls: it drops the marks of the others' answered calls itself (recordUntracked).
-      trackQueued(broker.client, view, logger, { untrackedAnswers: false });
+      // Its own methods (inflight.*, dlq.*, ...) are left out: the broker's service tracks nothing, so a
+      // mark would stay `queued` until the deadline (and be listed in In flight all that time).
+      const catalogue = broker.gateway.catalogue;
+      trackQueued(broker.client, view, logger, { untrackedAnswers: false, mark: (call) => catalogue.current().methods.get(call.method)?.service !== broker.service.name });
       recordUntracked(broker, view, logger);
       // Delayed calls relayed through the gateway are listed until due, with their service and the token that sent them.
       trackDelayed(broker.client, view.delayed, {

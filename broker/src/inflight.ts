@@ -1,15 +1,20 @@
-import type { CallInfo } from '@warren/amqp';
+import type { CallInfo, Progress } from '@warren/calls';
 
 /**
  * One call in flight somewhere in the cluster, as GET /inflight shows it: a
  * CallInfo (@warren/calls) as far as the store knows it, plus whatever the
- * store adds; values must be JSON.
- */
-/**
+ * store adds; values must be JSON. (Named apart from @warren/inflight's
+ * `InflightCall`, the store's own entry, which fits this port.)
+ *
  * `state`: `running`, or `retrying` (waiting in a delay queue for its next attempt, due at
- * `nextTryAt`), as @warren/inflight lists it.
+ * `nextTryAt`), as @warren/inflight lists it; `progress`: the latest its handler reported.
  */
-export type InflightCall = Pick<CallInfo, 'callId' | 'method'> & Partial<CallInfo> & { readonly state?: string; readonly nextTryAt?: number; readonly [extra: string]: unknown };
+export type ClusterCall = Pick<CallInfo, 'callId' | 'method'> & Partial<CallInfo> & {
+  readonly state?: string;
+  readonly nextTryAt?: number;
+  readonly progress?: Progress;
+  readonly [extra: string]: unknown;
+};
 
 /**
  * The port through which GET /inflight reads calls in flight across the
@@ -21,7 +26,7 @@ export type InflightCall = Pick<CallInfo, 'callId' | 'method'> & Partial<CallInf
  * await startBroker({ urls, inflight: source });
  */
 export interface InflightSource {
-  list(): Promise<readonly InflightCall[]>;
+  list(): Promise<readonly ClusterCall[]>;
   /** One call's state and outcome; the console uses it to tell how calls that left the store ended. @default none: the console shows only the gateway's outcomes */
   status?(callId: string): Promise<InflightCallStatus>;
 }

@@ -28,7 +28,17 @@ export interface ServiceView {
   readonly queueType: QueueType;
 }
 
-/** The body of `GET /services`, built from the catalogue and each service's queue depth (same order), where known. */
+/** The body of `GET /services` (ops-routes.ts), as the console reads it. */
+export interface ServicesBody {
+  /** What the broker runs on; `embedded`: one process, in memory, nothing durable. */
+  readonly mode: 'rabbitmq' | 'embedded';
+  readonly services: readonly ServiceView[];
+  readonly conflicts: readonly string[];
+  /** Where the queue figures come from, and why not the management API when it failed. */
+  readonly queueSource?: { readonly source: 'management' | 'amqp'; readonly fallbackReason?: string };
+}
+
+/** The services and conflicts of `GET /services`, built from the catalogue and each service's queue depth (same order), where known. */
 export function servicesView(catalogue: Catalogue, queues: readonly (ServiceQueueStats | undefined)[] = []): { services: ServiceView[]; conflicts: readonly string[] } {
   return {
     services: catalogue.services.map((s, i) => ({

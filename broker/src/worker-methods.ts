@@ -1,4 +1,5 @@
-import { names, publishWorkerControl, type InstanceInfo, type ServiceMethod, type WireConnection, type WorkerAction, type WorkerReport } from '@warren/amqp';
+import { names, publishWorkerControl, type InstanceInfo, type ServiceMethod, type WorkerAction, type WorkerReport } from '@warren/amqp';
+import { type WireConnection } from '@warren/amqp-transport';
 import { InvalidParamsError, ServiceUnavailableError, type JsonSchema, type JsonValue } from '@warren/jsonrpc';
 
 /** What the worker controls need: the connection to publish on, and the live registry to find instances and hear their echo. */

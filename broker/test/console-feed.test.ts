@@ -5,10 +5,10 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
 import { silentLogger } from '@warren/logger';
-import type { CallGate, GatewayCall, SettledListener } from '../src/calls';
+import type { CallGate, GatewayCall, SettledListener } from '../src/gateway-calls';
 import { ConsoleFeed } from '../src/console/feed';
 import { resolveConsoleOptions, type ConsoleOptions } from '../src/console/options';
-import type { InflightCall, InflightCallStatus, InflightSource } from '../src/inflight';
+import type { ClusterCall, InflightCallStatus, InflightSource } from '../src/inflight';
 import type { LiveCatalogue } from '../src/live-catalogue';
 
 /** A response that keeps what is written; `stalled` ones never drain, like a browser that stopped reading. */
@@ -26,7 +26,7 @@ class FakeResponse extends Writable {
   }
 }
 
-function setup(options: ConsoleOptions = {}, calls: InflightCall[] = [], status?: (id: string) => Promise<InflightCallStatus>) {
+function setup(options: ConsoleOptions = {}, calls: ClusterCall[] = [], status?: (id: string) => Promise<InflightCallStatus>) {
   const settled = new Set<SettledListener>();
   const gate = {
     list: (): GatewayCall[] => [],
@@ -88,7 +88,7 @@ test('at most maxClients browsers; the feed has no room for one more', () => {
 });
 
 test('a browser that stops reading is dropped once it has maxBufferedBytes unread; the others keep receiving', async () => {
-  const calls = Array.from({ length: 20 }, (_, i): InflightCall => ({ callId: `c.${i}`, method: 'add', service: 'calculator', startedAt: 0 }));
+  const calls = Array.from({ length: 20 }, (_, i): ClusterCall => ({ callId: `c.${i}`, method: 'add', service: 'calculator', startedAt: 0 }));
   const { feed, attach } = setup({ maxBufferedBytes: 4096 }, calls);
   const slow = attach(true);
   const fast = attach();
@@ -102,7 +102,7 @@ test('a browser that stops reading is dropped once it has maxBufferedBytes unrea
 });
 
 test('in-flight calls: the whole list to a newcomer, then only what changed (ages and leases left out), whatever the others had', async () => {
-  const calls: InflightCall[] = [
+  const calls: ClusterCall[] = [
     { callId: 'c.1', method: 'add', service: 'calculator', startedAt: 1, ageMs: 5, leaseUntil: 10 },
     { callId: 'c.2', method: 'add', service: 'calculator', startedAt: 2, ageMs: 4, leaseUntil: 10 },
   ];
@@ -115,7 +115,7 @@ test('in-flight calls: the whole list to a newcomer, then only what changed (age
   await jest.advanceTimersByTimeAsync(100);
   expect(first.events('inflight-delta').at(-1)).toMatchObject({ calls: { upsert: [], remove: [] }, gateway: { upsert: [], remove: [] } });
   // c.1 ends, c.2 makes progress, c.3 starts.
-  const now: InflightCall[] = [{ callId: 'c.2', method: 'add', service: 'calculator', startedAt: 2, progress: { fraction: 0.5, at: 3 } }, { callId: 'c.3', method: 'add', startedAt: 3 }];
+  const now: ClusterCall[] = [{ callId: 'c.2', method: 'add', service: 'calculator', startedAt: 2, progress: { fraction: 0.5, at: 3 } }, { callId: 'c.3', method: 'add', startedAt: 3 }];
   source.list.mockResolvedValue(now);
   await jest.advanceTimersByTimeAsync(100);
   expect(first.events('inflight-delta').at(-1)).toMatchObject({ calls: { upsert: now, remove: ['c.1'] } });
@@ -129,7 +129,7 @@ test('in-flight calls: the whole list to a newcomer, then only what changed (age
 
 test('outcomes: a relayed call as the gateway saw it, and a call that left the store as its stored status says', async () => {
   const t0 = Date.now() - 2500;
-  const calls: InflightCall[] = [{ callId: 'w.1', method: 'report.render', service: 'jobs', worker: 'jobs-1', attempt: 2, startedAt: t0 }];
+  const calls: ClusterCall[] = [{ callId: 'w.1', method: 'report.render', service: 'jobs', worker: 'jobs-1', attempt: 2, startedAt: t0 }];
   const status = async (callId: string): Promise<InflightCallStatus> => ({ callId, state: 'failed', method: 'report.render', service: 'jobs', worker: 'jobs-1', attempt: 2, startedAt: t0, finishedAt: t0 + 2500, response: { error: { code: -32005 } } });
   const { feed, attach, settle } = setup({}, calls, status);
   const b = attach();

@@ -6,7 +6,8 @@
 // argument or exchange that is not documented fails here.
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { AmqpConnection, RpcClient, ServiceRegistry, startService, type WarrenService } from '@warren/amqp';
+import { RpcClient, ServiceRegistry, startService, type WarrenService } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import Ajv from 'ajv';
 import amqp, { type ConsumeMessage } from 'amqplib';

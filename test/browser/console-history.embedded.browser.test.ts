@@ -5,8 +5,6 @@
 // Outcomes by filters written into the link, and its row opens its detail with the error; a pasted
 // id (or a pasted link) opens it from the header's search; #/services/<name> shows that service.
 // Screenshots go to test-artifacts/console/history/ (the docs' ones are copied to docs/images/ by hand).
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { connectClient, type RpcClient } from '@warren/amqp';
@@ -14,11 +12,11 @@ import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { Teardown, waitFor } from '@warren/testkit';
 import { startEmbedded, type EmbeddedSystem } from '../../scripts/embedded';
-import { artifactsDir, launchChromium } from './chromium';
+import { artifactsDir } from './chromium';
+import { prepareConsole, openBrowser, signIn } from './console-page';
 
 jest.setTimeout(120_000);
 const td = new Teardown();
-const root = path.resolve(__dirname, '..', '..');
 const shots = path.join(artifactsDir, 'history');
 const token = 'history-operator-token';
 let system: EmbeddedSystem;
@@ -26,8 +24,7 @@ let client: RpcClient;
 let page: Page;
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(root, 'broker', 'console', 'build.mjs')], { cwd: root, stdio: 'pipe' });
-  mkdirSync(shots, { recursive: true });
+  prepareConsole(shots);
   system = await startEmbedded(
     { GATEWAY_OPERATOR_TOKENS: token, GATEWAY_PORT: '0', JOBS_STEP_MS: '300' },
     () => silentLogger(),
@@ -36,14 +33,10 @@ beforeAll(async () => {
   td.add(() => system.close());
   client = await connectClient({ connection: system.bus.connect(), defaultTimeoutMs: 60_000 });
   td.add(() => client.close());
-  const chrome = await launchChromium();
-  td.add(() => chrome.close());
-  page = await chrome.context.newPage();
-  page.on('pageerror', (err) => console.error('page error:', err.message));
+  page = await (await openBrowser(td)).newPage();
   await waitFor(() => ['calculate', 'report.render'].every((m) => system.broker.gateway.catalogue.current().methods.has(m)), { message: 'services announced' });
   await page.goto(system.url);
-  await page.getByLabel('Token').fill(token);
-  await page.getByRole('button', { name: 'Open the console' }).click();
+  await signIn(page, token);
   await page.getByRole('navigation', { name: 'Views' }).waitFor();
 });
 afterAll(() => td.run());

@@ -5,8 +5,6 @@
 // selection and by method (confirmed: the confirmed calls, and only those, get -32003), and rows
 // windowed at 1,000 calls. Each test holds its own calls (a tag) and lets them go at its end.
 // Screenshots go to test-artifacts/console/inflight/ (the docs' ones are copied to docs/images/).
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { connectClient, startService, type RpcClient } from '@warren/amqp';
@@ -15,11 +13,11 @@ import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { Teardown, waitFor } from '@warren/testkit';
 import { startEmbedded, type EmbeddedSystem } from '../../scripts/embedded';
-import { artifactsDir, launchChromium } from './chromium';
+import { artifactsDir } from './chromium';
+import { prepareConsole, openBrowser, signIn } from './console-page';
 
 jest.setTimeout(180_000);
 const td = new Teardown();
-const root = path.resolve(__dirname, '..', '..');
 const shots = path.join(artifactsDir, 'inflight');
 const operatorToken = 'inflight-operator-token';
 let system: EmbeddedSystem;
@@ -38,8 +36,7 @@ function tagSignal(tag: string): AbortSignal {
 }
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(root, 'broker', 'console', 'build.mjs')], { cwd: root, stdio: 'pipe' });
-  mkdirSync(shots, { recursive: true });
+  prepareConsole(shots);
   system = await startEmbedded({ GATEWAY_OPERATOR_TOKENS: operatorToken, GATEWAY_PORT: '0' }, () => silentLogger(), {
     instances: [{ name: 'calculator-1', service: 'calculator' }], broker: { defaultMetrics: false, console: { pollMs: 250 } },
   });
@@ -57,10 +54,7 @@ beforeAll(async () => {
   td.add(() => holder.close());
   client = await connectClient({ connection: system.bus.connect(), defaultTimeoutMs: 120_000 });
   td.add(() => client.close());
-  const chrome = await launchChromium();
-  td.add(() => chrome.close());
-  page = await chrome.context.newPage();
-  page.on('pageerror', (err) => console.error('page error:', err.message));
+  page = await (await openBrowser(td)).newPage();
   await waitFor(() => ['hold', 'wait'].every((m) => system.broker.gateway.catalogue.current().methods.has(m)), { message: 'hold and wait announced' });
   await login(page);
 });
@@ -92,8 +86,7 @@ async function release(tag: string): Promise<void> {
 
 async function login(p: Page): Promise<void> {
   await p.goto(`${system.url}/#/inflight`);
-  await p.getByLabel('Token').fill(operatorToken);
-  await p.getByRole('button', { name: 'Open the console' }).click();
+  await signIn(p, operatorToken);
   await p.getByRole('navigation', { name: 'Views' }).waitFor();
 }
 

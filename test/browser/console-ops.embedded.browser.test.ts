@@ -4,8 +4,6 @@
 // and running calls linked to their detail; Pause stops it consuming (a new call waits in the queue
 // and runs once on Resume), and Cancel all, confirmed, answers each running call -32003.
 // Screenshots go to test-artifacts/console/ops/ (the docs' ones are copied to docs/images/ by hand).
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { connectClient, startService, type RpcClient } from '@warren/amqp';
@@ -14,11 +12,11 @@ import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { Teardown, waitFor } from '@warren/testkit';
 import { startEmbedded, type EmbeddedSystem } from '../../scripts/embedded';
-import { artifactsDir, launchChromium } from './chromium';
+import { artifactsDir } from './chromium';
+import { prepareConsole, openBrowser } from './console-page';
 
 jest.setTimeout(120_000);
 const td = new Teardown();
-const root = path.resolve(__dirname, '..', '..');
 const shots = path.join(artifactsDir, 'ops');
 const worker = 'reports-1';
 let system: EmbeddedSystem;
@@ -29,8 +27,7 @@ const runs = new Map<string, number>();
 const releases = new Map<string, () => void>();
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(root, 'broker', 'console', 'build.mjs')], { cwd: root, stdio: 'pipe' });
-  mkdirSync(shots, { recursive: true });
+  prepareConsole(shots);
   system = await startEmbedded({ GATEWAY_AUTH: 'none', GATEWAY_PORT: '0' }, () => silentLogger(), { instances: [], broker: { defaultMetrics: false, console: { pollMs: 250 } } });
   td.add(() => system.close());
   const reports = await startService({
@@ -56,10 +53,7 @@ beforeAll(async () => {
   });
   client = await connectClient({ connection: system.bus.connect(), defaultTimeoutMs: 60_000 });
   td.add(() => client.close());
-  const chrome = await launchChromium();
-  td.add(() => chrome.close());
-  page = await chrome.context.newPage();
-  page.on('pageerror', (err) => console.error('page error:', err.message));
+  page = await (await openBrowser(td)).newPage();
   await waitFor(() => system.broker.gateway.catalogue.current().methods.has('report.render'), { message: 'reports announced' });
 });
 afterAll(() => td.run());

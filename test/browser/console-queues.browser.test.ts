@@ -7,19 +7,17 @@
 // each new call id linked to its detail. The management half needs rabbitmq_management
 // (RABBITMQ_MANAGEMENT_URL, default http://guest:guest@127.0.0.1:15672); without it, the passive
 // figures are checked instead. Screenshots: test-artifacts/console/queues/.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { RetryableError, connectClient, startService, type RpcClient } from '@warren/amqp';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import { startBroker } from '../../broker/src';
 import { TestNamespace, publishRaw } from '../support/amqp';
-import { artifactsDir, launchChromium } from './chromium';
+import { artifactsDir } from './chromium';
+import { prepareConsole, openBrowser } from './console-page';
 
 jest.setTimeout(120_000);
 const td = new Teardown();
-const root = path.resolve(__dirname, '..', '..');
 const shots = path.join(artifactsDir, 'queues');
 const ns = new TestNamespace();
 const service = ns.service('billing');
@@ -47,8 +45,7 @@ async function managementAnswers(): Promise<boolean> {
 }
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(root, 'broker', 'console', 'build.mjs')], { cwd: root, stdio: 'pipe' });
-  mkdirSync(shots, { recursive: true });
+  prepareConsole(shots);
   td.add(() => ns.destroy());
   for (const ms of [100, retryWaitMs]) ns.queue(ns.names.retryQueue(service, ms));
   management = await managementAnswers();
@@ -89,10 +86,7 @@ beforeAll(async () => {
   void client.call('billing.later', []).catch(() => undefined);
   for (let i = 0; i < 5; i++) void client.call('billing.hold', []).catch(() => undefined);
   await waitFor(() => releases.length === 2, { message: 'two calls running' });
-  const chrome = await launchChromium();
-  td.add(() => chrome.close());
-  page = await chrome.context.newPage();
-  page.on('pageerror', (err) => console.error('page error:', err.message));
+  page = await (await openBrowser(td)).newPage();
 });
 afterAll(() => td.run());
 

@@ -5,8 +5,6 @@
 // running report.render with its progress advancing, cancels it, replays a dead-lettered job, and
 // sends a call from the Console view. Each view is saved as a screenshot under
 // test-artifacts/console/<variant>/.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { RetryableError, type Names, type RpcClient } from '@warren/amqp';
@@ -14,7 +12,8 @@ import type { EventStore } from '@warren/eventlog';
 import { ErrorCode } from '@warren/jsonrpc';
 import { Teardown, uniqueName, waitFor } from '@warren/testkit';
 import { completedStream } from '../../services/jobs/src/methods';
-import { artifactsDir, launchChromium } from './chromium';
+import { artifactsDir } from './chromium';
+import { prepareConsole, openBrowser, signIn } from './console-page';
 
 /** What the tests need of a running system. */
 export interface ConsoleSystem {
@@ -49,7 +48,6 @@ export const patientHandler = (_params: unknown, ctx: { readonly attempt: number
 /** Registers the suite; `start` brings the system up (its teardown goes on `td`). */
 export function consoleSuite(variant: string, start: (td: Teardown) => Promise<ConsoleSystem>): void {
   jest.setTimeout(120_000);
-  const root = path.resolve(__dirname, '..', '..');
   const td = new Teardown();
   const shots = path.join(artifactsDir, variant);
   let sys: ConsoleSystem;
@@ -67,8 +65,7 @@ export function consoleSuite(variant: string, start: (td: Teardown) => Promise<C
   async function login(): Promise<void> {
     if (page.url().startsWith(url) && (await page.getByRole('navigation', { name: 'Views' }).count()) > 0) return;
     await page.goto(url);
-    await page.getByLabel('Token').fill(token);
-    await page.getByRole('button', { name: 'Open the console' }).click();
+    await signIn(page, token);
     await page.getByRole('navigation', { name: 'Views' }).waitFor();
   }
 
@@ -88,16 +85,11 @@ export function consoleSuite(variant: string, start: (td: Teardown) => Promise<C
   }
 
   beforeAll(async () => {
-    // The page is served from the built bundle: build it from this checkout's sources.
-    execFileSync(process.execPath, [path.join(root, 'broker', 'console', 'build.mjs')], { cwd: root, stdio: 'pipe' });
-    mkdirSync(shots, { recursive: true });
+    prepareConsole(shots);
     sys = await start(td);
     ({ url, token, calculatorName, jobsName } = sys);
-    const chrome = await launchChromium();
-    td.add(() => chrome.close());
-    page = await chrome.context.newPage();
-    // The page's own errors go to the test's output: a failing view says why.
-    page.on('pageerror', (err) => console.error('page error:', err.message));
+    // The page's own errors go to the test's output (openBrowser): a failing view says why.
+    page = await (await openBrowser(td)).newPage();
     page.on('console', (m) => {
       // The first load's 401 (before the token is given) is expected.
       if (m.type() === 'error' && !m.text().includes('401')) console.error('page console:', m.text());

@@ -6,8 +6,6 @@
 // rows dim, ages stop counting, Cancel is off and a banner says so; at 800 px every view tab and
 // In flight's Progress and Cancel are on screen without sideways scrolling. Screenshots go to
 // test-artifacts/console/trust/ (the docs' ones are copied to docs/images/ by hand).
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { connectClient, startService, type RpcClient } from '@warren/amqp';
@@ -16,11 +14,11 @@ import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { FaultProxy, Teardown, waitFor } from '@warren/testkit';
 import { startEmbedded, type EmbeddedSystem } from '../../scripts/embedded';
-import { artifactsDir, launchChromium } from './chromium';
+import { artifactsDir } from './chromium';
+import { prepareConsole, openBrowser, signIn } from './console-page';
 
 jest.setTimeout(180_000);
 const td = new Teardown();
-const root = path.resolve(__dirname, '..', '..');
 const shots = path.join(artifactsDir, 'trust');
 const operatorToken = 'trust-operator-token';
 const clientToken = 'trust-client-token';
@@ -32,8 +30,7 @@ let newPage: () => Promise<Page>;
 const ends = new Map<string, Promise<'done' | 'cancelled' | 'failed'>>();
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(root, 'broker', 'console', 'build.mjs')], { cwd: root, stdio: 'pipe' });
-  mkdirSync(shots, { recursive: true });
+  prepareConsole(shots);
   system = await startEmbedded(
     { GATEWAY_OPERATOR_TOKENS: operatorToken, GATEWAY_TOKENS: clientToken, GATEWAY_PORT: '0' },
     () => silentLogger(),
@@ -57,13 +54,7 @@ beforeAll(async () => {
   td.add(() => holder.close());
   client = await connectClient({ connection: system.bus.connect(), defaultTimeoutMs: 120_000 });
   td.add(() => client.close());
-  const chrome = await launchChromium();
-  td.add(() => chrome.close());
-  newPage = async () => {
-    const p = await chrome.context.newPage();
-    p.on('pageerror', (err) => console.error('page error:', err.message));
-    return p;
-  };
+  ({ newPage } = await openBrowser(td));
   page = await newPage();
   await waitFor(() => system.broker.gateway.catalogue.current().methods.has('hold'), { message: 'hold announced' });
 });
@@ -90,8 +81,7 @@ async function login(p: Page, base = system.url): Promise<void> {
   const nav = p.getByRole('navigation', { name: 'Views' });
   await nav.or(p.getByLabel('Token')).waitFor();
   if ((await nav.count()) === 0) {
-    await p.getByLabel('Token').fill(operatorToken);
-    await p.getByRole('button', { name: 'Open the console' }).click();
+    await signIn(p, operatorToken);
     await nav.waitFor();
   }
 }
@@ -104,16 +94,13 @@ test('the token prompt explains client and operator tokens, and says which one w
   const p = await newPage();
   await p.goto(system.url);
   await p.getByText('GATEWAY_OPERATOR_TOKENS').first().waitFor();
-  await p.getByLabel('Token').fill('not-a-token');
-  await p.getByRole('button', { name: 'Open the console' }).click();
+  await signIn(p, 'not-a-token');
   await p.locator('[data-token-problem="invalid"]').waitFor();
   await shot(p, 'token-invalid');
-  await p.getByLabel('Token').fill(clientToken);
-  await p.getByRole('button', { name: 'Open the console' }).click();
+  await signIn(p, clientToken);
   await p.locator('[data-token-problem="not-operator"]').waitFor();
   await shot(p, 'token-client');
-  await p.getByLabel('Token').fill(operatorToken);
-  await p.getByRole('button', { name: 'Open the console' }).click();
+  await signIn(p, operatorToken);
   await p.getByRole('navigation', { name: 'Views' }).waitFor();
   expect(await p.locator('[data-token-problem]').count()).toBe(0);
   await p.close();

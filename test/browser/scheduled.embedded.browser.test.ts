@@ -4,18 +4,16 @@
 // Run now act on the named schedule; Delete asks first. The screenshot is test-artifacts/console/
 // scheduled/console-scheduled.png (copied to docs/images/ by hand for docs/scheduling.md). /metrics counts the firings.
 // The audit service's schedule, defined in code, is listed with its source (service:audit).
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { silentLogger } from '@warren/logger';
 import { Teardown, waitFor } from '@warren/testkit';
 import { startEmbedded, type EmbeddedSystem } from '../../scripts/embedded';
-import { artifactsDir, launchChromium } from './chromium';
+import { artifactsDir } from './chromium';
+import { prepareConsole, openBrowser, signIn } from './console-page';
 
 jest.setTimeout(120_000);
 const td = new Teardown();
-const root = path.resolve(__dirname, '..', '..');
 const shots = path.join(artifactsDir, 'scheduled');
 const token = 'scheduled-operator-token';
 let system: EmbeddedSystem;
@@ -27,8 +25,7 @@ async function rpc(method: string, params: unknown): Promise<{ result?: unknown;
 }
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [path.join(root, 'broker', 'console', 'build.mjs')], { cwd: root, stdio: 'pipe' });
-  mkdirSync(shots, { recursive: true });
+  prepareConsole(shots);
   system = await startEmbedded({ GATEWAY_OPERATOR_TOKENS: token, GATEWAY_PORT: '0' }, () => silentLogger(), {
     // audit defines a schedule in code (docs/scheduling.md, "Schedules in code").
     instances: [{ name: 'calculator-1', service: 'calculator' }, { name: 'audit', service: 'audit' }],
@@ -38,10 +35,7 @@ beforeAll(async () => {
   await waitFor(() => system.broker.gateway.catalogue.current().methods.has('add'), { message: 'calculator announced' });
   expect(await rpc('schedule.add', { name: 'add-every-second', method: 'add', params: [2, 3], everyMs: 1000 })).toHaveProperty('result');
   expect(await rpc('schedule.add', { name: 'nightly-report', method: 'add', params: [40, 2], cron: '0 2 * * *', timezone: 'Europe/Berlin', catchUp: 'last', paused: true })).toHaveProperty('result');
-  const chrome = await launchChromium();
-  td.add(() => chrome.close());
-  page = await chrome.context.newPage();
-  page.on('pageerror', (err) => console.error('page error:', err.message));
+  page = await (await openBrowser(td)).newPage();
 });
 afterAll(() => td.run());
 
@@ -49,8 +43,7 @@ const row = (name: string) => page.locator(`tr[data-schedule="${name}"]`);
 
 test('lists schedules with last run, outcome, next run and paused state, labelled not durable', async () => {
   await page.goto(`${system.url}/#/scheduled`);
-  await page.getByLabel('Token').fill(token);
-  await page.getByRole('button', { name: 'Open the console' }).click();
+  await signIn(page, token);
   await page.getByRole('heading', { level: 1, name: 'Schedules' }).waitFor();
   await page.getByText('Not durable: these schedules').waitFor();
   // The audit service defines one in code: listed with where it came from.

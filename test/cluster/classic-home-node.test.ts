@@ -12,7 +12,8 @@
 //
 // Runs with the cluster stage: `npm run test:cluster -- test/cluster/classic-home-node.test.ts`.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AmqpConnection, RpcClient, ServiceRegistry, WarrenService, guardAvailability, names } from '@warren/amqp';
+import { RpcClient, ServiceRegistry, WarrenService, guardAvailability, names } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { wireErrorOf } from '@warren/jsonrpc';
 import { RabbitCluster, Teardown, uniqueName, waitFor, type RabbitNode } from '@warren/testkit';
 

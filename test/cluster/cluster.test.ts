@@ -16,7 +16,8 @@
 //
 // It starts three RabbitMQ nodes (a minute or more on a loaded machine), so it
 // is a late stage of its own: `npm run test:cluster` (jest.late.config.js).
-import { AmqpConnection, RpcClient, WarrenService } from '@warren/amqp';
+import { RpcClient, WarrenService } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { InflightView } from '@warren/inflight';
 import { ErrorCode } from '@warren/jsonrpc';
 import { RabbitCluster, waitFor, type RabbitNode } from '@warren/testkit';

@@ -5,7 +5,8 @@
 // how long after a node loss the first call succeeded.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from 'ioredis';
-import { AmqpConnection, RpcClient, WarrenService, type ClientOptions, type ServiceMethod, type ServiceOptions } from '@warren/amqp';
+import { RpcClient, WarrenService, type ClientOptions, type ServiceMethod, type ServiceOptions } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { InflightView, callWithRecovery, createRedisTracker, type StoreCallTracker } from '@warren/inflight';
 import { wireErrorOf } from '@warren/jsonrpc';
 import { RabbitCluster, RedisServers, Teardown, type RabbitNode, type RedisNode } from '@warren/testkit';

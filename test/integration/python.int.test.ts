@@ -5,7 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import amqp from 'amqplib';
-import { AmqpConnection, RpcClient, ServiceRegistry, connectClient, startService } from '@warren/amqp';
+import { RpcClient, ServiceRegistry, connectClient, startService } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { ErrorCode, RawNumberId, wireErrorOf } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import { TestNamespace } from '../support/amqp';

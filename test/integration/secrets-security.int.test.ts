@@ -7,7 +7,8 @@
 // either, contains any of the secrets.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { AmqpConnection, startService } from '@warren/amqp';
+import { startService } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { redactUrl } from '@warren/logger';
 import { Teardown, amqpUrl, once, spawnTs, waitFor } from '@warren/testkit';
 import { redisPingProbe, startBroker } from '../../broker/src';

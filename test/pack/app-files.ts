@@ -32,10 +32,11 @@ const { connectClient } = require('@warren/amqp');
 
 /** Type-checked against the installed declarations through each package's \`exports\` map. */
 export const consumerTs = `import { connectClient, startService } from '@warren/amqp';
+import { MemoryBroker } from '@warren/amqp-transport';
 import { startBroker } from '@warren/broker';
 import { createLogger } from '@warren/logger';
 import { decode } from '@warren/jsonrpc';
-export type Surface = [typeof connectClient, typeof startService, typeof startBroker, typeof createLogger, typeof decode];
+export type Surface = [typeof connectClient, typeof startService, typeof MemoryBroker, typeof startBroker, typeof createLogger, typeof decode];
 `;
 
 export const tsconfigJson = JSON.stringify({

@@ -13,7 +13,8 @@
 // after every other test (`npm run test:restart`, jest.late.config.js), and
 // refuses to run while another jest process is running.
 import { Redis } from 'ioredis';
-import { AmqpConnection, RpcClient, WarrenService, type ClientOptions, type ServiceOptions } from '@warren/amqp';
+import { RpcClient, WarrenService, type ClientOptions, type ServiceOptions } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { InflightView, callWithRecovery, createRedisTracker } from '@warren/inflight';
 import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, redisUrl, waitFor } from '@warren/testkit';

@@ -3,7 +3,7 @@
 // runs (.ci/run starts it before the stage), and points every test at it: AMQP_URL, and RABBITMQCTL
 // for the tests that shell out to rabbitmqctl (test/integration/faults/rabbitmqctl.ts). Redis stays
 // the machine's (REDIS_URL). AMQP_DENIES_DEPRECATED=1 says the broker refuses what 4.3 refuses
-// (libs/amqp/test/memory-parity.int.test.ts). The jest workers inherit this process's environment.
+// (libs/amqp-transport/test/memory-parity.int.test.ts). The jest workers inherit this process's environment.
 // Source paths: jest runs a global setup without the moduleNameMapper.
 import { Rabbit4Node } from '../../libs/testkit/src/rabbit4-node';
 import { rabbit4FromEnv } from '../../scripts/rabbitmq4';

@@ -45,3 +45,29 @@ export function typeFixture(fixture: string): { guarded: number[]; asWritten: ()
     withoutDirectives: () => errorLines(fixture, lines.map((line) => (directive.test(line) ? '//' : line)).join('\n')).lines,
   };
 }
+
+/**
+ * The three tests every type fixture gets: it guards at least `minGuarded` wrong uses, compiles as
+ * written, and fails on exactly the guarded lines once the directives are removed.
+ *
+ * @example
+ * describeTypeFixture('defineMethod types (compile-time safety)', path.join(__dirname, 'types/define-method.fixture.ts'), {
+ *   minGuarded: 9, guards: 'the wrong params uses and wrong results',
+ * });
+ */
+export function describeTypeFixture(title: string, file: string, o: { readonly minGuarded: number; readonly guards: string }): void {
+  const fixture = typeFixture(file);
+  describe(title, () => {
+    it(`guards at least ${o.guards} of the fixture`, () => {
+      expect(fixture.guarded.length).toBeGreaterThanOrEqual(o.minGuarded);
+    });
+
+    it('compiles the fixture as written: the right uses type-check and every @ts-expect-error is needed', () => {
+      expect(fixture.asWritten()).toEqual({ lines: [], messages: [] });
+    }, 60_000);
+
+    it('fails on exactly the guarded lines once the directives are removed', () => {
+      expect(fixture.withoutDirectives()).toEqual(fixture.guarded);
+    }, 60_000);
+  });
+}

@@ -3,7 +3,8 @@
 // one cluster, Redis, and the example programs, each given every node.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { AmqpConnection, readServiceEnv, resolveServiceOptions } from '@warren/amqp';
+import { readServiceEnv, resolveServiceOptions } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { composeEnv, composeProgram, exampleEnv, parsePort, readCompose, readsEnv, repoRoot, type ComposeService } from '../support/compose';
 
 const cluster = readCompose('docker-compose.cluster.yml');

@@ -51,7 +51,7 @@ function App() {
   const [live, setLive] = useState<Live & { liveAt?: number }>({ feed: 'connecting', outcomes: [], catalogueVersion: 0 });
   const [help, setHelp] = useState(false);
   /** What the broker runs on (GET /services `mode`): an embedded one is shown as not durable, always. */
-  const [mode, setMode] = useState<ServicesResponse['mode']>(undefined);
+  const [mode, setMode] = useState<ServicesResponse['mode'] | undefined>(undefined);
   const main = useRef<HTMLElement>(null);
 
   // Whether the broker wants a token: try without (or with the tab's), ask when refused.

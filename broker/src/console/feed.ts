@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@warren/logger';
-import type { CallGate, GatewayCall } from '../calls';
-import type { InflightCall, InflightSource } from '../inflight';
+import type { CallGate, GatewayCall } from '../gateway-calls';
+import type { ClusterCall, InflightSource } from '../inflight';
 import type { LiveCatalogue } from '../live-catalogue';
+import type { FeedEvents, InflightHead } from './feed-events';
 import { InflightDiff } from './inflight-delta';
 import type { ResolvedConsoleOptions } from './options';
 import { OutcomeLog, outcomeState, type Outcome, type OutcomeState } from './outcomes';
@@ -46,9 +47,9 @@ export class ConsoleFeed {
   private ticking = false;
   private closed = false;
   /** Calls running at the last tick, to notice which ended since. */
-  private running = new Map<string, InflightCall>();
+  private running = new Map<string, ClusterCall>();
   /** Calls that left the store and are still to be looked up. */
-  private ended: InflightCall[] = [];
+  private ended: ClusterCall[] = [];
   private fresh: Outcome[] = [];
   private readonly diff = new InflightDiff();
   private catalogueKey = '';
@@ -125,7 +126,7 @@ export class ConsoleFeed {
     this.ticking = true;
     try {
       const source = this.deps.inflight;
-      let calls: readonly InflightCall[] = [];
+      let calls: readonly ClusterCall[] = [];
       let error: string | undefined;
       if (source) {
         try {
@@ -151,7 +152,7 @@ export class ConsoleFeed {
     }
   }
 
-  private follow(calls: readonly InflightCall[]): void {
+  private follow(calls: readonly ClusterCall[]): void {
     const now = new Map(calls.map((c) => [c.callId, c]));
     for (const [id, call] of this.running) if (!now.has(id) && !this.outcomes.has(id)) this.ended.push(call);
     this.running = now;
@@ -198,25 +199,25 @@ export class ConsoleFeed {
   }
 
   /** This tick's calls: the whole list to browsers that have none yet, what changed to the others (each serialized once). */
-  private sendInflight(head: { at: number; configured: boolean; error?: string }, calls: readonly InflightCall[]): void {
+  private sendInflight(head: InflightHead, calls: readonly ClusterCall[]): void {
     const delta = this.diff.next(calls, this.deps.gate.list());
     let full: string | undefined;
     let changes: string | undefined;
     for (const client of [...this.clients]) {
-      const frame = client.seeded
-        ? (changes ??= `event: inflight-delta\ndata: ${JSON.stringify({ ...head, ...delta })}\n\n`)
-        : (full ??= `event: inflight\ndata: ${JSON.stringify({ ...head, ...this.diff.snapshot() })}\n\n`);
+      const text = client.seeded
+        ? (changes ??= frame('inflight-delta', { ...head, ...delta }))
+        : (full ??= frame('inflight', { ...head, ...this.diff.snapshot() }));
       client.seeded = true;
-      this.deliver(client, frame);
+      this.deliver(client, text);
     }
     if (this.clients.size === 0) this.stop();
   }
 
-  private broadcast(event: string, data: unknown): void {
+  private broadcast<E extends keyof FeedEvents>(event: E, data: FeedEvents[E]): void {
     if (this.clients.size === 0) return;
     // Serialized once for every browser.
-    const frame = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    for (const client of [...this.clients]) this.deliver(client, frame);
+    const text = frame(event, data);
+    for (const client of [...this.clients]) this.deliver(client, text);
     if (this.clients.size === 0) this.stop();
   }
 
@@ -225,6 +226,11 @@ export class ConsoleFeed {
     this.clients.delete(client);
     this.log.info({ buffered: client.buffered }, 'console client dropped: it reads too slowly');
   }
+}
+
+/** One server-sent event, typed by its name (feed-events.ts: the console reads the same types). */
+function frame<E extends keyof FeedEvents>(event: E, data: FeedEvents[E]): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 /** One browser's stream. */
@@ -238,8 +244,8 @@ class FeedClient {
     return this.response.writableLength;
   }
 
-  send(event: string, data: unknown): boolean {
-    return this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  send<E extends keyof FeedEvents>(event: E, data: FeedEvents[E]): boolean {
+    return this.write(frame(event, data));
   }
 
   comment(): void {

@@ -1,5 +1,5 @@
-import type { GatewayCall } from '../calls';
-import type { InflightCall } from '../inflight';
+import type { GatewayCall } from '../gateway-calls';
+import type { ClusterCall } from '../inflight';
 
 /** A keyed list's change since the previous tick: entries new or changed, and ids gone. */
 export interface ListDelta<T> {
@@ -8,7 +8,7 @@ export interface ListDelta<T> {
 }
 
 /** The feed's calls as the browser keeps them: without `ageMs` and `leaseUntil` (see {@link fed}). */
-export type FedCall = InflightCall;
+export type FedCall = ClusterCall;
 
 /**
  * What changed in the calls in flight since the last tick, so the feed sends a browser only that
@@ -26,7 +26,7 @@ export class InflightDiff {
   private gateway = new KeyedDiff<GatewayCall>();
 
   /** Takes this tick's lists; answers what changed since the previous one. */
-  next(calls: readonly InflightCall[], gateway: readonly GatewayCall[]): { calls: ListDelta<FedCall>; gateway: ListDelta<GatewayCall> } {
+  next(calls: readonly ClusterCall[], gateway: readonly GatewayCall[]): { calls: ListDelta<FedCall>; gateway: ListDelta<GatewayCall> } {
     return { calls: this.calls.next(calls.map(fed)), gateway: this.gateway.next(gateway) };
   }
 
@@ -43,7 +43,7 @@ export class InflightDiff {
 }
 
 /** `ageMs` and `leaseUntil` are left out: they move every tick and heartbeat (every call would change every tick), and the page counts ages from `startedAt`. */
-function fed(call: InflightCall): FedCall {
+function fed(call: ClusterCall): FedCall {
   const { ageMs: _age, leaseUntil: _lease, ...rest } = call;
   return rest;
 }

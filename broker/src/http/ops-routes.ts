@@ -1,14 +1,14 @@
-import type { WireConnection } from '@warren/amqp';
+import type { WireConnection } from '@warren/amqp-transport';
 import type { FastifyInstance } from 'fastify';
 import { inflightScope } from '../authz';
-import type { CallGate } from '../calls';
+import type { CallGate } from '../gateway-calls';
 import type { InflightSource } from '../inflight';
 import type { LiveCatalogue } from '../live-catalogue';
 import type { BrokerMetrics } from '../metrics';
 import { sharedProbe } from '../probe-cache';
 import { runProbes, type ReadinessProbe } from '../probes';
 import type { QueueStatsReader } from '../queue-stats';
-import { servicesView } from '../services-view';
+import { servicesView, type ServicesBody } from '../services-view';
 
 export interface OpsRouteOptions {
   /** Reported as `mode` by /readyz and /services, so nobody mistakes an embedded run for a durable one. */
@@ -48,7 +48,7 @@ export function registerOpsRoutes(app: FastifyInstance, o: OpsRouteOptions): voi
     return reply.type(o.metrics.registry.contentType).send(text);
   });
 
-  app.get('/services', async () => {
+  app.get('/services', async (): Promise<ServicesBody> => {
     const catalogue = o.catalogue.current();
     const read = await o.queueStats?.read(catalogue.services.map((s) => s.name));
     // Says where the queue figures come from, and why not from the management API when it failed.

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { relayPayload, traced } from '@warren/amqp';
 import { encodeResponse, resolveDecodeLimits, type DecodeLimits } from '@warren/jsonrpc';
 import type { FastifyInstance } from 'fastify';
-import type { CallGate } from '../calls';
+import type { CallGate } from '../gateway-calls';
 import { delayOf } from './delay-headers';
 import { sendRefusal } from './errors';
 

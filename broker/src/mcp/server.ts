@@ -3,7 +3,7 @@ import { CallToolRequestSchema, ErrorCode as McpErrorCode, ListToolsRequestSchem
 import { traced } from '@warren/amqp';
 import { requestMessage, type JsonObject } from '@warren/jsonrpc';
 import { mayList, type Asker } from '../authz';
-import type { CallGate } from '../calls';
+import type { CallGate } from '../gateway-calls';
 import type { LiveCatalogue } from '../live-catalogue';
 import { progressNotifier } from './progress';
 import { toolResult } from './tool-result';

@@ -1,5 +1,4 @@
-import { AmqpConnection, type ConnectionOptions } from './transport/connection';
-import type { WireConnection } from './transport/contract';
+import { AmqpConnection, type ConnectionOptions, type WireConnection } from '@warren/amqp-transport';
 import { RpcClient } from './engine/client';
 import type { ClientOptions } from './engine/client-options';
 import { WarrenService } from './runtime/service';
@@ -52,19 +51,15 @@ export async function startService(options: ConnectTo & ServiceOptions): Promise
   }
 }
 
-export { AmqpConnection, type ConnectionOptions, type TlsOptions } from './transport/connection';
-export type {
-  ConnectionState, OnOpen, WireConnection, WireModel, WireChannel, WireConfirmChannel, WireMessage, WireGetMessage, WireReturned, WireDelivered,
-  WireProperties, WireFields, WireHeaders, WirePublishOptions, WireQueueOptions, WireExchangeOptions, WireConsumeOptions, WireExchangeType, WireQueueInfo,
-} from './transport/contract';
-export { type BackoffOptions, backoffDelay, defaultBackoff } from './transport/backoff';
 export { type DelayOptions } from './engine/delay-options';
+export type { AvailabilityVerdict } from './engine/availability-verdict';
 export { delayLevels, maxDelayMs, delayLevelsOf, DelayHeader, type DelayTarget } from './wire/delay';
 export { RpcClient, type CallOptions, type NotifyOptions, type BatchEntry, type BatchResult, type RpcProxy, type ClientStats, type CancelListener, type SendListener, type SentCall } from './engine/client';
 export { type ClientOptions, resolveClientOptions } from './engine/client-options';
 export { replyUsersOf, type ReplyUsers, type TrustedService } from './engine/reply-users';
 export { WarrenService } from './runtime/service';
-export { type ServiceOptions, type ServiceMethod, type ServiceNotification, type ToolSpec, resolveServiceOptions } from './runtime/service-options';
+export { type ServiceOptions, type ServiceMethod, type ServiceNotification, resolveServiceOptions } from './runtime/service-options';
+export type { ErrorDescription, ToolSpec } from './wire/method-declarations';
 export type { ScheduleDeclaration } from './wire/schedule-declaration';
 export { defineMethod, defineNotification, jsonSchemaOf, NoParams, type MethodSpec, type TypedHandler } from './runtime/define-method';
 export type { ServiceStats } from './runtime/service-stats';
@@ -89,7 +84,7 @@ export { parseTraceparent, childTraceparent, validTracestate, type TraceContext 
 export { traced, type TraceOptions, type IncomingTrace } from './tracing/traced';
 export { WarrenAttr, WarrenEvent } from './tracing/call-spans';
 export { relayPayload, type RelayOptions, type RelayTarget } from './engine/relay';
-export { type Announcement, type AnnounceMessage, type WithdrawMessage, type AnnouncementParse, type MethodDescription, type NotificationDescription, type ErrorDescription, parseAnnouncement, maxAnnouncementBytes } from './discovery/announcement';
+export { type Announcement, type AnnounceMessage, type WithdrawMessage, type AnnouncementParse, type MethodDescription, type NotificationDescription, parseAnnouncement, maxAnnouncementBytes } from './discovery/announcement';
 export { type AnnounceNowRequest, parseAnnounceNow } from './discovery/announce-now';
 export { announcementSchema, announceNowSchema, protocolSchemaFiles, protocolVersion, jsonSchemaDraft } from './wire/protocol-schemas';
 export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type RegistryOptions } from './discovery/registry';
@@ -101,10 +96,6 @@ export { WorkerMetrics, type WorkerMetricsOptions, type WorkerMetricsSources } f
 export type { ServiceObserver, SettledRequest, RequestOutcome } from './runtime/service-observer';
 export { watchSupervisor, type SupervisorWatch } from './runtime/supervisor-watch';
 export { DirectoryRecorder, recordAnnounced, directoryRefreshMs, type AnnouncedServices, type DirectoryRecorderLog, type DirectoryEntry, type DirectoryMethod, type DirectoryReader, type DirectoryWriter } from './discovery/directory';
-export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, type AvailabilityOptions, type AvailabilityVerdict, type MethodDirectory, type QueueDepth } from './discovery/availability';
-export { MemoryBroker, type MemoryBrokerOptions } from './transport/memory/broker';
-export { MemoryConnection, MemoryModel } from './transport/memory/connection';
-export { MemoryChannel } from './transport/memory/channel';
-export { MemoryChannelError, MemoryConnectionError, MemoryIllegalOperationError, type ChannelErrorCode } from './transport/memory/errors';
+export { AvailabilityGate, QueueDepths, guardAvailability, registryDirectory, type AvailabilityOptions, type MethodDirectory, type QueueDepth } from './discovery/availability';
 export { publishWorkerControl, workerActions, type AppliedControl, type WorkerAction, type WorkerReport } from './wire/worker-control';
 export type { WorkerControls } from './runtime/worker-controls';

@@ -1,4 +1,5 @@
-import { AmqpConnection, RpcClient, ServiceRegistry, guardAvailability, startService, type QueueDepths, type WarrenService } from '@warren/amqp';
+import { RpcClient, ServiceRegistry, guardAvailability, startService, type QueueDepths, type WarrenService } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { ErrorCode, RawNumberId, decode, wireErrorOf, type ResponseMessage } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import amqp from 'amqplib';

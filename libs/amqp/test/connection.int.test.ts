@@ -1,6 +1,7 @@
 // AmqpConnection's setups get amqplib's ChannelModel, an EventEmitter (the contract shows only part of it).
 import type { EventEmitter } from 'node:events';
-import { AmqpConnection, connectClient, startService } from '@warren/amqp';
+import { connectClient, startService } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { ErrorCode, RpcBufferFullError, RpcShuttingDownError, RpcTimeoutError, wireErrorOf } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import { createServer, type Server } from 'node:net';

@@ -3,7 +3,8 @@
 // when due and never before, the deadline counting from then; the in-memory broker routes the
 // same topology the same way (memory-parity for headers and exchange bindings).
 import amqp from 'amqplib';
-import { MemoryBroker, connectClient, startService, type RpcClient, type WireConfirmChannel } from '@warren/amqp';
+import { connectClient, startService, type RpcClient } from '@warren/amqp';
+import { MemoryBroker, type WireConfirmChannel } from '@warren/amqp-transport';
 import { Teardown, amqpUrl } from '@warren/testkit';
 import { TestNamespace } from '../../../test/support/amqp';
 

@@ -3,7 +3,8 @@
 // that crashes every worker it reaches would be) is dead-lettered by RabbitMQ
 // after the limit, into the service's dead-letter queue, instead of going round
 // for ever; without the limit it keeps coming back.
-import { AmqpConnection, DeadLetterQueues, RpcClient, WarrenService } from '@warren/amqp';
+import { DeadLetterQueues, RpcClient, WarrenService } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import { TestNamespace, queueDepth } from '../../../test/support/amqp';

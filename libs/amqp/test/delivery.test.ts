@@ -1,6 +1,6 @@
 // What the runtime reads off a delivery decides whether a tracked handler may start before its claim is
 // answered (firstDelivery): only a message RabbitMQ has never delivered before, and no retry.
-import type { WireMessage } from '../src/transport/contract';
+import type { WireMessage } from '@warren/amqp-transport';
 import { Header } from '../src/wire/headers';
 import { readDelivery } from '../src/wire/delivery';
 

@@ -2,7 +2,8 @@
 // the in-memory broker: not ready while starting, ready once consuming, not
 // ready while its connection is down, closed (refusing) after shutdown.
 import { EventEmitter } from 'node:events';
-import { MemoryBroker, opsFromEnv, runServiceMain, startOpsServer, startService, type MainProcess, type WarrenService } from '@warren/amqp';
+import { opsFromEnv, runServiceMain, startOpsServer, startService, type MainProcess, type WarrenService } from '@warren/amqp';
+import { MemoryBroker } from '@warren/amqp-transport';
 import { silentLogger } from '@warren/logger';
 import { Teardown, freePort, waitFor } from '@warren/testkit';
 

@@ -3,7 +3,8 @@
 import { createLogger } from '@warren/logger';
 import { Teardown, amqpUrl, waitFor } from '@warren/testkit';
 import { TestNamespace, publishRaw } from '../../../test/support/amqp';
-import { AmqpConnection, ServiceRegistry, startService } from '../src';
+import { AmqpConnection } from '@warren/amqp-transport';
+import { ServiceRegistry, startService } from '../src';
 
 const td = new Teardown();
 const ns = new TestNamespace();

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import {
-  connectClient, startService, AmqpConnection, type HandlerContext, type RpcClient, type SentCall, type ServiceOptions, type WarrenService,
+  connectClient, startService, type HandlerContext, type RpcClient, type SentCall, type ServiceOptions, type WarrenService,
 } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import {
   ErrorCode, InvalidParamsError, RpcAbortedError, RpcConnectionLostError, RpcInvalidMethodError, RpcNoRouteError, RpcTimeoutError, wireErrorOf, type JsonValue,
 } from '@warren/jsonrpc';

@@ -63,9 +63,3 @@ export function duration(ms: number): string {
   return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
 
-/** A progress bar such as `[██████░░░░░░] 50% 500/1000`. */
-export function progressBar(done: number, total: number, width = 30): string {
-  const ratio = total <= 0 ? 1 : Math.min(1, done / total);
-  const full = Math.round(ratio * width);
-  return `[${'█'.repeat(full)}${'░'.repeat(width - full)}] ${String(Math.floor(ratio * 100)).padStart(3)}% ${done}/${total}`;
-}

@@ -1,4 +1,5 @@
-import { AmqpConnection, connectClient, type RpcClient } from '@warren/amqp';
+import { connectClient, type RpcClient } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { InflightView, RedisDirectory, trackQueued } from '@warren/inflight';
 import { redactUrl } from '@warren/logger';
 import { UnreachableError, UsageError } from './errors';

@@ -184,8 +184,10 @@ describe('warren services', () => {
 describe('warren inflight, status and cancel', () => {
   it('shows a running job, its status by call id, cancels it (the caller gets -32003), then shows it cancelled', async () => {
     const callId = client.nextCallId();
-    // 40 s of steps (it is cancelled below): still running after five CLI runs on a busy machine.
-    const job = client.call('report.render', { size: 400 }, { id: 1 }).catch((e: unknown) => e);
+    // 40 s of steps (it is cancelled below), and a deadline past them: still running after five CLI
+    // runs on a busy machine (each took 3-4 s with the machine's two cores loaded; the client's default
+    // 20 s deadline ran out first and the job read as expired).
+    const job = client.call('report.render', { size: 400 }, { id: 1, timeoutMs: 120_000 }).catch((e: unknown) => e);
     await waitFor(async () => JSON.parse((await warren(['--json', 'inflight'])).stdout).calls.some((c: { callId: string }) => c.callId === callId), { timeoutMs: 10_000, intervalMs: 100 });
 
     const table = await warren(['inflight']);
@@ -212,7 +214,7 @@ describe('warren inflight, status and cancel', () => {
     expect(done).toMatchObject({ callId, state: 'cancelled', response: { error: { code: -32003 } } });
     expect((await warren(['cancel', callId])).stdout).toMatch(/already|too late/);
     expect(JSON.parse((await warren(['--json', 'status', 'never.seen'])).stdout)).toMatchObject({ state: 'unknown' });
-  }, 40_000);
+  }, 120_000);
 
   it('cancels a call running on an untracked worker, and does not call it "not started"', async () => {
     const started: string[] = [];

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { InvalidParamsError, RpcNoConsumersError, RpcTimeoutError } from '@warren/jsonrpc';
 import { ExitCode, UsageError, parseId, parseParams, parseWord, percentile, resolveSettings, run, showError, type Io } from '../src/index';
-import { colors, duration, prettyJson, progressBar, table, wantColor } from '../src/format';
+import { colors, duration, prettyJson, table, wantColor } from '../src/format';
 import { delayFlags, parseAt, parseDuration } from '../src/when';
 
 function fakeIo(env: Record<string, string> = {}, tty = false): Io & { output: () => string; errors: () => string } {
@@ -76,11 +76,10 @@ describe('formatting', () => {
     expect(prettyJson({ a: 1 }, colors(true))).toContain('\u001b[');
   });
 
-  it('formats durations and progress', () => {
+  it('formats durations', () => {
     expect(duration(90)).toBe('90ms');
     expect(duration(1234)).toBe('1.2s');
     expect(duration(125_000)).toBe('2m05s');
-    expect(progressBar(5, 10, 10)).toBe('[█████░░░░░]  50% 5/10');
   });
 
   it('computes nearest-rank percentiles', () => {

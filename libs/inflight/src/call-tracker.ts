@@ -6,14 +6,14 @@ import {
   outcomeOf, type Abortable, type CallTracker, type Executed, type Isolation, type Progress, type RunInfo, type RunningCall,
   type TrackedOutcome, type TrackingReport,
 } from '@warren/calls';
-import { ErrorCode, encodeResponse, isErrorResponse, type ResponseMessage } from '@warren/jsonrpc';
+import { ErrorCode, assertNever, encodeResponse, isErrorResponse, type ResponseMessage } from '@warren/jsonrpc';
 import { attempt } from './attempt';
 import { ClaimDecisions } from './claim-decisions';
 import { maxEarlyCancels } from './claim-leases';
 import { metaOf } from './claim-texts';
 import type { TrackerHealth, TrackingState } from './health';
 import { resultTtlMs, workerEntryTtlMs, workersTtlMs } from './keys';
-import { assertNever, terminalState, type ClaimReply } from './record-codec';
+import { terminalState, type ClaimReply } from './record-codec';
 import { RunDecision, type Claim, type Decision } from './run-decision';
 
 export type { Decision } from './run-decision';

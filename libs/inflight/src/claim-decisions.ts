@@ -3,7 +3,7 @@
 // claim script and the suspect lane. StoreCallTracker (call-tracker.ts) adds the lifecycle and the
 // recording of what a run came to.
 import type { Abortable, Isolation, RunningCall } from '@warren/calls';
-import { CancelledError, ErrorCode, WorkerLostError, encodeResponse, failureResponse } from '@warren/jsonrpc';
+import { CancelledError, ErrorCode, WorkerLostError, assertNever, encodeResponse, failureResponse } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { attempt } from './attempt';
 import { ClaimLeases } from './claim-leases';
@@ -13,7 +13,7 @@ import { Health } from './health';
 import { callTtlMs, resultTtlMs } from './keys';
 import { OnceLedger } from './once-ledger';
 import { resolveTrackerOptions, type ResolvedTrackerOptions, type TrackerOptions } from './options';
-import { assertNever, type ClaimReply } from './record-codec';
+import type { ClaimReply } from './record-codec';
 import { RunDecision, type Claim, type Decision, type RunOwner } from './run-decision';
 import { sleep } from './sleep';
 import type { TrackerStore } from './store-port';

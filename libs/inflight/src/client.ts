@@ -64,6 +64,7 @@ export function cancelOnAbort(client: Pick<CallerHooks, 'onCancel'>, view: Pick<
 export function trackQueued(client: Pick<CallerHooks, 'onSend' | 'onSettle'>, view: Pick<InflightView, 'markQueued' | 'unmarkQueued'>, log?: Logger, options: TrackQueuedOptions = {}): void {
   const marks = new Map<string, Promise<boolean>>();
   client.onSend((call) => {
+    if (options.mark?.(call) === false) return;
     const marked = view.markQueued(call).catch((err: unknown) => {
       log?.debug({ err, callId: call.callId }, 'call not marked queued (in-flight store unavailable)');
       return false;
@@ -81,8 +82,10 @@ export function trackQueued(client: Pick<CallerHooks, 'onSend' | 'onSettle'>, vi
   });
 }
 
-/** Whether {@link trackQueued} looks after answers from untracked workers. */
+/** Which calls {@link trackQueued} marks, and whether it looks after answers from untracked workers. */
 export interface TrackQueuedOptions {
+  /** Marks only the calls this says yes to (the broker leaves out its own methods, which no tracked worker serves). @default every call */
+  readonly mark?: (call: CallInfo) => boolean;
   /**
    * Whether a worker without a tracker may answer these calls, so an answered call's mark is dropped
    * (two more Redis commands per answered call). `false` when every service called is tracked, or the

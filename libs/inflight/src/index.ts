@@ -13,11 +13,14 @@ export { MemoryInflightStore } from './memory-store';
 export type { StoreCallTracker } from './call-tracker';
 export type { TrackerOptions } from './options';
 // Operators and callers: the view, the method directory, and the client helpers.
-export { InflightView, type InflightCall, type CancelOutcome } from './view';
+export { InflightView, type InflightCall, type CancelOutcome, type CallDetail, type PastAttempt } from './view';
+export type { HistoryItem, HistoryPage } from './history';
 export type { CallState, CallStatus } from './record-codec';
 export { RedisDirectory } from './directory';
 export { cancelOnAbort, callWithRecovery, trackQueued } from './client';
-export { trackDelayed } from './delayed';
+export { trackDelayed, type DelayedCall } from './delayed';
 // The view over JSON-RPC (the broker serves these).
 export { inflightMethods, inflightNotifications, delayedMethods } from './methods';
 export { InflightError } from './errors';
+// Readiness: a Redis PING for the broker's /readyz.
+export { redisPing } from './redis-ping';

@@ -1,7 +1,7 @@
 import { decodeProgress, type Progress } from '@warren/calls';
 import { decodeParams, type CallParams } from './call-params';
 import {
-  CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, WorkerLostError, failureResponse, isErrorResponse, parseIdText,
+  assertNever, CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, WorkerLostError, failureResponse, isErrorResponse, parseIdText,
   type Id, type ResponseMessage,
 } from '@warren/jsonrpc';
 
@@ -390,6 +390,3 @@ function parseHeartbeat(raw: unknown): HeartbeatEntry | undefined {
   }
 }
 
-export function assertNever(value: never): never {
-  throw new TypeError(`unexpected value ${String(value)}`);
-}

@@ -1,3 +1,4 @@
+import { assertNever } from './assert-never';
 import { ErrorCode } from './codes';
 import { errorResponse } from './decode';
 import { failureResponse, successResponse } from './encode';
@@ -192,8 +193,4 @@ export class Dispatcher<Ctx> {
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-function assertNever(value: never): never {
-  throw new TypeError(`unreachable: ${JSON.stringify(value)}`);
 }

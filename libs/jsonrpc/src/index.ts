@@ -3,7 +3,9 @@ export type {
   SuccessResponse, ErrorResponse, ResponseMessage, DecodedItem, Decoded,
 } from './types';
 export { isErrorResponse } from './types';
-export { RawNumberId, isRawNumberId, idText, parseIdText } from './raw-id';
+export { assertNever } from './assert-never';
+export { RawNumberId, isRawNumberId } from './raw-id';
+export { idText, parseIdText } from './id-text';
 export { ErrorCode, errorMessages, retryableCodes, type ErrorCodeName, type KnownErrorCode } from './codes';
 export {
   JsonRpcError, ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError, InternalError,

@@ -1,5 +1,3 @@
-import type { Id } from './types';
-
 /**
  * A number id whose JSON text a JavaScript number cannot give back: an
  * integer beyond 2^53 (`9007199254740993`), a non-canonical form (`1.0`,
@@ -84,23 +82,4 @@ function isSpace(c: number): boolean {
 /** 0-9 - + . e E */
 function isNumberChar(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
-}
-
-/** The JSON text of an id, exact for a raw number id (for storing an id as text). */
-export function idText(id: Id): string {
-  return id instanceof RawNumberId ? id.text : JSON.stringify(id);
-}
-
-/** Reads an id back from {@link idText}; null when absent or not an id. Never throws. */
-export function parseIdText(text: string | undefined): Id {
-  if (text === undefined) return null;
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === 'string') return value;
-    if (typeof value !== 'number') return null;
-    const trimmed = text.trim();
-    return trimmed === String(value) ? value : new RawNumberId(trimmed);
-  } catch {
-    return null;
-  }
 }

@@ -3,7 +3,8 @@
 // as source; the scheduler fires it (counted in the service's handler); paused, it stays paused
 // when the service announces again; a newer instance with a changed definition replaces it, still
 // paused, and resumed it fires the new params.
-import { AmqpConnection, ServiceRegistry, startService, type ScheduleDeclaration } from '@warren/amqp';
+import { ServiceRegistry, startService, type ScheduleDeclaration } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { amqpUrl, waitFor } from '@warren/testkit';
 import { ScheduleControl, ServiceScheduleSync } from '../src';
 import { ScheduleBed } from './support';

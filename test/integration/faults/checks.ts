@@ -3,7 +3,7 @@
 // nothing is left behind (pending calls, buffered publishes, running
 // handlers, extra consumers, timers).
 import amqp from 'amqplib';
-import type { AmqpConnection } from '@warren/amqp';
+import type { AmqpConnection } from '@warren/amqp-transport';
 import { amqpUrl, once, waitFor } from '@warren/testkit';
 import type { CallRecord, NoteRecord } from './load';
 import { Load, tally } from './load';

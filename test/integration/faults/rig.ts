@@ -5,7 +5,8 @@
 // each run in Redis (directly, never through a proxy) so a test can tell
 // whether any call ran twice. Every scenario test builds one.
 import { Redis } from 'ioredis';
-import { AmqpConnection, RpcClient, WarrenService, type ConnectionOptions, type RetryPolicy } from '@warren/amqp';
+import { RpcClient, WarrenService, type RetryPolicy } from '@warren/amqp';
+import { AmqpConnection, type ConnectionOptions } from '@warren/amqp-transport';
 import { createRedisTracker, type StoreCallTracker } from '@warren/inflight';
 import path from 'node:path';
 import { FaultProxy, amqpUrl, redisUrl, spawnTs, type Teardown, type TsChild } from '@warren/testkit';

@@ -71,7 +71,7 @@ function Body(props: { loaded: Loaded; live: Live; callId: string }) {
       </Notice>
     );
   }
-  const error = c.response?.error ?? c.error;
+  const error = c.response !== undefined && 'error' in c.response ? c.response.error : undefined;
   const ended = c.finishedAt ?? c.history?.finishedAt;
   const took = c.history?.durationMs ?? (c.startedAt !== undefined && ended !== undefined ? ended - c.startedAt : undefined);
   return (

@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import type { Listing } from '../hooks';
 
 export function Header(props: { title: string; children?: ComponentChildren; sub?: ComponentChildren }) {
   return (
@@ -56,4 +57,34 @@ export function matches(filter: string, ...fields: (string | number | undefined)
   if (filter.trim() === '') return true;
   const f = filter.trim().toLowerCase();
   return fields.some((x) => x !== undefined && String(x).toLowerCase().includes(f));
+}
+
+/** A grid table: its label, its column heads (and, with `actions`, an unlabelled last column for buttons), its rows. */
+export function GridTable(props: { label: string; columns: readonly string[]; actions?: boolean; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table class="grid" aria-label={props.label}>
+        <thead>
+          <tr>
+            {props.columns.map((c) => <th key={c} scope="col">{c}</th>)}
+            {props.actions ? <th scope="col"><span class="sr-only">Actions</span></th> : null}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/**
+ * What a list read by `method` shows instead of its rows: Loading, its error (`notServed` when the
+ * broker does not serve the method, -32601), or `empty` when `isEmpty`; nothing once it has rows.
+ */
+export function ListingStatus<T>(props: { listing: Listing<T>; method: string; notServed: string; isEmpty: (value: T) => boolean; empty: ComponentChildren }) {
+  const { listing } = props;
+  if (listing.state === 'loading') return <Empty>Loading…</Empty>;
+  if (listing.state === 'error') {
+    return <Notice kind="error">{listing.error.code === -32601 ? props.notServed : `${props.method} failed: ${listing.error.message} (${listing.error.code})`}</Notice>;
+  }
+  return props.isEmpty(listing.value) ? <Empty>{props.empty}</Empty> : null;
 }

@@ -120,7 +120,7 @@ function Results(props: { loaded: Loaded; live: Live; state: StateFilter }) {
   if (loaded.state === 'error') return <Notice kind="error">history.list failed: {loaded.error.message} ({loaded.error.code})</Notice>;
   if (loaded.state === 'no-history') {
     // No Redis behind this broker: what the live feed saw, newest first.
-    const rows: HistoryItem[] = props.live.outcomes.map((o) => ({ ...o, id: String(o.endedAt), finishedAt: o.endedAt })).reverse();
+    const rows: OutcomeRow[] = props.live.outcomes.map((o) => ({ ...o, id: String(o.endedAt), finishedAt: o.endedAt })).reverse();
     return (
       <>
         <Notice>This broker keeps no outcome history (no Redis): showing the calls the live feed saw finish since this page opened.</Notice>
@@ -132,7 +132,10 @@ function Results(props: { loaded: Loaded; live: Live; state: StateFilter }) {
   return <Rows rows={loaded.page.items} />;
 }
 
-function Rows(props: { rows: readonly HistoryItem[] }) {
+/** What a row shows: a history entry, or an outcome the live feed saw (without a history, no Redis). */
+type OutcomeRow = Pick<HistoryItem, 'callId' | 'state' | 'method' | 'service' | 'worker' | 'attempt' | 'finishedAt' | 'durationMs' | 'code' | 'error'>;
+
+function Rows(props: { rows: readonly OutcomeRow[] }) {
   return (
     <div class="table-wrap">
       <table class="grid" aria-label="Outcomes">

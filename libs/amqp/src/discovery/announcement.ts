@@ -2,20 +2,11 @@ import Ajv, { type ValidateFunction } from 'ajv';
 import type { JsonSchema } from '@warren/jsonrpc';
 import { isValidMethodName } from '../wire/names';
 import { announcementSchema, protocolVersion } from '../wire/protocol-schemas';
-import type { ToolSpec } from '../runtime/service-options';
+import type { ErrorDescription, ToolSpec } from '../wire/method-declarations';
 import type { QueueType } from '../wire/topology';
-import type { TrackingReport } from '../runtime/tracker';
+import type { TrackingReport } from '@warren/calls';
 import type { WorkerReport } from '../wire/worker-control';
 import { copyScheduleDeclaration, type ScheduleDeclaration } from '../wire/schedule-declaration';
-
-/** An application error a method declares it may answer, for discovery (OpenRPC `errors`). */
-export interface ErrorDescription {
-  readonly code: number;
-  readonly message: string;
-  readonly description?: string;
-  /** JSON Schema of the error's `data`. */
-  readonly data?: JsonSchema;
-}
 
 /** How a method describes itself for discovery (OpenRPC) and MCP tools. */
 export interface MethodDescription {

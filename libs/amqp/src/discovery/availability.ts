@@ -1,9 +1,9 @@
-import type { WireModel, WireConnection } from '../transport/contract';
-import { RpcNoConsumersError, type LocalError } from '@warren/jsonrpc';
-import { closeChannel } from '../transport/close';
+import { closeChannel, type WireModel, type WireConnection } from '@warren/amqp-transport';
+import { RpcNoConsumersError } from '@warren/jsonrpc';
 import type { RpcClient } from '../engine/client';
 import { names, type Names } from '../wire/names';
 import type { ServiceRegistry } from './registry';
+import type { AvailabilityVerdict } from '../engine/availability-verdict';
 
 /** A service request queue's depth, as RabbitMQ reports it (`queue.declare` passive). */
 export interface QueueDepth {
@@ -102,9 +102,6 @@ export interface AvailabilityOptions {
   /** How long a queue's consumer count is trusted before it is read again. @default 1000 */
   readonly ttlMs?: number;
 }
-
-/** What the client's hook is told: nothing (go ahead), an error (the call rejects with it), or either later. */
-export type AvailabilityVerdict = undefined | LocalError | Promise<undefined | LocalError>;
 
 /**
  * Fails at once (RpcNoConsumersError, -32002 on the wire) a call whose service has no live consumer,

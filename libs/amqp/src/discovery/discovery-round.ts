@@ -1,4 +1,4 @@
-import type { WireChannel } from '../transport/contract';
+import type { WireChannel } from '@warren/amqp-transport';
 import type { Logger } from '@warren/logger';
 import { announceNowRequest, maxAnswerDelayMs } from './announce-now';
 import type { Names } from '../wire/names';

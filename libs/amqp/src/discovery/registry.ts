@@ -1,9 +1,8 @@
 import { EventEmitter } from 'node:events';
-import type { WireChannel, WireModel, WireConnection } from '../transport/contract';
+import { closeChannel, type WireChannel, type WireModel, type WireConnection } from '@warren/amqp-transport';
 import { silentLogger, type Logger } from '@warren/logger';
 import { parseAnnouncement, type AnnounceMessage, type AnnouncementParse } from './announcement';
 import { DiscoveryRound } from './discovery-round';
-import { closeChannel } from '../transport/close';
 import { names, type Names } from '../wire/names';
 import { applyTopology, coreTopology } from '../wire/topology';
 

@@ -1,5 +1,5 @@
 import type { CallInfo } from '@warren/calls';
-import type { WireModel, WireConfirmChannel, WirePublishOptions, WireConnection } from '../transport/contract';
+import { closeChannel, type WireModel, type WireConfirmChannel, type WirePublishOptions, type WireConnection } from '@warren/amqp-transport';
 import {
   JsonRpcError, PendingCalls, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError, RpcNoRouteError, RpcNotConfirmedError,
   RpcReplyQueueLostError, RpcShuttingDownError, RpcTimeoutError, RpcTooLargeError, RpcUnreadableReplyError, failureResponse, isErrorResponse,
@@ -8,7 +8,6 @@ import {
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { movedReplyId, resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './client-options';
-import { closeChannel } from '../transport/close';
 import { Header, protocolMinor, protocolMinorHeader, protocolVersion } from '../wire/headers';
 import { assertMethodName, names, type Names } from '../wire/names';
 import { OfflineBuffer } from './offline-buffer';
@@ -17,7 +16,7 @@ import { ReplyTrust } from './reply-users';
 import { progressHeader, type Progress, type ProgressListener } from '../wire/progress';
 import { consumeReplies, directReplyQueue, replyQueueExists } from './reply-consumer';
 import { applyTopology, coreTopology, replyQueueOptions } from '../wire/topology';
-import type { AvailabilityVerdict } from '../discovery/availability';
+import type { AvailabilityVerdict } from './availability-verdict';
 import { publishCancel } from '../wire/wire-cancel';
 import { childTraceparent, parseTraceparent, validTracestate } from '../wire/trace';
 import { DelayChain } from './delay-chain';

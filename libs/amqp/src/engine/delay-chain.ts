@@ -1,4 +1,4 @@
-import type { WireConfirmChannel, WirePublishOptions } from '../transport/contract';
+import type { WireConfirmChannel, WirePublishOptions } from '@warren/amqp-transport';
 import { applyTopology } from '../wire/topology';
 import { delayEntryExchange, delayHeaders, delayTopology, type DelayTarget } from '../wire/delay';
 import type { Names } from '../wire/names';

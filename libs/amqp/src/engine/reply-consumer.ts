@@ -1,6 +1,5 @@
-import type { WireChannel, WireMessage } from '../transport/contract';
+import { closeChannel, type WireChannel, type WireMessage } from '@warren/amqp-transport';
 import { RpcUnreadableReplyError, decode, type Decoded, type ResponseMessage } from '@warren/jsonrpc';
-import { closeChannel } from '../transport/close';
 import { decodeProgress, progressHeader, type Progress } from '../wire/progress';
 
 /** RabbitMQ's pseudo-queue for direct reply-to: no queue to declare, but replies die with the channel. */

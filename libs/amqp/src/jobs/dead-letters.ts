@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { WireChannel, WireModel, WireGetMessage, WireConnection } from '../transport/contract';
+import { closeChannel, type WireChannel, type WireModel, type WireGetMessage, type WireConnection } from '@warren/amqp-transport';
 import { ServiceUnavailableError, decode } from '@warren/jsonrpc';
-import { closeChannel } from '../transport/close';
 import { DeadHeader } from '../wire/dead-letter';
 import { Header, numberHeader, stringHeader } from '../wire/headers';
 import { names, type Names } from '../wire/names';

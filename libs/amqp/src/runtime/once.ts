@@ -1,5 +1,5 @@
 import type { EffectLedger } from '@warren/calls';
-import { InvalidParamsError, WorkerLostError, type JsonValue } from '@warren/jsonrpc';
+import { InvalidParamsError, WorkerLostError, assertNever, type JsonValue } from '@warren/jsonrpc';
 
 export type { EffectLedger, EffectStart } from '@warren/calls';
 
@@ -71,13 +71,9 @@ export class Effects {
         }
         break;
       default:
-        return assertNever(start);
+        return assertNever(start, 'effect start');
     }
     await ledger.complete(name, result === undefined ? '' : JSON.stringify(result));
     return result;
   }
-}
-
-function assertNever(value: never): never {
-  throw new TypeError(`unexpected effect start ${JSON.stringify(value)}`);
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '@warren/logger';
-import { backoffDelay, defaultBackoff, type ResolvedBackoff } from '../transport/backoff';
+import { backoffDelay, defaultBackoff, type ResolvedBackoff } from '@warren/amqp-transport';
 
 export interface ResubscribeOptions {
   /**

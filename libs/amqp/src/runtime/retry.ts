@@ -1,4 +1,4 @@
-import type { WireChannel, WireMessage } from '../transport/contract';
+import type { WireChannel, WireMessage } from '@warren/amqp-transport';
 import { ErrorCode, JsonRpcError, isErrorResponse, type JsonValue, type ResponseMessage } from '@warren/jsonrpc';
 import { Header } from '../wire/headers';
 import { carriedHeaders, copyProperties } from '../wire/republish';

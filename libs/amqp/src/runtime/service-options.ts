@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { DecodeLimits, JsonSchema, Middleware, MethodDefinition, NotificationDefinition } from '@warren/jsonrpc';
+import type { DecodeLimits, Middleware, MethodDefinition, NotificationDefinition } from '@warren/jsonrpc';
 import { silentLogger, type Logger } from '@warren/logger';
-import type { ErrorDescription } from '../discovery/announcement';
+import type { ErrorDescription, ToolSpec } from '../wire/method-declarations';
 import type { ClientOptions } from '../engine/client-options';
 import type { HandlerContext } from './context';
 import { assertResourceName } from '../wire/names';
@@ -13,15 +13,6 @@ import type { ServiceObserver } from './service-observer';
 import type { DirectoryWriter } from '../discovery/directory';
 import type { ScheduleDeclaration } from '../wire/schedule-declaration';
 import { assertServiceSchedules } from './service-schedules';
-
-/** How a method presents itself as an MCP tool. */
-export interface ToolSpec {
-  /** Tool name. @default the method name */
-  readonly name?: string;
-  readonly description: string;
-  /** JSON Schema of the tool's arguments object. @default the method's params schema */
-  readonly inputSchema?: JsonSchema;
-}
 
 export interface ServiceMethod<P = unknown, R = unknown> extends MethodDefinition<P, R, HandlerContext> {
   /** Declares the method as an MCP tool, listed by the gateway's tools/list. */

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { WireChannel, WireModel, WireMessage, WireConnection } from '../transport/contract';
+import { closeChannel, type WireChannel, type WireModel, type WireMessage, type WireConnection } from '@warren/amqp-transport';
 import {
   CancelledError, DeadlineExceededError, Dispatcher, ErrorCode, JsonRpcError, ShuttingDownError, decode, encodeResponse,
   errorResponse, isErrorResponse, resolveDecodeLimits, type Decoded, type NotificationMessage, type RequestMessage, type ResolvedDecodeLimits,
@@ -7,7 +7,6 @@ import {
 } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { RpcClient } from '../engine/client';
-import { closeChannel } from '../transport/close';
 import { CallAbort } from './call-abort';
 import { CallContext, type CallFacts, type ContextOwner, type HandlerContext } from './context';
 import { forgedDeathHeader, forwardDeadLetter, type DeadLetterReason } from '../wire/dead-letter';

@@ -2,7 +2,7 @@
 // say (docs/observability.md, "Tracing", has the table): the caller's (client kind), the worker's
 // (server kind), each with `messaging.system=rabbitmq`, the destination, the operation, the call id
 // as `messaging.message.id`, and `rpc.system=jsonrpc` with `rpc.method`. Only called with a tracer.
-import { SpanKind, SpanStatusCode, context, createTraceState, trace, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, createTraceState, trace, type Attributes, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
 import { isErrorResponse, type Id, type ResponseMessage } from '@warren/jsonrpc';
 import { parseTraceparent } from '../wire/trace';
 
@@ -58,6 +58,20 @@ export function tracestateOf(span: Span): string | undefined {
   return state ? state : undefined;
 }
 
+/** The conventions' attributes both sides of a call carry: the messaging system and operation, the call id, the RPC method. */
+function callAttributes(method: string, callId: string, destination: string, type: 'send' | 'process', operation: 'publish' | 'process'): Attributes {
+  return {
+    'messaging.system': 'rabbitmq',
+    'messaging.destination.name': destination,
+    'messaging.rabbitmq.destination.routing_key': method,
+    'messaging.operation.type': type,
+    'messaging.operation.name': operation,
+    'messaging.message.id': callId,
+    'rpc.system': 'jsonrpc',
+    'rpc.method': method,
+  };
+}
+
 export interface ClientSpanFacts {
   readonly method: string;
   readonly callId: string;
@@ -73,14 +87,7 @@ export function startClientSpan(tracer: Tracer, f: ClientSpanFacts): Span {
   return tracer.startSpan(f.method, {
     kind: f.id === undefined ? SpanKind.PRODUCER : SpanKind.CLIENT,
     attributes: {
-      'messaging.system': 'rabbitmq',
-      'messaging.destination.name': f.exchange,
-      'messaging.rabbitmq.destination.routing_key': f.method,
-      'messaging.operation.type': 'send',
-      'messaging.operation.name': 'publish',
-      'messaging.message.id': f.callId,
-      'rpc.system': 'jsonrpc',
-      'rpc.method': f.method,
+      ...callAttributes(f.method, f.callId, f.exchange, 'send', 'publish'),
       'rpc.jsonrpc.version': '2.0',
       ...(f.id === undefined || f.id === null ? {} : { 'rpc.jsonrpc.request_id': String(f.id) }),
     },
@@ -107,14 +114,7 @@ export function startServerSpan(tracer: Tracer, f: ServerSpanFacts): Span {
   return tracer.startSpan(f.method, {
     kind: f.notification === true ? SpanKind.CONSUMER : SpanKind.SERVER,
     attributes: {
-      'messaging.system': 'rabbitmq',
-      'messaging.destination.name': f.queue,
-      'messaging.rabbitmq.destination.routing_key': f.method,
-      'messaging.operation.type': 'process',
-      'messaging.operation.name': 'process',
-      'messaging.message.id': f.callId,
-      'rpc.system': 'jsonrpc',
-      'rpc.method': f.method,
+      ...callAttributes(f.method, f.callId, f.queue, 'process', 'process'),
       'rpc.service': f.service,
       [WarrenAttr.instanceId]: f.instanceId,
       [WarrenAttr.attempt]: f.attempt,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { WireChannel, WireMessage } from '../transport/contract';
+import type { WireChannel, WireMessage } from '@warren/amqp-transport';
 import { Header } from './headers';
 import { carriedHeaders, copyProperties } from './republish';
 

@@ -1,4 +1,4 @@
-import type { WireMessage } from '../transport/contract';
+import type { WireMessage } from '@warren/amqp-transport';
 import { Header, deadlineHeader, numberHeader, stringHeader } from './headers';
 import { progressHeader } from './progress';
 import { validTracestate } from './trace';

@@ -1,4 +1,4 @@
-import type { WireProperties, WirePublishOptions } from '../transport/contract';
+import type { WireProperties, WirePublishOptions } from '@warren/amqp-transport';
 import { definedOnly } from '@warren/jsonrpc';
 import { Header } from './headers';
 

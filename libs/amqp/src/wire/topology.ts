@@ -1,4 +1,4 @@
-import type { WireChannel, WireExchangeOptions, WireQueueOptions } from '../transport/contract';
+import type { WireChannel, WireExchangeOptions, WireQueueOptions } from '@warren/amqp-transport';
 import type { Names } from './names';
 
 export interface ExchangeDecl {

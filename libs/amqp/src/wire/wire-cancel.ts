@@ -1,7 +1,7 @@
-import type { WireChannel, WireMessage } from '../transport/contract';
+import type { WireChannel, WireMessage } from '@warren/amqp-transport';
 import { CancelledError } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
-import type { Abortable } from '../runtime/call-abort';
+import type { Abortable } from '@warren/calls';
 import type { Names } from './names';
 import { applyTopology, type Topology } from './topology';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { WireChannel } from '../transport/contract';
+import type { WireChannel } from '@warren/amqp-transport';
 import type { Names } from './names';
 
 /** What an operator can ask of one worker instance (docs/protocol-discovery.md, "Worker controls"). */

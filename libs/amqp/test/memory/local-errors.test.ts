@@ -1,4 +1,5 @@
-import { AvailabilityGate, MemoryChannel, type CallOptions, type RpcClient } from '@warren/amqp';
+import { AvailabilityGate, type CallOptions, type RpcClient } from '@warren/amqp';
+import { MemoryChannel } from '@warren/amqp-transport';
 import {
   ErrorCode, InvalidParamsError, JsonRpcError, MethodNotFoundError, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError,
   RpcInvalidMethodError, RpcNoConsumersError, RpcNoRouteError, RpcNotConfirmedError, RpcPendingLimitError, RpcReplyQueueLostError,

@@ -3,7 +3,7 @@
 // Warren against declaring what a 4.3 node would refuse; and quorum queues carry 4.0's default
 // delivery limit of 20. memory-parity.int.test.ts cannot check these against this machine's 3.10
 // (which permits them): the RabbitMQ 4 node's run of test/integration/queue-rules.int.test.ts does.
-import { MemoryConnectionError, type MemoryConnection, type WireConfirmChannel } from '@warren/amqp';
+import { MemoryConnectionError, type MemoryConnection, type WireConfirmChannel } from '@warren/amqp-transport';
 import { World, settleTicks, until, useWorld } from './world';
 
 let w: World;

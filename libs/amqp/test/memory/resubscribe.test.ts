@@ -3,7 +3,8 @@
 // home node is down answers 404) is retried with backoff until it consumes again or the service closes.
 // While not consuming, the instance says so (`consuming: false`); a request RabbitMQ returns for a
 // service the caller's directory knows is -32002, never -32601.
-import { AvailabilityGate, MemoryChannel, ServiceRegistry, names, type WarrenService } from '@warren/amqp';
+import { AvailabilityGate, ServiceRegistry, names, type WarrenService } from '@warren/amqp';
+import { MemoryChannel } from '@warren/amqp-transport';
 import { createLogger } from '@warren/logger';
 import { Writable } from 'node:stream';
 import { World, rejection, settleTicks, until, useWorld } from './world';

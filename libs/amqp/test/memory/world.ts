@@ -1,4 +1,5 @@
-import { MemoryBroker, connectClient, startService, type ClientOptions, type MemoryConnection, type RpcClient, type ServiceOptions, type WarrenService } from '@warren/amqp';
+import { connectClient, startService, type ClientOptions, type RpcClient, type ServiceOptions, type WarrenService } from '@warren/amqp';
+import { MemoryBroker, type MemoryConnection } from '@warren/amqp-transport';
 
 /**
  * Services and clients over one MemoryBroker, with jest's fake clock: time

@@ -1,6 +1,7 @@
 import { wireErrorOf, type Params } from '@warren/jsonrpc';
 import { ExitCode, UsageError, type ExitCodeValue } from '../errors';
-import { progressBar, table } from '../format';
+import { SingleBar } from 'cli-progress';
+import { table } from '../format';
 import { parseParams } from '../params';
 import type { Session } from '../session';
 
@@ -56,8 +57,22 @@ export async function benchCommand(s: Session, flags: BenchFlags): Promise<ExitC
   let issued = 0;
   let finished = 0;
   const showProgress = flags.progress ?? (s.io.stderr.isTTY === true && !s.settings.json);
-  const draw = (): void => void s.io.stderr.write(`\r${progressBar(finished, flags.calls)}`);
-  const ticker = showProgress ? setInterval(draw, 100) : undefined;
+  // cli-progress redraws on its own timer (10 a second), so a fast call loop costs nothing to show; into a
+  // pipe (`--progress` without a terminal) it writes a line a second and the last one at the end.
+  const bar = showProgress
+    ? new SingleBar({
+        stream: s.io.stderr as NodeJS.WriteStream,
+        format: '[{bar}] {percentage}% {value}/{total}',
+        barCompleteChar: '\u2588',
+        barIncompleteChar: '\u2591',
+        barsize: 30,
+        fps: 10,
+        hideCursor: true,
+        noTTYOutput: true,
+        notTTYSchedule: 1000,
+      })
+    : undefined;
+  bar?.start(flags.calls, 0);
   const started = performance.now();
   const worker = async (): Promise<void> => {
     while (issued < flags.calls) {
@@ -71,18 +86,15 @@ export async function benchCommand(s: Session, flags: BenchFlags): Promise<ExitC
         errorCodes[code] = (errorCodes[code] ?? 0) + 1;
       }
       finished++;
+      bar?.update(finished);
     }
   };
   try {
     await Promise.all(Array.from({ length: flags.concurrency }, worker));
   } finally {
-    clearInterval(ticker);
+    bar?.stop();
   }
   const durationMs = performance.now() - started;
-  if (showProgress) {
-    draw();
-    s.io.stderr.write('\n');
-  }
   latencies.sort((a, b) => a - b);
   const errors = flags.calls - latencies.length;
   const report: BenchReport = {

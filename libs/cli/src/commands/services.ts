@@ -1,4 +1,5 @@
-import { ServiceRegistry, AmqpConnection, summarizeInstance, type InstanceInfo, type InstanceSummary, type TrackingReport } from '@warren/amqp';
+import { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary, type TrackingReport } from '@warren/amqp';
+import { AmqpConnection } from '@warren/amqp-transport';
 import { redactUrl } from '@warren/logger';
 import { ExitCode, UnreachableError, type ExitCodeValue } from '../errors';
 import { duration, table } from '../format';

@@ -30,6 +30,8 @@ function packageJson(name: string): string {
       test: `jest -c ../../jest.config.js services/${name}/ --selectProjects unit`,
     },
     dependencies: { '@sinclair/typebox': typeboxRange, '@warren/amqp': warrenRange, '@warren/inflight': warrenRange, '@warren/jsonrpc': warrenRange, '@warren/logger': warrenRange },
+    // Only the test's in-memory broker.
+    devDependencies: { '@warren/amqp-transport': warrenRange },
   };
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }
@@ -110,9 +112,10 @@ void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.
 }
 
 function testTs(name: string, id: string): string {
-  return `// The ${name} service over the in-memory broker (@warren/amqp's MemoryBroker): the real service
+  return `// The ${name} service over the in-memory broker (@warren/amqp-transport's MemoryBroker): the real service
 // and a real client, no RabbitMQ needed. Run: npm test (in this package).
-import { MemoryBroker, connectClient, startService, type RpcClient, type WarrenService } from '@warren/amqp';
+import { connectClient, startService, type RpcClient, type WarrenService } from '@warren/amqp';
+import { MemoryBroker } from '@warren/amqp-transport';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { ${id}Defaults, ${id}Service } from '../src/service';

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { WireExchangeOptions, WireExchangeType, WireHeaders, WireProperties, WireQueueInfo, WireQueueOptions } from '../contract';
-import type { MemoryChannel } from './channel';
 import { assertPermittedQueue } from './deprecated';
 import { MemoryChannelError, notFound, preconditionFailed, resourceLocked } from './errors';
-import { directReplyTo, type ChannelHost } from './host';
+import { directReplyTo, type ChannelHost, type ReplyChannel } from './host';
 import { cloneTable, copyProperties, expirationMs, type StoredMessage } from './message';
 import { MemoryQueue, type DeathReason, type QueueHost } from './queue';
 import { route, type Binding, type MemoryExchange } from './routing';
@@ -17,7 +16,7 @@ export class BrokerState implements ChannelHost, QueueHost {
   readonly timers = new BrokerTimers();
   readonly exchanges = new Map<string, MemoryExchange>();
   readonly queues = new Map<string, MemoryQueue>();
-  private readonly replyChannels = new Map<string, MemoryChannel>();
+  private readonly replyChannels = new Map<string, ReplyChannel>();
   /** Queues whose home node is down (takeDown): they and their bindings stay, but nothing reaches them. */
   private readonly down = new Set<string>();
 
@@ -156,7 +155,7 @@ export class BrokerState implements ChannelHost, QueueHost {
     return copyProperties(msg.properties, { ...(msg.properties.headers ?? {}), 'x-delivery-count': msg.returns });
   }
 
-  registerReplyTo(channel: MemoryChannel): string {
+  registerReplyTo(channel: ReplyChannel): string {
     if (channel.replyAddress) return channel.replyAddress;
     const address = `${directReplyTo}.${randomBytes(12).toString('base64url')}`;
     this.replyChannels.set(address, channel);
@@ -167,7 +166,7 @@ export class BrokerState implements ChannelHost, QueueHost {
     this.replyChannels.delete(address);
   }
 
-  channelClosed(_channel: MemoryChannel): void {
+  channelClosed(_channel: ReplyChannel): void {
     // Nothing held per channel beyond what the channel releases itself.
   }
 

@@ -1,4 +1,4 @@
-import type { WireChannel, WireMessage } from '@warren/amqp';
+import type { WireChannel, WireMessage } from '@warren/amqp-transport';
 
 /** Lets a MemoryBroker's deferred work (promise jobs) run; works with fake timers too, since it only awaits promises. */
 export async function settle(rounds = 50): Promise<void> {

@@ -1,4 +1,4 @@
-import { MemoryBroker, MemoryChannelError, type WireChannel, type WireConfirmChannel, type WireReturned } from '@warren/amqp';
+import { MemoryBroker, MemoryChannelError, type WireChannel, type WireConfirmChannel, type WireReturned } from '@warren/amqp-transport';
 import { collect, settle } from './support/memory';
 
 describe('MemoryBroker: routing, confirms, returns', () => {

@@ -4,7 +4,7 @@
 // reject.
 import { EventEmitter } from 'node:events';
 import type { Channel, ChannelModel } from 'amqplib';
-import { closeChannel, closeModel } from '../src/transport/close';
+import { closeChannel, closeModel } from '../src/close';
 
 /** A channel whose close() never settles, like amqplib's after the connection died mid-close. */
 function stuckChannel(): Channel & EventEmitter {

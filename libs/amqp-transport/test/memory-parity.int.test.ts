@@ -6,7 +6,7 @@
 // node that denies them (AMQP_URL naming it; RabbitMQ 4.3's defaults, or 4.0 with
 // deprecated_features.permit.* = false); libs/amqp/test/memory/rabbitmq4.test.ts tests the refusals.
 import amqp from 'amqplib';
-import { MemoryBroker, type WireChannel, type WireConfirmChannel, type WireMessage, type WireModel } from '@warren/amqp';
+import { MemoryBroker, type WireChannel, type WireConfirmChannel, type WireMessage, type WireModel } from '@warren/amqp-transport';
 import { amqpUrl, uniqueName, waitFor } from '@warren/testkit';
 
 interface Backend {

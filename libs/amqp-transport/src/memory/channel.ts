@@ -7,7 +7,7 @@ import { assertPermittedQos } from './deprecated';
 import { MemoryChannelError, MemoryConnectionError, MemoryIllegalOperationError, preconditionFailed } from './errors';
 import { copyProperties, propertiesOf, type StoredMessage } from './message';
 import type { MemoryQueue, QueueConsumer } from './queue';
-import { directReplyTo, type ChannelHost } from './host';
+import { directReplyTo, type ChannelHost, type ReplyChannel } from './host';
 
 interface Unacked {
   readonly queue: MemoryQueue;
@@ -24,7 +24,7 @@ type Callback = (err: unknown) => void;
  * RabbitMQ answers with a channel close (404, 405, 406) closes this channel
  * the same way: 'error', then 'close', and every later use throws.
  */
-export class MemoryChannel extends EventEmitter implements WireConfirmChannel {
+export class MemoryChannel extends EventEmitter implements WireConfirmChannel, ReplyChannel {
   private closed = false;
   private tagSeq = 0;
   private readonly unacked = new Map<number, Unacked>();

@@ -1,11 +1,20 @@
 import type { WireExchangeOptions, WireExchangeType, WireProperties, WireQueueInfo, WireQueueOptions } from '../contract';
-import type { MemoryChannel } from './channel';
 import type { StoredMessage } from './message';
 import type { DeathReason, MemoryQueue } from './queue';
 import type { BrokerTimers } from './timers';
 
 /** RabbitMQ's direct reply-to pseudo-queue: consumed (no-ack) on a channel, named in `replyTo` by publishes on it. */
 export const directReplyTo = 'amq.rabbitmq.reply-to';
+
+/**
+ * A channel as the broker sees it for direct reply-to: the address it consumes replies on, and the
+ * delivery of one reply. (MemoryChannel implements it; naming the class here would make the channel
+ * and its host import each other.)
+ */
+export interface ReplyChannel {
+  readonly replyAddress: string | undefined;
+  deliverReply(content: Buffer, routingKey: string, msg: Omit<StoredMessage, 'content'>): void;
+}
 
 /** What a channel asks of its broker. Methods throw MemoryChannelError where RabbitMQ closes the channel, MemoryConnectionError where it closes the connection. */
 export interface ChannelHost {
@@ -24,7 +33,7 @@ export interface ChannelHost {
   deadLetter(queue: MemoryQueue, msg: StoredMessage, reason: DeathReason): void;
   /** The properties a consumer sees: a fresh copy, with `x-delivery-count` on a quorum queue's redeliveries. */
   deliveredProperties(queue: MemoryQueue, msg: StoredMessage): WireProperties;
-  registerReplyTo(channel: MemoryChannel): string;
+  registerReplyTo(channel: ReplyChannel): string;
   releaseReplyTo(address: string): void;
-  channelClosed(channel: MemoryChannel): void;
+  channelClosed(channel: ReplyChannel): void;
 }

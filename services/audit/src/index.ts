@@ -1,0 +1,5 @@
+/**
+ * The audit service as a composition: what it is apart from where it connects and stores. Its main
+ * (main.ts, RabbitMQ + Redis) and embedded mode (scripts/embedded.ts, in memory) both start it from here.
+ */
+export { auditDefaults, auditService, auditSettings } from './service';

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from 'ioredis';
 import { RpcClient, WarrenService, type ClientOptions, type ServiceMethod, type ServiceOptions } from '@warren/amqp';
 import { AmqpConnection } from '@warren/amqp-transport';
-import { InflightView, callWithRecovery, createRedisTracker, type RedisCallTracker } from '@warren/inflight';
+import { InflightView, callWithRecovery, createRedisTracker, type StoreCallTracker } from '@warren/inflight';
 import { wireErrorOf } from '@warren/jsonrpc';
 import { RabbitCluster, RedisServers, Teardown, type RabbitNode, type RedisNode } from '@warren/testkit';
 import { runsKey, workMethods } from '../../scripts/soak-worker';
@@ -27,7 +27,7 @@ export class ClusterRig {
   readonly prefix = this.ns.namespace;
   readonly connections = new Map<string, AmqpConnection>();
   /** Each service instance's tracker, by instance id: their health says whether tracking ever lapsed. */
-  readonly trackers = new Map<string, RedisCallTracker>();
+  readonly trackers = new Map<string, StoreCallTracker>();
   redis!: Cluster;
 
   private constructor(readonly rabbit: RabbitCluster, readonly redisServers: RedisServers, readonly redisNodes: RedisNode[]) {}

@@ -1,5 +1,5 @@
 /**
- * A call's params as its record keeps them (the last field of its meta, decision.ts): the JSON text
+ * A call's params as its record keeps them (the last field of its meta, record-codec.ts): the JSON text
  * whole when it is at most {@link maxParamsChars} long, else a truncated marker `!<chars>!` and the
  * first {@link maxParamsChars} characters. Valid JSON never starts with `!`, so the two cannot be
  * confused. Bounded because the record is rewritten by every script of a call and copied into the

@@ -2,7 +2,7 @@ import { silentLogger, type Logger } from '@warren/logger';
 import { InflightClosedError, InflightUnavailableError } from './errors';
 import { directoryTtlMs, keys } from './keys';
 import { DEFAULT_REDIS_URL, viewDefaults, type StoreOptions } from './options';
-import { RedisStore } from './store';
+import { RedisStore } from './redis-store';
 import { checkPositiveInts } from '@warren/config';
 
 /** What a service records of one method (the shape of @warren/amqp's DirectoryMethod). */

@@ -5,7 +5,7 @@ import type { HistoryBounds } from './keys';
  * in the batch), `hist` (whether the two history streams were passed), `remember(i, head, result)`
  * (adds call i's finished record to its stream) and `trim()` (bounds each stream written, by age,
  * and refreshes its TTL). A stream entry is `c` (the call id) and `r` (its finished record, in the
- * record format of decision.ts): a success without its result (the record keeps it while it lives),
+ * record format of record-codec.ts): a success without its result (the record keeps it while it lives),
  * a failure with its error response when that is at most `maxErrorBytes` long.
  *
  * Arguments, after the calls': entries kept of successes, of failures; age kept (ms) of successes, of

@@ -1,5 +1,5 @@
 import { ErrorCode, isErrorResponse, type ErrorObject } from '@warren/jsonrpc';
-import { encodeMeta, parseRecord, recordFields, recordSeparator, stateLetter, toCallStatus, type CallStatus } from './decision';
+import { encodeMeta, parseRecord, recordFields, recordSeparator, stateLetter, toCallStatus, type CallStatus } from './record-codec';
 import { maxErrorBytes } from './history-script';
 import type { HistoryKind } from './keys';
 import { compareIds } from './stream-ids';
@@ -64,7 +64,7 @@ export interface RelayedOutcome {
   readonly error?: ErrorObject;
 }
 
-/** Its history record, in the record format of decision.ts (no worker, no attempt: nobody tracked it). */
+/** Its history record, in the record format of record-codec.ts (no worker, no attempt: nobody tracked it). */
 export function relayedRecord(o: RelayedOutcome): { kind: HistoryKind; record: string } {
   const state = o.error === undefined ? 'done' : o.error.code === ErrorCode.Cancelled ? 'cancelled' : o.error.code === ErrorCode.DeadlineExceeded ? 'expired' : 'failed';
   const error = o.error === undefined ? '' : JSON.stringify({ jsonrpc: '2.0', error: o.error, id: null });

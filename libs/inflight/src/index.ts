@@ -1,27 +1,26 @@
 /**
  * @warren/inflight — in-flight calls in Redis: one view of the cluster, no
- * lost or doubled work. A {@link RedisCallTracker} plugs into a Warren service
- * (`tracker` option); an {@link InflightView} lists, looks up and cancels
- * calls. See README.md for the key layout and the error table.
+ * lost or doubled work. `createRedisTracker` makes the tracker a Warren
+ * service takes (`tracker` option); an {@link InflightView} lists, looks up
+ * and cancels calls. See README.md ("Exports") for what each name is for,
+ * the key layout and the error table. Only what is used outside the package
+ * is exported: its own tests import source paths.
  */
-export { RedisCallTracker, createRedisTracker } from './tracker';
-export { RedisDirectory, parseEntry as parseDirectoryEntry, type DirectoryOptions, type MethodEntry, type RecordedMethod } from './directory';
-export { InflightView, type InflightCall, type CancelOutcome, type QueuedCall, type CallDetail, type PastAttempt } from './view';
-export { type HistoryQuery, type HistoryItem, type HistoryPage, type RelayedOutcome, maxHistoryPage } from './history';
-export { DelayedCalls, trackDelayed, maxDelayedListed, type DelayedCall, type DelayedEntry, type DelayedCancel } from './delayed';
-export { cancelOnAbort, callWithRecovery, trackQueued, type RecoveryOptions, type TrackQueuedOptions } from './client';
-export { inflightMethods, inflightNotifications, delayedMethods } from './methods';
-export { type TrackerHealth, type TrackingState } from './health';
-export { redisPing, type RedisPing, type RedisPingResult } from './redis-ping';
-export {
-  type TrackerOptions, type ViewOptions, type StoreOptions, type RedisConfig, trackerDefaults, viewDefaults,
-  resolveTrackerOptions, resolveViewOptions, DEFAULT_REDIS_URL,
-} from './options';
-export { type CallState, type CallStatus, type CallProgress, type WorkerInfo } from './decision';
-export { keys, directoryTtlMs, historyBounds, type Keys, type HistoryBounds, type HistoryKind } from './keys';
-export {
-  InflightError, InflightUnavailableError, ResultTimeoutError, InflightClosedError, InflightErrorCode, type InflightErrorCodeValue,
-} from './errors';
-export type { TrackerStore, ViewStore } from './store';
-export { MemoryInflightStore, MemoryInflightHandle } from './memory-store';
+// Workers: the tracker, over Redis or (embedded mode) over memory.
+export { createRedisTracker } from './redis-tracker';
 export { createMemoryTracker, memoryInflightView } from './memory';
+export { MemoryInflightStore } from './memory-store';
+export type { StoreCallTracker } from './call-tracker';
+export type { TrackerOptions } from './options';
+// Operators and callers: the view, the method directory, and the client helpers.
+export { InflightView, type InflightCall, type CancelOutcome, type CallDetail, type PastAttempt } from './view';
+export type { HistoryItem, HistoryPage } from './history';
+export type { CallState, CallStatus } from './record-codec';
+export { RedisDirectory } from './directory';
+export { cancelOnAbort, callWithRecovery, trackQueued } from './client';
+export { trackDelayed, type DelayedCall } from './delayed';
+// The view over JSON-RPC (the broker serves these).
+export { inflightMethods, inflightNotifications, delayedMethods } from './methods';
+export { InflightError } from './errors';
+// Readiness: a Redis PING for the broker's /readyz.
+export { redisPing } from './redis-ping';

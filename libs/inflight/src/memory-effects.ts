@@ -1,12 +1,12 @@
 /**
  * The `ctx.once` half of the in-memory store (memory-store.ts): each call's effects, name →
- * `<mark>` (started by that run) or `D<json>` (done), as the effect scripts (effects-script.ts) keep
+ * `<mark>` (started by that run) or `D<json>` (done), as the effect scripts (once-scripts.ts) keep
  * them in Redis, with a TTL that only grows. Expiry is lazy, with the store's sweep.
  */
 export class MemoryEffects {
   private readonly byCall = new Map<string, { readonly value: Map<string, string>; expiresAt: number }>();
 
-  /** 'R' run it | 'D<json>' done | 'P' an earlier run died inside it (effects.ts reads it). */
+  /** 'R' run it | 'D<json>' done | 'P' an earlier run died inside it (once-marks.ts reads it). */
   start(callId: string, name: string, mark: string, ttlMs: number, now = Date.now()): string {
     const hash = this.of(callId, now);
     const v = hash.value.get(name);

@@ -1,9 +1,9 @@
-import { parseClaimReply, recordFields, recordSeparator, type ClaimReply } from './decision';
+import { parseClaimReply, recordFields, recordSeparator, type ClaimReply } from './record-codec';
 import type { ClaimArgs } from './store-port';
 import { claimMode, lateTakeoverCode, takeoverAlone } from './takeover';
 
 /**
- * A call record's fields as the memory store handles them (the record format of decision.ts), and
+ * A call record's fields as the memory store handles them (the record format of record-codec.ts), and
  * the claim script's transition (scripts.ts, `claim`) as a pure function over one record: what it
  * answers, and what it writes. The memory store (memory-store.ts) applies the write; the differential
  * test (test/memory-store.int.test.ts) holds both to the same replies and records.

@@ -1,5 +1,6 @@
 import { InflightView } from './view';
-import { RedisCallTracker } from './tracker';
+import { StoreCallTracker } from './call-tracker';
+import { connectMemory } from './memory-handle';
 import type { MemoryInflightStore } from './memory-store';
 import type { TrackerOptions, ViewOptions } from './options';
 
@@ -11,11 +12,11 @@ import type { TrackerOptions, ViewOptions } from './options';
  * const memory = new MemoryInflightStore();
  * await startService({ connection, name: 'calculator', methods, tracker: createMemoryTracker(memory) });
  */
-export function createMemoryTracker(memory: MemoryInflightStore, options: Omit<TrackerOptions, 'redis'> = {}): RedisCallTracker {
-  return new RedisCallTracker(options, memory.connect());
+export function createMemoryTracker(memory: MemoryInflightStore, options: Omit<TrackerOptions, 'redis'> = {}): StoreCallTracker {
+  return new StoreCallTracker(options, connectMemory(memory));
 }
 
 /** The cluster view over an in-memory store: what the broker and the jobs service read in embedded mode. */
 export function memoryInflightView(memory: MemoryInflightStore, options: Omit<ViewOptions, 'redis'> = {}): InflightView {
-  return new InflightView(options, memory.connect());
+  return new InflightView(options, connectMemory(memory));
 }

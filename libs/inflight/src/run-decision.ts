@@ -1,6 +1,17 @@
-// A claimed call as the tracker holds it, and the decision to run it (which doubles as the run's
-// ctx.once ledger): moved out of tracker.ts, which keeps the decisions themselves.
-import type { Abortable, EffectLedger, EffectStart, RunningCall } from '@warren/calls';
+// A claimed call as the tracker holds it, what the tracker decides for a delivery, and the decision
+// to run it (which doubles as the run's ctx.once ledger): call-tracker.ts makes the decisions.
+import type { Abortable, EffectLedger, EffectStart, RunInfo, RunningCall } from '@warren/calls';
+
+/** What to do with a delivered request, decided before its handler runs (the first half of `StoreCallTracker.run`). */
+export type Decision =
+  /** Run the handler (unless the call's signal has fired meanwhile); `release` is called once whatever happens. */
+  | (RunInfo & { readonly action: 'run'; release(): void })
+  /** Do not run: reply with this text (a stored answer as it was stored, or a cancelled call's answer). */
+  | { readonly action: 'answer'; readonly text: string }
+  /** Do not run; reply with this text and dead-letter the request (every allowed attempt lost its worker). */
+  | { readonly action: 'dead-letter'; readonly text: string; readonly attempts: number }
+  /** Do not run now: its worker was lost and its method has a retry policy; it waits `delayMs` in a delay queue as attempt `nextAttempt`. */
+  | { readonly action: 'retry'; readonly nextAttempt: number; readonly delayMs: number; readonly nextTryAt: number };
 
 /** A call this instance claimed and runs. */
 export interface Claim {
@@ -16,12 +27,17 @@ export interface Claim {
   readonly free: () => void;
 }
 
-/** What a run decision asks of its tracker. */
+/** The `ctx.once` ledger of a tracker's claims (once-ledger.ts). */
+export interface ClaimEffects {
+  start(claim: Claim, name: string): Promise<EffectStart>;
+  complete(claim: Claim, name: string, json: string): Promise<void>;
+  forget(claim: Claim, name: string): Promise<void>;
+}
+
+/** What a run decision asks of its tracker: to release the claim, and its effects ledger. */
 export interface RunOwner {
   release(claim: Claim): void;
-  effectStart(claim: Claim, name: string): Promise<EffectStart>;
-  effectComplete(claim: Claim, name: string, json: string): Promise<void>;
-  effectForget(claim: Claim, name: string): Promise<void>;
+  readonly once: ClaimEffects;
 }
 
 /**
@@ -42,14 +58,14 @@ export class RunDecision implements EffectLedger {
   }
 
   start(name: string): Promise<EffectStart> {
-    return this.owner.effectStart(this.claim, name);
+    return this.owner.once.start(this.claim, name);
   }
 
   complete(name: string, json: string): Promise<void> {
-    return this.owner.effectComplete(this.claim, name, json);
+    return this.owner.once.complete(this.claim, name, json);
   }
 
   forget(name: string): Promise<void> {
-    return this.owner.effectForget(this.claim, name);
+    return this.owner.once.forget(this.claim, name);
   }
 }

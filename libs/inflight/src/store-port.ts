@@ -1,10 +1,10 @@
 // The store port: what a worker's tracker (TrackerStore) and the view (ViewStore) need of the in-flight
-// store, with the arguments of its two hot scripts. RedisStore (store.ts) and MemoryInflightStore's
+// store, with the arguments of its two hot scripts. RedisStore (redis-store.ts) and MemoryInflightStore's
 // handles (memory-store.ts) implement it; the tracker's unit tests fake it.
-import type { ClaimReply, HeartbeatEntry, WorkerInfo } from './decision';
+import type { ClaimReply, HeartbeatEntry, WorkerInfo } from './record-codec';
 import type { HistoryKind } from './keys';
 
-/** One history stream entry: its id (`<ms>-<seq>`, Redis time), the call id, the finished record (decision.ts format). */
+/** One history stream entry: its id (`<ms>-<seq>`, Redis time), the call id, the finished record (record-codec.ts format). */
 /**
  * The lists of calls no worker runs now, which the view's `list` reads beside the workers' own lists:
  * `retrying` (waiting in a delay queue for the next attempt) and `queued` (sent by a caller that marks
@@ -18,7 +18,7 @@ export type HistoryEntry = readonly [id: string, callId: string, record: string]
 export interface ClaimArgs {
   readonly token: string;
   readonly worker: string;
-  /** See `encodeMeta` (decision.ts). */
+  /** See `encodeMeta` (record-codec.ts). */
   readonly meta: string;
   readonly attempt: number;
   readonly leaseMs: number;
@@ -61,7 +61,7 @@ export type CancelReply =
   | { readonly outcome: 'cancelled'; readonly worker: string | undefined }
   | { readonly outcome: 'finished'; readonly state: string };
 
-/** The operations a worker's tracker needs; `RedisStore` (store.ts) implements them, tests fake them. */
+/** The operations a worker's tracker needs; `RedisStore` (redis-store.ts) implements them, tests fake them. */
 export interface TrackerStore {
   claim(callId: string, args: ClaimArgs): Promise<ClaimReply>;
   /**
@@ -86,7 +86,7 @@ export interface TrackerStore {
   progress(callId: string, token: string, json: string, logTtlMs: number): Promise<number>;
   heartbeat(service: string, instanceId: string, entry: HeartbeatEntry, entryTtlMs: number, keyTtlMs: number): Promise<void>;
   goodbye(service: string, instanceId: string): Promise<void>;
-  /** `ctx.once`: marks effect `name` of a call started under `mark`, unless a run left something of it (effects.ts). */
+  /** `ctx.once`: marks effect `name` of a call started under `mark`, unless a run left something of it (once-marks.ts). */
   effectStart(callId: string, name: string, mark: string, ttlMs: number): Promise<unknown>;
   /** Stores an effect's result (JSON); the first stored wins. 1 when stored. */
   effectComplete(callId: string, name: string, json: string, ttlMs: number): Promise<number>;
@@ -109,7 +109,7 @@ export interface TrackerStore {
 }
 
 /**
- * The operations `InflightView` (view.ts) needs (operators and callers); `RedisStore` (store.ts) and
+ * The operations `InflightView` (view.ts) needs (operators and callers); `RedisStore` (redis-store.ts) and
  * `MemoryInflightStore`'s handles (memory-store.ts) implement them.
  */
 /** The list of delayed calls (delayed.ts): entries are JSON, scored by due time. */

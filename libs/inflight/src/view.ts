@@ -1,14 +1,15 @@
 import { decodeProgress, type CallInfo } from '@warren/calls';
 import { idText, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
-import { decodeMeta, encodeMeta, maxListedCalls, parseStoredId, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './decision';
+import { decodeMeta, encodeMeta, maxListedCalls, parseStoredId, toCallStatus, type CallProgress, type CallState, type CallStatus, type WorkerInfo } from './record-codec';
 import { readHistory, relayedRecord, type HistoryItem, type HistoryPage, type HistoryQuery, type RelayedOutcome } from './history';
 import { InflightClosedError, InflightUnavailableError, ResultTimeoutError } from './errors';
 import { callTtlMs, cancelMarkTtlMs, keys } from './keys';
 import { resolveViewOptions, type ResolvedViewOptions, type ViewOptions } from './options';
 import { DelayedCalls } from './delayed';
 import { sleep } from './sleep';
-import { RedisStore, type ViewStore } from './store';
+import { RedisStore } from './redis-store';
+import type { ViewStore } from './store-port';
 import type { WaitingList } from './store-port';
 
 /**

@@ -2,7 +2,7 @@
 // either store (call-detail.test.ts: memory; call-detail.int.test.ts: Redis).
 import { ErrorCode } from '@warren/jsonrpc';
 import { encodeParams, maxParamsChars } from '../src/call-params';
-import { encodeMeta } from '../src/decision';
+import { encodeMeta } from '../src/record-codec';
 import { progressLogEntries } from '../src/keys';
 import type { ClaimArgs, TrackerStore } from '../src/store-port';
 import type { InflightView } from '../src/view';

@@ -3,7 +3,7 @@
 import { silentLogger } from '@warren/logger';
 import { Teardown, redisUrl, uniqueName } from '@warren/testkit';
 import { keys } from '../src/keys';
-import { RedisStore } from '../src/store';
+import { RedisStore } from '../src/redis-store';
 import { InflightView } from '../src/view';
 import { checkParamsTraceAndProgress, checkTruncatedParams } from './call-detail-check';
 import { TestPrefix } from './support';

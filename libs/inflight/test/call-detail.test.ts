@@ -1,17 +1,18 @@
 // Call detail over the in-memory store (embedded mode): params (bounded), trace id and progress history.
-import { decodeMeta, encodeMeta } from '../src/decision';
+import { decodeMeta, encodeMeta } from '../src/record-codec';
 import { memoryInflightView } from '../src/memory';
+import { connectMemory } from '../src/memory-handle';
 import { MemoryInflightStore } from '../src/memory-store';
 import { checkParamsTraceAndProgress, checkTruncatedParams } from './call-detail-check';
 
 it("keeps a call's params, trace id and last progress reports, and tells them in call detail", async () => {
   const memory = new MemoryInflightStore();
-  await checkParamsTraceAndProgress(memory.connect(), memoryInflightView(memory), 'c', 't1');
+  await checkParamsTraceAndProgress(connectMemory(memory), memoryInflightView(memory), 'c', 't1');
 });
 
 it('keeps params past the bound cut, with a marker, and nothing for a call without them', async () => {
   const memory = new MemoryInflightStore();
-  await checkTruncatedParams(memory.connect(), memoryInflightView(memory), 'big', 'bare');
+  await checkTruncatedParams(connectMemory(memory), memoryInflightView(memory), 'big', 'bare');
 });
 
 it('reads a meta written without trace id and params as before, and one with them back whole', () => {

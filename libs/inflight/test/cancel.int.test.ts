@@ -4,7 +4,10 @@
 import { startService, type RpcClient, type WarrenService } from '@warren/amqp';
 import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { FaultProxy, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
-import { cancelOnAbort, createRedisTracker, type InflightView, type RedisCallTracker } from '../src';
+import type { StoreCallTracker } from '../src/call-tracker';
+import { cancelOnAbort } from '../src/client';
+import { createRedisTracker } from '../src/redis-tracker';
+import type { InflightView } from '../src/view';
 import { keys } from '../src/keys';
 import { testKeys, workMethods } from './fixtures/methods';
 import { TestBed, startCall } from './support';
@@ -13,7 +16,7 @@ const bed = new TestBed();
 const { td, ns, tp } = bed;
 let client: RpcClient;
 let view: InflightView;
-let tracker: RedisCallTracker;
+let tracker: StoreCallTracker;
 let service: WarrenService;
 
 beforeAll(async () => {

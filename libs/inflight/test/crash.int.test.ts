@@ -7,7 +7,8 @@ import { startService, type RpcClient, type WarrenService } from '@warren/amqp';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
 import { amqpUrl, redisUrl, spawnTs, waitFor, type TsChild } from '@warren/testkit';
 import { queueDepth } from '../../../test/support/amqp';
-import { InflightView, createRedisTracker } from '../src';
+import { createRedisTracker } from '../src/redis-tracker';
+import { InflightView } from '../src/view';
 import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
 import { TestBed, startCall } from './support';
 

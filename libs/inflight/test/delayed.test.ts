@@ -1,6 +1,9 @@
 // The delayed-call list over the in-memory store (the Redis scripts do the same; broker/test/delayed.int.test.ts
 // runs them): soonest due first, due entries gone, bounded by dropping the latest-due, cancel by id.
-import { DelayedCalls, MemoryInflightStore, memoryInflightView } from '../src';
+import { DelayedCalls } from '../src/delayed';
+import { memoryInflightView } from '../src/memory';
+import { connectMemory } from '../src/memory-handle';
+import { MemoryInflightStore } from '../src/memory-store';
 
 describe('DelayedCalls', () => {
   beforeEach(() => jest.useFakeTimers({ now: 1_700_000_000_000 }));
@@ -23,7 +26,7 @@ describe('DelayedCalls', () => {
 
   it('keeps at most its bound, dropping the latest due', async () => {
     const store = new MemoryInflightStore();
-    const delayed = new DelayedCalls(store.connect(), () => Promise.resolve({ outcome: 'marked' }), 1000, 2);
+    const delayed = new DelayedCalls(connectMemory(store), () => Promise.resolve({ outcome: 'marked' }), 1000, 2);
     const now = Date.now();
     for (const [id, ms] of [['late', 9000], ['soon', 1000], ['mid', 5000]] as const) await delayed.add({ callId: id, method: 'm', dueAt: now + ms, deadline: now + ms + 1000 });
     expect((await delayed.list()).map((c) => c.callId)).toEqual(['soon', 'mid']);
@@ -32,7 +35,7 @@ describe('DelayedCalls', () => {
   it('cancels by id with the listed deadline, and unlists it', async () => {
     const store = new MemoryInflightStore();
     const asked: [string, { deadline?: number }][] = [];
-    const delayed = new DelayedCalls(store.connect(), (callId, opts) => (asked.push([callId, opts]), Promise.resolve({ outcome: 'marked' as const })), 1000);
+    const delayed = new DelayedCalls(connectMemory(store), (callId, opts) => (asked.push([callId, opts]), Promise.resolve({ outcome: 'marked' as const })), 1000);
     const now = Date.now();
     await delayed.add({ callId: 'x', method: 'm', dueAt: now + 60_000, deadline: now + 90_000 });
     await expect(delayed.cancel('x')).resolves.toEqual({ outcome: 'marked', listed: true });

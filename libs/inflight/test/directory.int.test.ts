@@ -1,6 +1,7 @@
 // The method directory in Redis: what services record, what callers read back.
 import { Redis } from 'ioredis';
-import { RedisDirectory, InflightUnavailableError, parseDirectoryEntry } from '@warren/inflight';
+import { RedisDirectory, parseEntry as parseDirectoryEntry } from '../src/directory';
+import { InflightUnavailableError } from '../src/errors';
 import { redisUrl, uniqueName } from '@warren/testkit';
 
 const prefix = uniqueName('dir').replace(/[^A-Za-z0-9_.:-]/g, '');

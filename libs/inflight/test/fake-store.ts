@@ -1,7 +1,7 @@
 // A scripted TrackerStore for the tracker's unit tests: records what the tracker asked for and answers
 // claims from a queue (a `run` at the asked attempt when it is empty).
-import type { ClaimReply, HeartbeatEntry } from '../src/decision';
-import type { ClaimArgs, FinishArgs, TrackerStore } from '../src/store';
+import type { ClaimReply, HeartbeatEntry } from '../src/record-codec';
+import type { ClaimArgs, FinishArgs, TrackerStore } from '../src/store-port';
 
 export class FakeStore implements TrackerStore {
   claimReplies: (ClaimReply | Error)[] = [];

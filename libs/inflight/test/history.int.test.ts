@@ -4,9 +4,10 @@
 import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { Teardown, redisUrl, uniqueName, waitFor } from '@warren/testkit';
-import { encodeMeta } from '../src/decision';
+import { encodeMeta } from '../src/record-codec';
 import { keys } from '../src/keys';
-import { RedisStore, type ClaimArgs } from '../src/store';
+import { RedisStore } from '../src/redis-store';
+import type { ClaimArgs } from '../src/store-port';
 import { InflightView } from '../src/view';
 import { TestPrefix } from './support';
 

@@ -1,10 +1,11 @@
 // The outcome history over the in-memory store (embedded mode): each finished call lands once, in the
 // stream of its kind; failures outlive a burst of successes past the success bound; filters and pages.
 import { ErrorCode } from '@warren/jsonrpc';
-import { encodeMeta } from '../src/decision';
+import { encodeMeta } from '../src/record-codec';
 import { memoryInflightView } from '../src/memory';
+import { connectMemory, type MemoryInflightHandle } from '../src/memory-handle';
 import { MemoryInflightStore } from '../src/memory-store';
-import type { ClaimArgs } from '../src/store';
+import type { ClaimArgs } from '../src/store-port';
 
 const deadline = Date.now() + 600_000;
 const args = (method: string, worker = 'w1'): ClaimArgs => ({
@@ -13,7 +14,7 @@ const args = (method: string, worker = 'w1'): ClaimArgs => ({
 const ok = JSON.stringify({ jsonrpc: '2.0', result: 42, id: 1 });
 const failure = (code: number, message: string): string => JSON.stringify({ jsonrpc: '2.0', error: { code, message, data: { why: 'test' } }, id: 1 });
 
-async function run(store: ReturnType<MemoryInflightStore['connect']>, callId: string, method: string, outcome: 'done' | 'failed', code = -32000, worker = 'w1'): Promise<number> {
+async function run(store: MemoryInflightHandle, callId: string, method: string, outcome: 'done' | 'failed', code = -32000, worker = 'w1'): Promise<number> {
   await store.claim(callId, args(method, worker));
   return outcome === 'done'
     ? store.finish(callId, { state: 'done', result: ok, ttlMs: 30_000, code: '' })
@@ -22,7 +23,7 @@ async function run(store: ReturnType<MemoryInflightStore['connect']>, callId: st
 
 it('keeps failures past a burst of successes beyond the success bound, newest first', async () => {
   const memory = new MemoryInflightStore({ history: { done: { entries: 10, ageMs: 3_600_000 }, failed: { entries: 100, ageMs: 3_600_000 } } });
-  const store = memory.connect();
+  const store = connectMemory(memory);
   const view = memoryInflightView(memory);
   for (let i = 0; i < 3; i++) await run(store, `f${i}`, 'work', 'failed');
   for (let i = 0; i < 50; i++) await run(store, `s${i}`, 'work', 'done');
@@ -35,7 +36,7 @@ it('keeps failures past a burst of successes beyond the success bound, newest fi
 
 it('records a call once, however many finish it', async () => {
   const memory = new MemoryInflightStore();
-  const store = memory.connect();
+  const store = connectMemory(memory);
   expect(await run(store, 'c', 'work', 'done')).toBe(1);
   expect(await store.finish('c', { state: 'failed', result: failure(-32000, 'late'), ttlMs: 30_000, code: '-32000' })).toBe(0);
   const page = await memoryInflightView(memory).history();
@@ -44,7 +45,7 @@ it('records a call once, however many finish it', async () => {
 
 it('filters by method, worker, code, state and time, and pages with next', async () => {
   const memory = new MemoryInflightStore();
-  const store = memory.connect();
+  const store = connectMemory(memory);
   const view = memoryInflightView(memory);
   await run(store, 'a', 'alpha', 'failed', -32001, 'w1');
   await run(store, 'b', 'beta', 'failed', -32003, 'w2');
@@ -70,7 +71,7 @@ it('tells one call from its record while it lives, and from the history once the
   jest.spyOn(Date, 'now').mockImplementation(() => now);
   try {
     const memory = new MemoryInflightStore();
-    const store = memory.connect();
+    const store = connectMemory(memory);
     const view = memoryInflightView(memory);
     await store.claim('c', args('work'));
     expect(await view.call('c')).toMatchObject({ state: 'running', worker: 'w1', method: 'work' });
@@ -89,7 +90,7 @@ it("keeps a call's earlier attempts in memory as the claim script does in Redis"
   jest.spyOn(Date, 'now').mockImplementation(() => now);
   try {
     const memory = new MemoryInflightStore();
-    const store = memory.connect();
+    const store = connectMemory(memory);
     await store.claim('c', { ...args('work', 'w1'), takeover: true });
     now += 6000;
     expect(await store.claim('c', { ...args('work', 'w2'), takeover: true })).toMatchObject({ kind: 'run', attempt: 2, previousOwner: 'w1' });
@@ -107,7 +108,7 @@ it('adds a call the claim ends itself (WorkerLost) to the failures, as the claim
   jest.spyOn(Date, 'now').mockImplementation(() => now);
   try {
     const memory = new MemoryInflightStore();
-    const store = memory.connect();
+    const store = connectMemory(memory);
     await store.claim('c', { ...args('work', 'w1'), maxAttempts: 1 });
     now += 6000;
     expect(await store.claim('c', { ...args('work', 'w2'), maxAttempts: 1, takeover: true })).toMatchObject({ kind: 'dead' });

@@ -7,10 +7,12 @@ import fc from 'fast-check';
 import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { Teardown, redisUrl, uniqueName } from '@warren/testkit';
-import { encodeMeta, toCallStatus, type ClaimReply } from '../src/decision';
+import { encodeMeta, toCallStatus, type ClaimReply } from '../src/record-codec';
 import { keys } from '../src/keys';
+import { connectMemory } from '../src/memory-handle';
 import { MemoryInflightStore } from '../src/memory-store';
-import { RedisStore, type TrackerStore, type ViewStore } from '../src/store';
+import { RedisStore } from '../src/redis-store';
+import type { TrackerStore, ViewStore } from '../src/store-port';
 import { TestPrefix } from './support';
 
 const td = new Teardown();
@@ -92,7 +94,7 @@ it('gives the same replies and records as the Lua scripts, for any sequence of o
   await fc.assert(
     fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 25 }), async (ops) => {
       const ids = [0, 1, 2].map(() => uniqueName('c'));
-      const memory = new MemoryInflightStore().connect();
+      const memory = connectMemory(new MemoryInflightStore());
       for (const o of ops) {
         const [fromRedis, fromMemory] = [await apply(redis, ids, o), await apply(memory, ids, o)];
         expect({ op: o, reply: fromMemory }).toEqual({ op: o, reply: fromRedis });

@@ -2,10 +2,11 @@
 // a lease running out, takeover only in isolation, dead-lettering, TTL expiry, worker liveness,
 // the cancel channel, and InflightView over it.
 import { ErrorCode } from '@warren/jsonrpc';
-import { encodeMeta } from '../src/decision';
+import { encodeMeta } from '../src/record-codec';
+import { connectMemory } from '../src/memory-handle';
 import { MemoryInflightStore } from '../src/memory-store';
 import { memoryInflightView } from '../src/memory';
-import type { ClaimArgs } from '../src/store';
+import type { ClaimArgs } from '../src/store-port';
 
 const deadline = Date.now() + 60_000;
 const meta = encodeMeta({ service: 'svc', method: 'work', deadline, rid: '7' });
@@ -21,7 +22,7 @@ beforeEach(() => {
 afterEach(() => jest.restoreAllMocks());
 
 it('lets a suspect be taken over only in isolation, then dead-letters it past maxAttempts', async () => {
-  const store = new MemoryInflightStore().connect();
+  const store = connectMemory(new MemoryInflightStore());
   expect(await store.claim('c', args())).toEqual({ kind: 'run', attempt: 1, previousOwner: undefined });
   expect(await store.claim('c', args({ worker: 'w2', token: 't2' }))).toEqual({ kind: 'busy', owner: 'w1', leaseLeftMs: 5000 });
   now += 5001;
@@ -36,7 +37,7 @@ it('lets a suspect be taken over only in isolation, then dead-letters it past ma
 });
 
 it('forgets a record, its progress and its effects when their TTL runs out', async () => {
-  const store = new MemoryInflightStore().connect();
+  const store = connectMemory(new MemoryInflightStore());
   await store.claim('c', args({ runningTtlMs: 2000 }));
   expect(await store.progress('c', 't1', '{"fraction":0.5,"at":1}', 60_000)).toBe(1);
   expect(await store.effectStart('c', 'e', 'Pt1', 1500)).toBe('R');
@@ -49,7 +50,7 @@ it('forgets a record, its progress and its effects when their TTL runs out', asy
 });
 
 it('lists a worker while it beats, drops it three beats after the last, and at once on goodbye', async () => {
-  const store = new MemoryInflightStore().connect();
+  const store = connectMemory(new MemoryInflightStore());
   const entry = { service: 'svc', instanceId: 'i1', inflight: 0, calls: [], startedAt: now, heartbeatMs: 1000 };
   await store.heartbeat('svc', 'i1', entry, 3000, 60_000);
   await store.heartbeat('svc', 'i2', { ...entry, instanceId: 'i2' }, 3000, 60_000);
@@ -62,7 +63,7 @@ it('lists a worker while it beats, drops it three beats after the last, and at o
 
 it('signals a running call\'s worker through its cancel subscription, which closing the handle drops', async () => {
   const memory = new MemoryInflightStore();
-  const worker = memory.connect();
+  const worker = connectMemory(memory);
   const heard: string[] = [];
   worker.subscribeCancels('w1', (id) => heard.push(id), 100);
   await worker.claim('c', args());
@@ -73,29 +74,29 @@ it('signals a running call\'s worker through its cancel subscription, which clos
   expect(await worker.renew('c', 't1', 5000)).toBe(1);
   await worker.close();
   await worker.claim('d', args({ token: 't4' }));
-  expect(await memory.connect().cancel('d', 1000)).toMatchObject({ outcome: 'signalled', receivers: 0 });
+  expect(await connectMemory(memory).cancel('d', 1000)).toMatchObject({ outcome: 'signalled', receivers: 0 });
   await view.close();
 });
 
 it('tells a worker that subscribes the cancel marks still alive, longest-lived first, at most as many as it asks for', async () => {
   const memory = new MemoryInflightStore();
-  const view = memory.connect();
+  const view = connectMemory(memory);
   expect(await view.cancel('short', 1000)).toMatchObject({ outcome: 'marked' });
   expect(await view.cancel('long', 9000)).toMatchObject({ outcome: 'marked' });
   expect(await view.cancel('mid', 5000)).toMatchObject({ outcome: 'marked' });
   expect(await view.cancel('gone', 500)).toMatchObject({ outcome: 'marked' });
   now += 600;
   const heard: [string, number | undefined][] = [];
-  memory.connect().subscribeCancels('w1', (id, ttl) => heard.push([id, ttl]), 2);
+  connectMemory(memory).subscribeCancels('w1', (id, ttl) => heard.push([id, ttl]), 2);
   expect(heard).toEqual([['long', 8400], ['mid', 4400]]);
   const all: string[] = [];
-  memory.connect().subscribeCancels('w2', (id) => all.push(id), 10);
+  connectMemory(memory).subscribeCancels('w2', (id) => all.push(id), 10);
   expect(all).toEqual(['long', 'mid', 'short']);
 });
 
 it('serves InflightView: a call marked queued, then running in a live worker\'s list, then done', async () => {
   const memory = new MemoryInflightStore();
-  const worker = memory.connect();
+  const worker = connectMemory(memory);
   const view = memoryInflightView(memory, { keyPrefix: 'embedded' });
   expect(await view.markQueued({ callId: 'c', method: 'work', id: 7, deadline, service: 'svc' })).toBe(true);
   expect(await view.status('c')).toMatchObject({ state: 'queued', attempt: 0 });

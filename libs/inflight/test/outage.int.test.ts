@@ -5,7 +5,8 @@
 import { startService, type RpcClient } from '@warren/amqp';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
 import { FaultProxy, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
-import { InflightView, createRedisTracker } from '../src';
+import { createRedisTracker } from '../src/redis-tracker';
+import { InflightView } from '../src/view';
 import { workMethods } from './fixtures/methods';
 import { TestBed, startCall } from './support';
 

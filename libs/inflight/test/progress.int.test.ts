@@ -4,7 +4,7 @@
 import type { Progress, ServiceMethod } from '@warren/amqp';
 import { waitFor } from '@warren/testkit';
 import type { RpcClient } from '@warren/amqp';
-import type { InflightView } from '../src';
+import type { InflightView } from '../src/view';
 import { TestBed, startCall } from './support';
 
 const bed = new TestBed();

@@ -5,8 +5,10 @@
 import type { RpcClient, WarrenService } from '@warren/amqp';
 import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
 import { waitFor } from '@warren/testkit';
-import { InflightView, trackQueued, type RedisCallTracker } from '../src';
-import { parseRecord, queuedRecord } from '../src/decision';
+import type { StoreCallTracker } from '../src/call-tracker';
+import { trackQueued } from '../src/client';
+import { InflightView } from '../src/view';
+import { parseRecord, queuedRecord } from '../src/record-codec';
 import { keys } from '../src/keys';
 import { testKeys, type WorkResult } from './fixtures/methods';
 import { TestBed, startCall } from './support';
@@ -16,7 +18,7 @@ const { ns, tp } = bed;
 const serviceName = ns.service('queued');
 let client: RpcClient;
 let view: InflightView;
-let tracker: RedisCallTracker;
+let tracker: StoreCallTracker;
 let service: WarrenService;
 
 beforeAll(async () => {

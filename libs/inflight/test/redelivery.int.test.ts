@@ -7,7 +7,9 @@
 import { startService, type CallTracker, type RpcClient } from '@warren/amqp';
 import type { Abortable, Executed, RunInfo, RunningCall, TrackedOutcome } from '@warren/calls';
 import { FaultProxy, amqpUrl, redisUrl, waitFor } from '@warren/testkit';
-import { InflightView, createRedisTracker, type RedisCallTracker } from '../src';
+import type { StoreCallTracker } from '../src/call-tracker';
+import { createRedisTracker } from '../src/redis-tracker';
+import { InflightView } from '../src/view';
 import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
 import { TestBed, startCall } from './support';
 
@@ -25,7 +27,7 @@ afterAll(() => bed.close());
 class CutAfterFinish implements CallTracker {
   private armed = true;
 
-  constructor(private readonly inner: RedisCallTracker, private readonly cut: () => void) {}
+  constructor(private readonly inner: StoreCallTracker, private readonly cut: () => void) {}
 
   async run(call: RunningCall, controller: Abortable, execute: (run: RunInfo) => Promise<Executed>): Promise<TrackedOutcome> {
     const outcome = await this.inner.run(call, controller, execute);

@@ -6,7 +6,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { silentLogger } from '@warren/logger';
 import { Teardown, redisUrl, uniqueName, waitFor } from '@warren/testkit';
 import { keys } from '../src/keys';
-import { RedisStore } from '../src/store';
+import { RedisStore } from '../src/redis-store';
 import { watchUnhandledRejections } from '../../../test/support/hostile';
 import { TestPrefix } from './support';
 

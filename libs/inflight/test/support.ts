@@ -3,7 +3,10 @@ import { connectClient, startService, type CallOptions, type RpcClient, type Ser
 import type { Params } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, redisUrl, uniqueName } from '@warren/testkit';
 import { TestNamespace } from '../../../test/support/amqp';
-import { InflightView, createRedisTracker, type RedisCallTracker, type TrackerOptions } from '../src';
+import type { StoreCallTracker } from '../src/call-tracker';
+import type { TrackerOptions } from '../src/options';
+import { createRedisTracker } from '../src/redis-tracker';
+import { InflightView } from '../src/view';
 import { workMethods } from './fixtures/methods';
 
 /** A key prefix of its own for one test file, and a way to delete every key under it. */
@@ -74,7 +77,7 @@ export class TestBed {
   async trackedService(
     name: string,
     opts: { readonly prefetch: number; readonly instanceId?: string; readonly methods?: Record<string, ServiceMethod>; readonly tracker?: TrackerOptions },
-  ): Promise<{ service: WarrenService; tracker: RedisCallTracker }> {
+  ): Promise<{ service: WarrenService; tracker: StoreCallTracker }> {
     const tracker = createRedisTracker({ redis: redisUrl(), keyPrefix: this.tp.prefix, leaseMs: 3000, heartbeatMs: 500, ...opts.tracker });
     const service = await startService({
       urls: amqpUrl(),

@@ -5,7 +5,7 @@ import type { RunningCall } from '@warren/calls';
 import { ErrorCode } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { claimMode, takeoverAlone, tooLateToTakeOver } from '../src/takeover';
-import { RedisCallTracker, type Decision } from '../src/tracker';
+import { StoreCallTracker, type Decision } from '../src/call-tracker';
 import { FakeStore } from './fake-store';
 
 describe('the rule', () => {
@@ -42,7 +42,7 @@ describe('the rule', () => {
 describe('the tracker', () => {
   let store: FakeStore;
   let lane: SuspectLane;
-  let tracker: RedisCallTracker;
+  let tracker: StoreCallTracker;
   let seq = 0;
   const call = (over: Partial<RunningCall> = {}): RunningCall => ({
     callId: `t${++seq}`, id: seq, method: 'work', service: 'svc', worker: 'me', attempt: 2, deadline: Date.now() + 10_000, startedAt: Date.now(), ...over,
@@ -56,7 +56,7 @@ describe('the tracker', () => {
     jest.useFakeTimers();
     store = new FakeStore();
     lane = new SuspectLane();
-    tracker = new RedisCallTracker({ leaseMs: 3000, heartbeatMs: 1000, waitPollMs: 100, takeoverMinMs: 1000, logger: silentLogger() }, store);
+    tracker = new StoreCallTracker({ leaseMs: 3000, heartbeatMs: 1000, waitPollMs: 100, takeoverMinMs: 1000, logger: silentLogger() }, store);
     await tracker.start({ service: 'svc', instanceId: 'me', running: () => 0, isolation: lane });
   });
   afterEach(async () => {

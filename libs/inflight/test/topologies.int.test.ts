@@ -5,7 +5,8 @@
 import { startService, type RpcClient } from '@warren/amqp';
 import { ErrorCode, JsonRpcError } from '@warren/jsonrpc';
 import { RedisServers, amqpUrl, redisCli, waitFor } from '@warren/testkit';
-import { InflightView, createRedisTracker } from '../src';
+import { createRedisTracker } from '../src/redis-tracker';
+import { InflightView } from '../src/view';
 import { testKeys, workMethods, type WorkResult } from './fixtures/methods';
 import { TestBed, startCall } from './support';
 

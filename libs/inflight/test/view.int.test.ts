@@ -4,7 +4,10 @@
 import { connectClient, startService, type RpcClient } from '@warren/amqp';
 import { ErrorCode, InvalidParamsError } from '@warren/jsonrpc';
 import { FaultProxy, amqpUrl, waitFor } from '@warren/testkit';
-import { callWithRecovery, inflightMethods, type CallStatus, type InflightView } from '../src';
+import { callWithRecovery } from '../src/client';
+import { inflightMethods } from '../src/methods';
+import type { CallStatus } from '../src/record-codec';
+import type { InflightView } from '../src/view';
 import { workMethods, type WorkResult } from './fixtures/methods';
 import { TestBed, startCall } from './support';
 

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { RpcClient, WarrenService } from '@warren/amqp';
 import { AmqpConnection, type ConnectionOptions } from '@warren/amqp-transport';
 import type { RetryPolicy } from '../../../libs/amqp/src/runtime/retry';
-import { createRedisTracker, type RedisCallTracker } from '@warren/inflight';
+import { createRedisTracker, type StoreCallTracker } from '@warren/inflight';
 import path from 'node:path';
 import { FaultProxy, amqpUrl, redisUrl, spawnTs, type Teardown, type TsChild } from '@warren/testkit';
 import { TestNamespace } from '../../support/amqp';
@@ -52,7 +52,7 @@ export class FaultRig {
   readonly redis = new Redis(redisUrl(), { maxRetriesPerRequest: 1 });
   readonly workers: WarrenService[] = [];
   readonly workerConnections: AmqpConnection[] = [];
-  readonly trackers: RedisCallTracker[] = [];
+  readonly trackers: StoreCallTracker[] = [];
   readonly sinks: WarrenService[] = [];
   /** Notification ids each sink service received (at least once). */
   readonly received = new Map<string, Set<string>>(sinkServices.map((s) => [s, new Set<string>()]));

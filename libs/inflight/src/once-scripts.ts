@@ -1,4 +1,4 @@
-// The Lua scripts of `ctx.once` (effects.ts): a call's effects hash, marked started, completed or
+// The Lua scripts of `ctx.once` (once-marks.ts): a call's effects hash, marked started, completed or
 // forgotten, each in one step. Registered with the others in scripts.ts.
 
 /** Keeps a key's TTL at least ARGV[3] (the call's: effects live as long as its stored outcome), never shorter. */

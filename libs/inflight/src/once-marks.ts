@@ -4,7 +4,7 @@ import type { EffectStart } from '@warren/calls';
  * What `ctx.once` keeps in Redis: per call, one hash (see keys.ts) whose
  * fields are effect names and whose values are one letter and a payload:
  * `P<token>` started by the run holding that claim token, `D<json>` done,
- * with its result ('' for undefined). The scripts are in scripts.ts; the
+ * with its result ('' for undefined). The scripts are in once-scripts.ts; the
  * replies are read here, without I/O.
  */
 

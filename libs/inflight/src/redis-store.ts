@@ -1,117 +1,20 @@
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+// The in-flight store in Redis (the ports of store-port.ts over ioredis): the scripts, the reads,
+// and the cancel channel. The client is opened in redis-connection.ts, the hot scripts batched in
+// redis-batches.ts, the Lua in scripts.ts.
+import { Cluster } from 'ioredis';
 import type { Logger } from '@warren/logger';
-import {
-  encodeOwner, parseClaimReply, parseLiveMarks, parseRecord, queuedRecord, parseWorkersReply, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo,
-} from './decision';
-import { historyArgs } from './history-script';
+import { parseClaimReply, parseLiveMarks, parseRecord, queuedRecord, parseWorkersReply, stateLetter, type ClaimReply, type HeartbeatEntry, type WorkerInfo } from './record-codec';
 import type { HistoryBounds, HistoryKind, Keys } from './keys';
 import type { RedisConfig } from './options';
-import { Batcher } from './batch';
-import { scripts, type ScriptName } from './scripts';
-import { sleep } from './sleep';
-import { claimMode, type ClaimMode } from './takeover';
+import { ScriptBatches } from './redis-batches';
+import { closeRedis, defineScripts, openRedis, runScript, type RedisClient } from './redis-connection';
+import type { ScriptName } from './scripts';
 import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore, WaitingList } from './store-port';
-export type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore } from './store-port';
-
-export type RedisClient = Redis | Cluster;
-
-/** What the claims of one batch share. */
-type ClaimSettings = Pick<ClaimArgs, 'worker' | 'leaseMs' | 'maxAttempts' | 'workerLostCode'>;
-
-const sameSettings = (a: ClaimSettings, b: ClaimSettings): boolean => a.worker === b.worker && a.leaseMs === b.leaseMs && a.maxAttempts === b.maxAttempts && a.workerLostCode === b.workerLostCode;
-
-interface ClaimItem {
-  readonly key: string;
-  readonly attempt: number;
-  /** Worker, token, attempt, cancel and meta, packed ({@link encodeOwner}). */
-  readonly owner: string;
-  readonly runningTtlMs: number;
-  readonly finishedTtlMs: number;
-  /** The claim script's mode ({@link claimMode}). */
-  readonly mode: ClaimMode;
-  /** '' or "deadline wait1 wait2 ..." (the claim script's form of {@link ClaimArgs.retry}). */
-  readonly retry: string;
-}
-
-interface FinishItem {
-  readonly key: string;
-  /** One letter ({@link stateLetter}). */
-  readonly state: string;
-  readonly result: string;
-  readonly ttlMs: number;
-  readonly code: string;
-}
 
 /** The value of `name` in a stream entry's flat field list; '' when absent. */
 function field(f: readonly string[], name: string): string {
   for (let i = 0; i + 1 < f.length; i += 2) if (f[i] === name) return f[i + 1] as string;
   return '';
-}
-
-type Invoke = (...args: (string | number)[]) => Promise<unknown>;
-
-/** Our scripts' replies are parsed as RESP2-shaped arrays, so `replyMapping` is always left at its default ('legacy'). */
-type LegacyOptions = Omit<RedisOptions, 'replyMapping'>;
-
-function legacy<T extends object>(options: T): Omit<T, 'replyMapping'> {
-  const { replyMapping: _ignored, ...rest } = options as T & { replyMapping?: unknown };
-  return rest;
-}
-
-/** Sensible client settings for tracking: fail fast (the call runs untracked) rather than queue commands while Redis is away. */
-function clientOptions(commandTimeoutMs: number, autoPipelining: boolean): LegacyOptions {
-  return {
-    enableAutoPipelining: autoPipelining,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: commandTimeoutMs,
-    // ioredis waits this long (default 2 s) for a socket's 'close' on disconnect, and one whose
-    // connection was refused never sends another: a process that could not reach Redis would
-    // linger 2 s on exit (the CLI, when Redis is away). A live socket closes well within it.
-    disconnectTimeout: commandTimeoutMs,
-    // Exponential backoff with jitter, capped at 2 s: a fleet of workers does not reconnect in lockstep.
-    retryStrategy: (times: number) => Math.round(Math.min(2000, 50 * 2 ** Math.min(times, 6)) * (0.5 + Math.random() / 2)),
-  };
-}
-
-/**
- * Opens the client a {@link RedisConfig} describes; `owned` says whether closing it is ours to do.
- * `autoPipelining` applies to single nodes and Sentinel; a cluster client always pipelines, since
- * there every batched script carries one call.
- */
-export function openRedis(config: RedisConfig, commandTimeoutMs: number, autoPipelining = true): { client: RedisClient; owned: boolean } {
-  const base = clientOptions(commandTimeoutMs, autoPipelining);
-  if (typeof config === 'string') return { client: new Redis(config, base), owned: true };
-  if ('client' in config) return { client: config.client, owned: false };
-  if ('cluster' in config) {
-    const { redisOptions, ...rest } = legacy<ClusterOptions>(config.clusterOptions ?? {});
-    const client = new Cluster([...config.cluster], {
-      enableAutoPipelining: true,
-      enableOfflineQueue: false,
-      ...(base.retryStrategy ? { clusterRetryStrategy: base.retryStrategy } : {}),
-      ...rest,
-      redisOptions: { commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 0, ...legacy(redisOptions ?? {}) },
-    });
-    return { client, owned: true };
-  }
-  return { client: new Redis({ ...base, ...legacy(config) }), owned: true };
-}
-
-/** Closes a client politely, then forcibly if Redis does not answer. */
-export async function closeRedis(client: RedisClient, timeoutMs = 1000): Promise<void> {
-  if (client.status === 'end') return;
-  let timer: NodeJS.Timeout | undefined;
-  // Auto-pipelined commands leave at the end of the loop's turn they were asked in (ioredis defers them
-  // with setImmediate), or once the pipeline before them is answered; QUIT is never pipelined: sent at
-  // once, it would overtake them and they would fail with "Connection is closed".
-  const until = Date.now() + timeoutMs;
-  while (client.autoPipelineQueueSize > 0 && client.status === 'ready' && Date.now() < until) await sleep(1);
-  try {
-    await Promise.race([client.quit().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
-  } finally {
-    clearTimeout(timer);
-    client.disconnect();
-  }
 }
 
 /**
@@ -125,18 +28,8 @@ export class RedisStore implements TrackerStore, ViewStore {
   /** The subscriber listens on both cancel channels (see {@link listening}). */
   private subscribed = false;
   private closing: Promise<void> | undefined;
-  /**
-   * The claim batch and the settings its calls share (one tracker: always the same). A claim with
-   * other settings starts a new batch; the old one still sends what it holds at its tick.
-   */
-  private claimBatch: { readonly settings: ClaimSettings; readonly batch: Batcher<ClaimItem, unknown> } | undefined;
-  private readonly finishes: Batcher<FinishItem, number>;
-  /** Calls per batched script: 1 on Redis Cluster, where one script must stay in one slot. */
-  private readonly maxBatch: number;
-  /** On Redis Cluster the batched scripts run one call each, key first (the `...One` scripts). */
-  private readonly cluster: boolean;
-  /** The history streams and bounds the finish and claim scripts write to; none on a cluster or when turned off. */
-  private readonly history: { readonly keys: readonly [string, string]; readonly args: number[]; readonly failed: { readonly entries: number; readonly ageMs: number } } | undefined;
+  /** The hot scripts' batches (claims per tick, finishes per turn). */
+  private readonly batches: ScriptBatches;
 
   /**
    * `autoPipelining: false` suits a worker's tracker: its hot-path scripts are batched per tick
@@ -149,30 +42,8 @@ export class RedisStore implements TrackerStore, ViewStore {
     this.owned = owned;
     // Without a listener ioredis prints every connection error; the tracker reports them once per transition instead.
     client.on('error', (err: unknown) => this.log.debug({ err }, 'redis connection error'));
-    for (const [name, def] of Object.entries(scripts)) client.defineCommand(name, def);
-    this.cluster = client instanceof Cluster;
-    this.maxBatch = this.cluster ? 1 : 64;
-    // The history streams share one slot, not the calls': on a cluster, whose finish runs one call each, none is kept.
-    const history = options.history === undefined || options.history === false || this.cluster
-      ? undefined
-      : { keys: [k.history('done'), k.history('failed')] as const, args: historyArgs(options.history), failed: options.history.failed };
-    this.history = history;
-    this.finishes = new Batcher<FinishItem, number>((items) => {
-      const args = this.batchArgs(items.length + (history ? 2 : 0));
-      for (const i of items) args.push(i.key);
-      if (history) args.push(...history.keys);
-      for (const i of items) args.push(i.state, i.result, i.ttlMs, i.code);
-      if (history) args.push(...history.args);
-      // One character per call: '1' stored, '0' an outcome was there already.
-      return this.run(this.cluster ? 'inflightFinishOne' : 'inflightFinish', ...args).then((reply) => {
-        const flags = typeof reply === 'string' ? reply : '';
-        if (flags.length !== items.length) throw new Error(`inflightFinish: expected ${items.length} replies, got ${JSON.stringify(reply)}`);
-        return items.map((_, n) => (flags.charCodeAt(n) === 49 ? 1 : 0));
-      });
-      // At the end of the loop's turn: the run's reply, published in the same tick as its finish, then reaches
-      // the AMQP socket first instead of waiting behind this write (which wakes Redis, on a busy machine at the
-      // writer's expense). Only the ack waits for the finish, and it waits that much longer.
-    }, this.maxBatch, 'turn');
+    defineScripts(client);
+    this.batches = new ScriptBatches((name, ...args) => this.run(name, ...args), client instanceof Cluster, k, options.history);
   }
 
   get keys(): Keys {
@@ -184,7 +55,7 @@ export class RedisStore implements TrackerStore, ViewStore {
   }
 
   claim(callId: string, args: ClaimArgs): Promise<ClaimReply> {
-    return this.claimsLike(args).push({ key: this.k.call(callId), attempt: args.attempt, owner: encodeOwner(args.worker, args.token, args.attempt, args.meta), runningTtlMs: args.runningTtlMs, finishedTtlMs: args.finishedTtlMs, mode: claimMode(args), retry: args.retry ? `${Math.floor(args.retry.deadline)} ${args.retry.delaysMs.join(' ')}` : '' }).then((raw) => this.claimed(callId, parseClaimReply(raw)));
+    return this.batches.claim(this.k.call(callId), args).then((raw) => this.claimed(callId, parseClaimReply(raw)));
   }
 
   /**
@@ -198,43 +69,14 @@ export class RedisStore implements TrackerStore, ViewStore {
   }
 
   claimsWritten(): Promise<void> | undefined {
-    return this.claimBatch?.batch.sent();
-  }
-
-  /** The batch for claims with these settings. */
-  private claimsLike(args: ClaimSettings): Batcher<ClaimItem, unknown> {
-    const current = this.claimBatch;
-    if (current && sameSettings(current.settings, args)) return current.batch;
-    const settings: ClaimSettings = { worker: args.worker, leaseMs: args.leaseMs, maxAttempts: args.maxAttempts, workerLostCode: args.workerLostCode };
-    const history = this.history;
-    const batch = new Batcher<ClaimItem, unknown>((items) => {
-      const out = this.batchArgs(items.length + (history ? 1 : 0));
-      for (const i of items) out.push(i.key);
-      if (history) out.push(history.keys[1]);
-      out.push(settings.worker, settings.leaseMs, settings.maxAttempts, settings.workerLostCode);
-      for (const i of items) out.push(i.owner, i.runningTtlMs, i.finishedTtlMs, i.mode, i.retry);
-      if (history) out.push(history.failed.entries, history.failed.ageMs);
-      // 0: all claimed fresh, each at the attempt it asked for; otherwise one reply per call, 0 for fresh ones.
-      return this.run(this.cluster ? 'inflightClaimOne' : 'inflightClaim', ...out).then((reply) => {
-        if (reply === 0) return items.map((i) => i.attempt);
-        if (!Array.isArray(reply) || reply.length !== items.length) throw new Error(`inflightClaim: expected ${items.length} replies, got ${Array.isArray(reply) ? reply.length : String(reply)}`);
-        return (reply as unknown[]).map((r, n) => (r === 0 ? (items[n] as ClaimItem).attempt : r));
-      });
-    }, this.maxBatch);
-    this.claimBatch = { settings, batch };
-    return batch;
-  }
-
-  /** A batched script's leading arguments: the key count, except on a cluster, whose `...One` scripts fix it at one. */
-  private batchArgs(count: number): (string | number)[] {
-    return this.cluster ? [] : [count];
+    return this.batches.claimsWritten();
   }
 
   finish(callId: string, a: FinishArgs): Promise<number> {
     const key = this.k.call(callId);
     const state = stateLetter(a.state);
     if (a.unclaimed) return this.run('inflightRecord', key, state, a.result, a.ttlMs, a.code, a.unclaimed.worker, a.unclaimed.meta).then(Number);
-    return this.finishes.push({ key, state, result: a.result, ttlMs: a.ttlMs, code: a.code });
+    return this.batches.finish({ key, state, result: a.result, ttlMs: a.ttlMs, code: a.code });
   }
 
   async release(callId: string, token: string): Promise<number> {
@@ -465,7 +307,6 @@ export class RedisStore implements TrackerStore, ViewStore {
   }
 
   private run(name: ScriptName, ...args: (string | number)[]): Promise<unknown> {
-    const fn = (this.client as unknown as Record<ScriptName, Invoke>)[name];
-    return fn.apply(this.client, args);
+    return runScript(this.client, name, ...args);
   }
 }

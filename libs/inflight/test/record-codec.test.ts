@@ -1,7 +1,7 @@
 import { ErrorCode } from '@warren/jsonrpc';
 import {
   decodeMeta, encodeMeta, encodeOwner, outcomeResponse, parseClaimReply, parseRecord, parseStoredId, parseStoredResponse, parseWorkersReply, recordSeparator, stateLetter, terminalState, toCallStatus,
-} from '../src/decision';
+} from '../src/record-codec';
 
 describe('parseClaimReply', () => {
   it('reads every reply of the claim script', () => {

@@ -390,5 +390,3 @@ function parseHeartbeat(raw: unknown): HeartbeatEntry | undefined {
   }
 }
 
-// Re-exported for the modules that import it from here (tracker.ts); one definition, in @warren/jsonrpc.
-export { assertNever };

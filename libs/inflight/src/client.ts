@@ -51,7 +51,8 @@ export function cancelOnAbort(client: Pick<CallerHooks, 'onCancel'>, view: Pick<
  * caller's side (the mark and its place in the queued list, pipelined with
  * their neighbours), and the worker's claim of such a call reads the record
  * before replacing it and drops it from the list. A call answered while the
- * mark is still there (a worker without a tracker answered it) has its mark
+ * mark is still there (a worker without a tracker answered it), or failed on
+ * the caller's side (no route, not confirmed, connection lost), has its mark
  * dropped, unless `untrackedAnswers: false` says none can be. A failed write
  * is logged and the call goes on.
  *
@@ -76,8 +77,10 @@ export function trackQueued(client: Pick<CallerHooks, 'onSend' | 'onSettle'>, vi
     const marked = marks.get(callId);
     if (marked === undefined) return;
     marks.delete(callId);
-    // Only an answer says a worker ran it; a timeout leaves the mark to read `expired`, an abort its cancel.
-    if (how !== 'answered') return;
+    // An answer: a worker ran it (a tracked one replaced the mark already). A failure on this side (no
+    // route, not confirmed, connection lost): this caller waits no more. A timeout leaves the mark to
+    // read `expired`, an abort its cancel.
+    if (how !== 'answered' && how !== 'failed') return;
     void marked.then((yes) => (yes ? view.unmarkQueued(callId) : undefined)).catch((err: unknown) => log?.debug({ err, callId }, 'queued mark not dropped (in-flight store unavailable)'));
   });
 }

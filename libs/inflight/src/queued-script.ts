@@ -6,7 +6,7 @@
  * given-back, cancelled or finished record stays as it is.
  */
 export const unmarkQueued = `local v = redis.call('GET', KEYS[1])
-if v and string.find(v, '^Q\\31%d*\\31\\31\\31\\310\\31\\31') then
+if v and string.find(v, '^Q\\031%d*\\031\\031\\031\\0310\\031\\031') then
   redis.call('DEL', KEYS[1])
   return 1
 end

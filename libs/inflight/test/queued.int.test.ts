@@ -102,12 +102,23 @@ it('cancelling a queued call by id skips it; the caller gets -32003', async () =
   await first.answer;
 }, 30_000);
 
+it('a call that fails on the caller\'s side (no route) leaves no queued mark and no row', async () => {
+  const lost = startCall(client, `${serviceName}.nobody.serves.this`, {});
+  expect(typeof (await codeOf(lost.answer))).toBe('number');
+  await waitFor(async () => (await view.status(lost.callId)).state === 'unknown', { message: 'mark dropped' });
+  expect((await view.list()).some((c) => c.callId === lost.callId)).toBe(false);
+  expect(await tp.redis.zscore(keys(tp.prefix).queued, lost.callId)).toBeNull();
+});
+
 it('a mark that arrives after the worker took the call changes nothing', async () => {
   const done = startCall<WorkResult>(client, 'work', { ms: 0, value: 7 });
   await expect(done.answer).resolves.toMatchObject({ value: 14 });
   const before = await view.status(done.callId);
   expect(before.state).toBe('done');
   expect(await view.markQueued({ callId: done.callId, method: 'work', id: done.callId, deadline: Date.now() + 5000 })).toBe(false);
+  expect(await view.status(done.callId)).toEqual(before);
+  // Nor does dropping a mark: only a record that is still just the caller's mark goes.
+  await view.unmarkQueued(done.callId);
   expect(await view.status(done.callId)).toEqual(before);
   expect(await tp.keysWithoutTtl()).toEqual([]);
 });

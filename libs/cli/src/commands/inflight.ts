@@ -29,10 +29,14 @@ function render(s: Session, calls: readonly InflightCall[], now: number): string
   return table(['call id', 'service', 'method', 'worker', 'attempt', 'age', 'deadline in', 'progress', 'state'], rows, s.c, new Set([4, 5, 6]));
 }
 
-/** `running`, `cancelling`, or `retrying in 2s` (attempt + 1 is due then) for a call waiting in a delay queue. */
+/**
+ * `running`, `cancelling`, `queued` (waiting in RabbitMQ for a worker: its caller marked it), or
+ * `retrying in 2s` (attempt + 1 is due then) for a call waiting in a delay queue.
+ */
 function stateCell(s: Session, c: InflightCall, now: number): string {
   if (c.cancelRequested) return s.c.yellow('cancelling');
   if (c.state === 'running') return s.c.green('running');
+  if (c.state === 'queued') return s.c.cyan('queued');
   const due = c.nextTryAt === undefined ? '' : c.nextTryAt > now ? ` in ${duration(c.nextTryAt - now)}` : ' due now';
   return s.c.yellow(`retrying${due}`);
 }

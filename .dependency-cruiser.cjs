@@ -30,9 +30,9 @@ const notForRoots = ['testkit', 'cli'];
 
 /**
  * libs/amqp's folders, lowest first: a folder imports only folders before it (its README "Layout").
- * `jobs` (dead-letter queues) and `discovery` sit side by side on the engine; neither imports the other.
+ * `dead-letters` (dead-letter queues) and `discovery` sit side by side on the engine; neither imports the other.
  */
-const amqpFolders = [['wire'], ['tracing'], ['engine'], ['discovery', 'jobs'], ['runtime']];
+const amqpFolders = [['wire'], ['tracing'], ['engine'], ['discovery', 'dead-letters'], ['runtime']];
 
 const warrenPackage = '^(libs/[^/]+|services/[^/]+|broker)/';
 

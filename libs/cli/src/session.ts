@@ -1,6 +1,6 @@
 import { connectClient, type RpcClient } from '@warren/amqp';
 import { AmqpConnection } from '@warren/amqp-transport';
-import { InflightView, RedisDirectory, trackQueued } from '@warren/inflight';
+import { InflightView, RedisDirectory, trackQueued, type QueuedMarks } from '@warren/inflight';
 import { redactUrl } from '@warren/logger';
 import { UnreachableError, UsageError } from './errors';
 import { colors, type Colors } from './format';
@@ -49,6 +49,7 @@ export class Session {
   private rpc: Promise<Caller> | undefined;
   private amqp: AmqpConnection | undefined;
   private inflight: Promise<ViewPort> | undefined;
+  private queued: QueuedMarks | undefined;
   private route: Promise<'amqp' | 'gateway'> | undefined;
   private methods: RedisDirectory | undefined;
 
@@ -118,7 +119,7 @@ export class Session {
       // Its calls read as queued in the in-flight view (the console's In flight) until a worker takes them;
       // skipped at once while Redis does not answer (the mark is best effort).
       const view = await inflight;
-      if (view instanceof InflightView) trackQueued(client, view);
+      if (view instanceof InflightView) this.queued = trackQueued(client, view);
       return client;
     } catch (err) {
       throw new UnreachableError(`RabbitMQ at ${this.settings.amqpUrls.map(redactUrl).join(', ')}`, err);
@@ -161,6 +162,10 @@ export class Session {
     this.amqp = undefined;
     const view = this.inflight;
     this.inflight = undefined;
+    // The marks of this session's calls, and the unmarks of those answered, go out before Redis closes
+    // (a process that exits right after its answer would leave a call reading `queued`).
+    await this.queued?.flush();
+    this.queued = undefined;
     const directory = this.methods;
     this.methods = undefined;
     await Promise.all([

@@ -46,3 +46,14 @@ test('a call `warren call` sent is listed as queued while it waits for the busy 
   expect(await view.status(queued?.callId ?? '')).toMatchObject({ state: 'done', attempt: 1 });
   expect((await view.list()).some((c) => c.callId === queued?.callId)).toBe(false);
 }, 60_000);
+
+test('a call `warren call` sent that a worker without a tracker answers leaves no queued mark behind once the command exits', async () => {
+  const view = new InflightView({ redis: redisUrl(), keyPrefix: ns.namespace });
+  td.add(() => view.close());
+  const plain = await startService({ urls: amqpUrl(), namespace: ns.namespace, name: ns.service('plain'), methods: { echo: { handler: (p: unknown) => p } } });
+  td.add(() => plain.close());
+  const run = await runCli(['--json', 'call', 'echo', '"hi"'], { env: { AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, WARREN_GATEWAY: 'off' }, timeoutMs: 30_000 });
+  expect(JSON.parse(run.stdout)).toMatchObject({ result: ['hi'] });
+  // The command drops its mark before it closes Redis: nothing reads `queued` until the deadline.
+  expect((await view.list()).filter((c) => c.state === 'queued')).toEqual([]);
+}, 60_000);

@@ -62,8 +62,10 @@ export function cancelOnAbort(client: Pick<CallerHooks, 'onCancel'>, view: Pick<
  * const p = client.call('slow', []);
  * await view.status(id); // { state: 'queued', method: 'slow', attempt: 0, ... } until a worker takes it
  */
-export function trackQueued(client: Pick<CallerHooks, 'onSend' | 'onSettle'>, view: Pick<InflightView, 'markQueued' | 'unmarkQueued'>, log?: Logger, options: TrackQueuedOptions = {}): void {
+export function trackQueued(client: Pick<CallerHooks, 'onSend' | 'onSettle'>, view: Pick<InflightView, 'markQueued' | 'unmarkQueued'>, log?: Logger, options: TrackQueuedOptions = {}): QueuedMarks {
   const marks = new Map<string, Promise<boolean>>();
+  // Unmarks on their way: a short-lived caller (`warren call`) waits for them before it closes Redis.
+  const unmarks = new Set<Promise<unknown>>();
   client.onSend((call) => {
     if (options.mark?.(call) === false) return;
     const marked = view.markQueued(call).catch((err: unknown) => {
@@ -72,7 +74,14 @@ export function trackQueued(client: Pick<CallerHooks, 'onSend' | 'onSettle'>, vi
     });
     if (options.untrackedAnswers !== false) marks.set(call.callId, marked);
   });
-  if (options.untrackedAnswers === false) return;
+  const flush = (timeoutMs = 1000): Promise<void> => {
+    const pending = [...marks.values(), ...unmarks];
+    if (pending.length === 0) return Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    return Promise.race([Promise.allSettled(pending).then(() => undefined), bound]).finally(() => clearTimeout(timer));
+  };
+  if (options.untrackedAnswers === false) return { flush };
   client.onSettle((callId, how) => {
     const marked = marks.get(callId);
     if (marked === undefined) return;
@@ -81,8 +90,17 @@ export function trackQueued(client: Pick<CallerHooks, 'onSend' | 'onSettle'>, vi
     // route, not confirmed, connection lost): this caller waits no more. A timeout leaves the mark to
     // read `expired`, an abort its cancel.
     if (how !== 'answered' && how !== 'failed') return;
-    void marked.then((yes) => (yes ? view.unmarkQueued(callId) : undefined)).catch((err: unknown) => log?.debug({ err, callId }, 'queued mark not dropped (in-flight store unavailable)'));
+    const unmark = marked.then((yes) => (yes ? view.unmarkQueued(callId) : undefined)).catch((err: unknown) => log?.debug({ err, callId }, 'queued mark not dropped (in-flight store unavailable)'));
+    unmarks.add(unmark);
+    void unmark.finally(() => unmarks.delete(unmark));
   });
+  return { flush };
+}
+
+/** What {@link trackQueued} gives back. */
+export interface QueuedMarks {
+  /** Resolves once the marks and unmarks sent so far are written (or `timeoutMs` passed): call it before closing the view. @default timeoutMs 1000 */
+  flush(timeoutMs?: number): Promise<void>;
 }
 
 /** Which calls {@link trackQueued} marks, and whether it looks after answers from untracked workers. */

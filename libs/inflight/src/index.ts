@@ -17,7 +17,7 @@ export { InflightView, type InflightCall, type CancelOutcome, type CallDetail, t
 export type { HistoryItem, HistoryPage } from './history';
 export type { CallState, CallStatus } from './record-codec';
 export { RedisDirectory } from './directory';
-export { cancelOnAbort, callWithRecovery, trackQueued } from './client';
+export { cancelOnAbort, callWithRecovery, trackQueued, type QueuedMarks } from './client';
 export { trackDelayed, type DelayedCall } from './delayed';
 // The view over JSON-RPC (the broker serves these).
 export { inflightMethods, inflightNotifications, delayedMethods } from './methods';

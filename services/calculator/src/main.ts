@@ -29,9 +29,9 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
   const service = await startService({ urls: config.amqpUrls, ...asUser(calculatorService(config, { logger: log, ...(tracker === undefined ? {} : { tracker }) }), config.userId), ...(directory === undefined ? {} : { directory }), ...(observer === undefined ? {} : { observer }) });
   // With Redis, its nested calls (mean → sum) read as queued in the in-flight view (the console's In flight) until a worker takes them.
   const view = config.redisUrl === undefined ? undefined : new InflightView({ redis: config.redisUrl, keyPrefix: config.keyPrefix, logger: log });
-  if (view) trackQueued(service.client, view, log);
+  const queued = view === undefined ? undefined : trackQueued(service.client, view, log);
   log.info({ amqp: config.amqpUrls.map(redactUrl), tracking: tracker?.state ?? 'off', namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
-  return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => tracker?.report?.() }, close: () => service.close().then(() => Promise.all([directory?.close(), view?.close()])).then(() => undefined) };
+  return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => tracker?.report?.() }, close: () => service.close().then(() => queued?.flush()).then(() => Promise.all([directory?.close(), view?.close()])).then(() => undefined) };
 }
 
 // runServiceMain owns the logger, SIGTERM/SIGINT and the graceful close (stop consuming, let

@@ -33,10 +33,10 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
   // What the service is lives in service.ts (embedded mode starts the same one in memory); here, only where it connects.
   const service = await startService({ urls: config.amqpUrls, ...asUser(jobsService(config, { logger: log, store, tracker, status: (callId) => view.status(callId) }), config.userId), directory, ...(observer === undefined ? {} : { observer }) });
   // Its handlers' nested calls read as queued in the in-flight view until a worker takes them.
-  trackQueued(service.client, view, log);
+  const queued = trackQueued(service.client, view, log);
   log.info({ amqp: config.amqpUrls.map(redactUrl), redis: redactUrl(config.redisUrl), tracking: tracker.state, namespace: config.namespace, instanceId: service.instanceId }, 'service ready');
 
-  return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => tracker.report?.() }, close: () => service.close().then(() => Promise.all([store.close(), view.close(), directory.close()])).then(() => undefined) };
+  return { ready: () => service.ready, drained: service.worker.drained, metrics: { running: () => service.stats().running, tracking: () => tracker.report?.() }, close: () => service.close().then(() => queued.flush()).then(() => Promise.all([store.close(), view.close(), directory.close()])).then(() => undefined) };
 }
 
 // runServiceMain owns SIGTERM/SIGINT and the graceful close; it resolves the exit code and only this line exits.

@@ -45,7 +45,15 @@ export class CallListeners {
 
   settled(callId: string, outcome: keyof typeof settledHow): void {
     if (this.progress.size > 0) this.progress.delete(callId);
-    if (this.settles.length > 0) for (const listener of this.settles) listener(callId, settledHow[outcome]);
+    if (this.settles.length === 0) return;
+    for (const listener of this.settles) {
+      try {
+        listener(callId, settledHow[outcome]);
+      } catch (err) {
+        // As for sends: a listener's bug must not break the settling of the call (or of the calls after it).
+        this.log.warn({ err, callId }, 'settle listener threw');
+      }
+    }
   }
 
   listenToProgress(callId: string, listener: ProgressListener): void {

@@ -44,7 +44,7 @@ export function warrenTarget(opts: { tracking: boolean; awaitClaim?: 'always'; r
 }
 
 /** The bench declares a namespace per run; leave nothing behind. */
-async function deleteNamespace(namespace: string): Promise<void> {
+export async function deleteNamespace(namespace: string): Promise<void> {
   const n = names(namespace);
   const conn = await amqp.connect(AMQP_URL);
   try {

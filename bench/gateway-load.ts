@@ -1,0 +1,85 @@
+/**
+ * The HTTP side of the gateway bench: autocannon (from bench/peers, `npm ci --prefix bench/peers`) in a
+ * process of its own, as an outside load tool would be: `connections` keep-alive connections,
+ * pipelining 1, each sending `POST /rpc` with one JSON-RPC `add` request and waiting for its answer,
+ * until `amount` requests are answered. And a check of one answer's bytes, done here with fetch.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const autocannonCli = resolve(__dirname, 'peers', 'node_modules', 'autocannon', 'autocannon.js');
+
+/** The request every HTTP call of the load sends (autocannon sends one fixed body); a plain id, like the direct client's. */
+const addBody = '{"jsonrpc":"2.0","method":"add","params":[20,22],"id":1}';
+/** The checked request: an id beyond 2^53 (a raw id), which must come back digit for digit, and its sum. */
+const checkBody = '{"jsonrpc":"2.0","method":"add","params":[20,22],"id":9007199254740993}';
+const checkAnswer = { result: 42, idText: '9007199254740993' };
+
+/** What one autocannon run measured. */
+export interface HttpRun {
+  readonly requests: number;
+  readonly seconds: number;
+  readonly callsPerSec: number;
+  readonly non2xx: number;
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+/** Fails early, with the command to run, when the peers are not installed. */
+export function assertAutocannon(): void {
+  if (!existsSync(autocannonCli)) throw new Error(`autocannon is not installed: npm ci --prefix ${join('bench', 'peers')}`);
+}
+
+/** Runs autocannon against `${url}/rpc` until `amount` requests are answered. */
+export function runAutocannon(url: string, token: string, connections: number, amount: number): Promise<HttpRun> {
+  const args = [
+    autocannonCli, '--json', '--connections', String(connections), '--pipelining', '1', '--amount', String(amount), '--timeout', '10',
+    '--method', 'POST', '--headers', 'content-type=application/json', '--headers', `authorization=Bearer ${token}`, '--body', addBody, `${url}/rpc`,
+  ];
+  return new Promise((resolvePromise, reject) => {
+    execFile(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
+      if (err) return reject(err);
+      try {
+        resolvePromise(readResult(JSON.parse(stdout) as AutocannonJson));
+      } catch (parseErr) {
+        reject(parseErr instanceof Error ? parseErr : new Error(String(parseErr)));
+      }
+    });
+  });
+}
+
+interface AutocannonJson {
+  readonly duration: number;
+  readonly non2xx: number;
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly requests: { readonly total: number };
+  readonly latency: { readonly p50: number; readonly p99: number };
+  readonly '2xx': number;
+}
+
+function readResult(j: AutocannonJson): HttpRun {
+  // autocannon's `duration` is in seconds, from its first request to its last answer.
+  return {
+    requests: j['2xx'], seconds: j.duration, callsPerSec: j['2xx'] / j.duration,
+    non2xx: j.non2xx, errors: j.errors, timeouts: j.timeouts, p50Ms: j.latency.p50, p99Ms: j.latency.p99,
+  };
+}
+
+/**
+ * Sends an `add` with a big id once and checks the answer byte for byte where it matters: 200,
+ * `application/json`, `result` 42 and the id's digits exactly as sent. Throws what was wrong.
+ */
+export async function checkReply(url: string, token: string): Promise<void> {
+  const response = await fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: checkBody });
+  const text = await response.text();
+  const ok = response.status === 200
+    && (response.headers.get('content-type') ?? '').startsWith('application/json')
+    && (JSON.parse(text) as { jsonrpc?: unknown; result?: unknown }).result === checkAnswer.result
+    && (JSON.parse(text) as { jsonrpc?: unknown }).jsonrpc === '2.0'
+    && new RegExp(`"id"\\s*:\\s*${checkAnswer.idText}[,}]`).test(text);
+  if (!ok) throw new Error(`wrong answer from POST /rpc: ${response.status} ${text}`);
+}

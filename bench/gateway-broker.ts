@@ -31,15 +31,16 @@ async function freePort(): Promise<number> {
 
 /**
  * Starts the broker on `namespace` and resolves once it is ready (its `/readyz` answers 200: the first
- * discovery round is over, so the bench service is in its catalogue). `BENCH_BROKER_NODE_ARGS` passes
+ * discovery round is over, so the bench service is in its catalogue). `redis: false` leaves REDIS_URL out;
+ * `tree`: the checkout whose broker runs (its built broker/dist; a before/after inside one run). `BENCH_BROKER_NODE_ARGS` passes
  * `node` flags to it alone; with `BENCH_PROF`, it writes its CPU profile like the bench's services (profile.ts).
  */
-export async function spawnBroker(namespace: string, token: string, readyTimeoutMs = 30_000): Promise<BrokerChild> {
+export async function spawnBroker(namespace: string, token: string, opts: { readonly redis: boolean; readonly tree?: string }, readyTimeoutMs = 30_000): Promise<BrokerChild> {
   const port = await freePort();
-  const root = resolve(__dirname, '..');
+  const root = opts.tree === undefined ? resolve(__dirname, '..') : resolve(opts.tree);
   const entry = process.env['BENCH_SOURCE'] === '1' ? ['--import', 'tsx', join(root, 'broker', 'src', 'main.ts')] : [join(root, 'broker', 'dist', 'main.js')];
   const extra = (process.env['BENCH_BROKER_NODE_ARGS'] ?? '').split(/\s+/).filter((a) => a !== '');
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     AMQP_URL: amqpUrl(),
     REDIS_URL: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379',
@@ -52,6 +53,8 @@ export async function spawnBroker(namespace: string, token: string, readyTimeout
     SCHEDULER: 'off',
   };
   delete env['GATEWAY_AUTH'];
+  // Without Redis: no queued marks, no in-flight view (to see what they cost; not how users run it).
+  if (!opts.redis) delete env['REDIS_URL'];
   const child = spawn(process.execPath, [...profileArgs('service'), ...extra, ...entry], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = once(child, 'exit');
   const stop = async (): Promise<void> => {

@@ -5,6 +5,7 @@
  * until `amount` requests are answered. And a check of one answer's bytes, done here with fetch.
  */
 import { execFile } from 'node:child_process';
+import { processCpuUs } from './proc-stats';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -26,6 +27,8 @@ export interface HttpRun {
   readonly timeouts: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  /** autocannon's own CPU time during the run (µs; read from /proc while it runs, 0 elsewhere). */
+  readonly loadCpuUs: number;
 }
 
 /** Fails early, with the command to run, when the peers are not installed. */
@@ -40,10 +43,14 @@ export function runAutocannon(url: string, token: string, connections: number, a
     '--method', 'POST', '--headers', 'content-type=application/json', '--headers', `authorization=Bearer ${token}`, '--body', addBody, `${url}/rpc`,
   ];
   return new Promise((resolvePromise, reject) => {
-    execFile(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
+    // Its CPU is read while it runs (a finished process has no /proc entry): the last reading stands.
+    let loadCpuUs = 0;
+    const sampler = setInterval(() => (loadCpuUs = Math.max(loadCpuUs, child.pid === undefined ? 0 : processCpuUs(child.pid))), 20);
+    const child = execFile(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
+      clearInterval(sampler);
       if (err) return reject(err);
       try {
-        resolvePromise(readResult(JSON.parse(stdout) as AutocannonJson));
+        resolvePromise({ ...readResult(JSON.parse(stdout) as AutocannonJson), loadCpuUs });
       } catch (parseErr) {
         reject(parseErr instanceof Error ? parseErr : new Error(String(parseErr)));
       }
@@ -61,7 +68,7 @@ interface AutocannonJson {
   readonly '2xx': number;
 }
 
-function readResult(j: AutocannonJson): HttpRun {
+function readResult(j: AutocannonJson): Omit<HttpRun, 'loadCpuUs'> {
   // autocannon's `duration` is in seconds, from its first request to its last answer.
   return {
     requests: j['2xx'], seconds: j.duration, callsPerSec: j['2xx'] / j.duration,

@@ -3,6 +3,7 @@ import { ErrorCode, OverloadedError, UnauthorizedError, failureResponse, isError
 import type { Logger } from '@warren/logger';
 import { authorize, internalAsker, type Asker, type Verdict } from './authz';
 import { CallOwners } from './call-owners';
+import { CallSeries } from './call-series';
 import { outcomeLabel, type BrokerMetrics, type Via } from './metrics';
 
 /** A call the gateway is relaying now, as GET /inflight shows it. */
@@ -42,9 +43,11 @@ export class CallGate {
   private readonly log: Logger;
   private notifications = 0;
   private readonly settled = new Set<SettledListener>();
+  private readonly series: CallSeries;
 
   constructor(private readonly o: CallGateOptions) {
     this.log = o.logger.child({ component: 'gateway-calls' });
+    this.series = new CallSeries(o.metrics);
   }
 
   get size(): number {
@@ -179,13 +182,13 @@ export class CallGate {
   private enter(key: string, call: GatewayCall, owner: number | undefined): void {
     this.running.set(key, call);
     if (owner !== undefined) this.owners.started(key, owner);
-    this.o.metrics.inFlight.inc({ via: call.via });
+    this.series.inFlight(call.via).inc();
   }
 
   private leave(key: string, call: GatewayCall): void {
     this.running.delete(key);
     this.owners.finished(key);
-    this.o.metrics.inFlight.dec({ via: call.via });
+    this.series.inFlight(call.via).dec();
   }
 
   /** A call turned away at the gate: counted and logged, but it took no time and has no call id. */
@@ -197,8 +200,10 @@ export class CallGate {
   private record(call: GatewayCall, ms: number, code: number | undefined): void {
     const label = this.o.methodLabel(call.method);
     const outcome = outcomeLabel(code);
-    this.o.metrics.calls.inc({ method: label, outcome, via: call.via });
-    this.o.metrics.duration.observe({ method: label, via: call.via }, ms / 1000);
+    this.series.of(label, outcome, call.via).inc();
+    this.series.timing(label, call.via).observe(ms / 1000);
+    // The debug line is built only when someone reads it: at the default level it would be garbage per call.
+    if (code === undefined && !this.log.isLevelEnabled('debug')) return;
     // Never the params: they are the caller's data, and may be large or secret.
     const line = { callId: call.callId, method: call.method, id: call.id, via: call.via, outcome, ms: Math.round(ms * 10) / 10 };
     if (code === undefined) this.log.debug(line, 'call');

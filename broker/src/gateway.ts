@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { guardAvailability, type RpcClient, type ServiceRegistry } from '@warren/amqp';
 import { type WireConnection } from '@warren/amqp-transport';
+import { resolveDecodeLimits } from '@warren/jsonrpc';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { CallGate } from './gateway-calls';
 import { registerConsole } from './console/routes';
@@ -8,6 +9,7 @@ import { registerAccess } from './http/access';
 import { GatewayRefusal, rawRefusal, refusalForFastifyError, refusedWith, sendRefusal, type RefusedReply } from './http/errors';
 import { isLoopbackAddress, registerHostGuard } from './http/host-guard';
 import { registerOpsRoutes } from './http/ops-routes';
+import { lazyRequestLogger } from './http/request-logger';
 import { registerRpcRoute } from './http/rpc-route';
 import { registerSecurityHeaders } from './http/security-headers';
 import { serverTimeouts } from './http/timeouts';
@@ -58,7 +60,8 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
   const o = resolveGatewayOptions(options);
   const log = o.logger.child({ component: 'gateway' });
   const allow = methodFilter(o.allowMethods);
-  const decodeLimits = { ...o.decodeLimits, maxBytes: o.bodyLimitBytes };
+  // Resolved once here: the decoder fills in defaults per payload otherwise.
+  const decodeLimits = resolveDecodeLimits({ ...o.decodeLimits, maxBytes: o.bodyLimitBytes });
   const catalogue = new LiveCatalogue(deps.registry);
   const metrics: BrokerMetrics = new BrokerMetrics({
     reconnects: () => deps.connection.reconnects,
@@ -111,6 +114,8 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     loggerInstance: o.logger.child({ component: 'http' }) as FastifyBaseLogger,
     // One line per call is logged by the call gate, at debug; fastify's two lines per request at info would drown it.
     logController: new LogController({ disableRequestLogging: true }),
+    // request.log is made when a request first logs, not for every request (request-logger.ts).
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: o.bodyLimitBytes,
     ...serverTimeouts(o),
     forceCloseConnections: 'idle',
@@ -181,8 +186,9 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
   });
   // A keep-alive connection whose request finishes during shutdown would hold close() until its
   // keep-alive timeout: tell the client to hang up after this response.
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (draining) void reply.header('connection', 'close');
+    done(null, payload);
   });
   await app.ready();
 

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { sendRefusal } from './errors';
 
 /**
@@ -56,24 +56,46 @@ export function registerHostGuard(app: FastifyInstance, o: HostGuardOptions): vo
   const hostOk = hostMatcher(o.allowedHosts);
   const anyOrigin = o.allowedOrigins.includes('*');
   const origins = new Set(o.allowedOrigins.map((x) => x.toLowerCase().replace(/\/+$/, '')));
-  app.addHook('onRequest', async (request, reply) => {
-    const host = hostOf(request);
+  const hosts = new HostCache();
+  // A callback hook (no promise per request); a refusal sends and never calls `done`.
+  app.addHook('onRequest', (request, reply, done) => {
+    const host = hosts.read(request.headers.host);
     if (host === undefined || !hostOk(host.name)) {
       reply.log.debug({ host: request.headers.host, ip: request.ip }, 'request refused: Host not allowed');
-      return sendRefusal(reply, 'WARREN_GW_FORBIDDEN_HOST');
+      void sendRefusal(reply, 'WARREN_GW_FORBIDDEN_HOST');
+      return;
     }
     const origin = request.headers.origin;
-    if (origin === undefined || anyOrigin) return;
-    if (origins.has(origin.toLowerCase()) || sameOrigin(origin, host.full)) return;
+    if (origin === undefined || anyOrigin || origins.has(origin.toLowerCase()) || sameOrigin(origin, host.full)) return done();
     reply.log.debug({ origin, ip: request.ip }, 'request refused: Origin not allowed');
-    return sendRefusal(reply, 'WARREN_GW_FORBIDDEN_ORIGIN');
+    void sendRefusal(reply, 'WARREN_GW_FORBIDDEN_ORIGIN');
   });
 }
 
-/** The request's Host header, split; undefined when missing or unreadable. */
-function hostOf(request: FastifyRequest): { name: string; full: string } | undefined {
-  const header = request.headers.host;
-  if (typeof header !== 'string' || header.length === 0) return undefined;
+type Host = { readonly name: string; readonly full: string };
+
+/**
+ * Host headers already read: every request of a client sends the same one, and parsing it as a URL
+ * costs more than the rest of the guard. Bounded (the header is the client's to choose): when full,
+ * it starts again.
+ */
+class HostCache {
+  private readonly entries = new Map<string, Host | null>();
+
+  read(header: string | undefined): Host | undefined {
+    if (typeof header !== 'string' || header.length === 0) return undefined;
+    let host = this.entries.get(header);
+    if (host === undefined) {
+      if (this.entries.size >= 256) this.entries.clear();
+      host = hostOf(header) ?? null;
+      this.entries.set(header, host);
+    }
+    return host ?? undefined;
+  }
+}
+
+/** A Host header, split; undefined when unreadable. */
+function hostOf(header: string): Host | undefined {
   try {
     const url = new URL(`http://${header}`);
     if (url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '') return undefined;

@@ -30,7 +30,9 @@ export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void
     if (delay === undefined) return sendRefusal(reply, 'WARREN_GW_BAD_DELAY');
     // A caller that hangs up cancels what it was waiting for.
     const hangUp = new AbortController();
-    setMaxListeners(listenersPerRequest, hangUp.signal);
+    const body = Buffer.isBuffer(request.body) ? request.body : undefined;
+    // Only a batch's calls can pass Node's default of 10 listeners; a single call would pay for the raise for nothing.
+    if (body !== undefined && startsWithBracket(body)) setMaxListeners(listenersPerRequest, hangUp.signal);
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) hangUp.abort(new Error('client closed the connection'));
     });
@@ -38,7 +40,7 @@ export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void
     // The request's span (when tracing is on) is the parent of every call it relays; off, the caller's
     // traceparent and tracestate go on to the calls as they came.
     const answer: Awaited<ReturnType<typeof relayPayload>> = await traced('POST /rpc', { 'http.request.method': 'POST', 'http.route': '/rpc', 'url.path': '/rpc', 'rpc.system': 'jsonrpc' }, request.headers, async (trace, span) => {
-      const relayed = await relayPayload(o.gate.clientFor('http', principal), Buffer.isBuffer(request.body) ? request.body : '', {
+      const relayed = await relayPayload(o.gate.clientFor('http', principal), body ?? '', {
         decodeLimits: o.decodeLimits,
         // The principal's predicate already includes the gateway's allow-list.
         allow: principal.allow,
@@ -50,6 +52,16 @@ export function registerRpcRoute(app: FastifyInstance, o: RpcRouteOptions): void
     if (answer === null) return reply.code(204).send();
     return reply.code(200).type('application/json').send(encodeResponse(answer));
   });
+}
+
+/** Whether a body's first non-blank byte is `[` (a batch, if it parses). */
+function startsWithBracket(body: Buffer): boolean {
+  const bom = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  for (let i = bom; i < body.length; i++) {
+    const c = body[i];
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return c === 0x5b;
+  }
+  return false;
 }
 
 /**

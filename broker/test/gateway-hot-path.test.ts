@@ -1,0 +1,111 @@
+// What the gateway skips per request since the CPU-per-call work (bench:gateway), with the guarantees
+// each skip must keep: a keep-alive connection's verified token is not re-hashed, but a changed header
+// on it is checked again; a Host header's reading is kept, refusals included; request.log is made only
+// when a request logs, and carries its reqId then.
+import { Agent, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { createLogger } from '@warren/logger';
+import { registerAccess } from '../src/http/access';
+import { registerHostGuard } from '../src/http/host-guard';
+import { lazyRequestLogger } from '../src/http/request-logger';
+
+/** Sends one GET on `agent` (keep-alive: the same socket for every request). */
+function get(agent: Agent, port: number, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function listen(app: FastifyInstance): Promise<number> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return (app.server.address() as AddressInfo).port;
+}
+
+describe('the access hook on a keep-alive connection', () => {
+  let app: FastifyInstance;
+  let port: number;
+  beforeAll(async () => {
+    app = fastify();
+    registerAccess(app, { tokens: [{ token: 'alpha', operator: false }, { token: 'beta', operator: true }], rateLimit: undefined, allow: () => true });
+    app.get('/who', (request) => ({ token: request.principal.token ?? null, operator: request.principal.operator }));
+    port = await listen(app);
+  });
+  afterAll(() => app.close());
+
+  it('answers each request for the token it carries, whatever the same connection sent before', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets = new Set<unknown>();
+    app.server.on('connection', (s) => sockets.add(s));
+    try {
+      expect(await get(agent, port, '/who', { authorization: 'Bearer alpha' })).toEqual({ status: 200, body: '{"token":0,"operator":false}' });
+      expect(await get(agent, port, '/who', { authorization: 'Bearer alpha' })).toEqual({ status: 200, body: '{"token":0,"operator":false}' });
+      expect(await get(agent, port, '/who', { authorization: 'Bearer beta' })).toEqual({ status: 200, body: '{"token":1,"operator":true}' });
+      expect((await get(agent, port, '/who', { authorization: 'Bearer alphax' })).status).toBe(401);
+      expect((await get(agent, port, '/who', {})).status).toBe(401);
+      expect(await get(agent, port, '/who', { authorization: 'Bearer alpha' })).toEqual({ status: 200, body: '{"token":0,"operator":false}' });
+      // All of it on one connection: what the cache is for.
+      expect(sockets.size).toBe(1);
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
+describe('the Host guard, read once per Host header', () => {
+  it('keeps refusing a bad Host and accepting a good one, request after request', async () => {
+    const app = fastify();
+    registerHostGuard(app, { allowedHosts: ['localhost', '127.0.0.1'], allowedOrigins: [] });
+    app.get('/x', () => 'ok');
+    const port = await listen(app);
+    const agent = new Agent({ keepAlive: true });
+    const status = async (host: string): Promise<number> => (await get(agent, port, '/x', { host })).status;
+    try {
+      for (let i = 0; i < 3; i++) {
+        expect(await status('127.0.0.1:1')).toBe(200);
+        expect(await status('evil.example')).toBe(403);
+        expect(await status('user@127.0.0.1')).toBe(403);
+      }
+      // More distinct Host headers than the cache holds: each still judged on its own.
+      for (let i = 0; i < 300; i++) expect(await status(`h${i}.example`)).toBe(403);
+      expect(await status('localhost')).toBe(200);
+    } finally {
+      agent.destroy();
+      await app.close();
+    }
+  });
+});
+
+describe('lazyRequestLogger', () => {
+  it('makes the child only when the request logs, and its lines carry the reqId', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({ write: (chunk: Buffer, _enc, done) => { lines.push(chunk.toString('utf8')); done(); } });
+    const logger = createLogger({ name: 'test', level: 'debug', destination });
+    // Typed as fastify's base logger, as gateway.ts does, so the app is the plain FastifyInstance.
+    const app = fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), childLoggerFactory: lazyRequestLogger });
+    app.get('/quiet', () => 'ok');
+    app.get('/loud', (request) => {
+      request.log.debug({ detail: 1 }, 'said something');
+      return request.log.level;
+    });
+    const port = await listen(app);
+    const agent = new Agent({ keepAlive: true });
+    const child = jest.spyOn(logger, 'child');
+    await get(agent, port, '/quiet', {});
+    expect(child).not.toHaveBeenCalled();
+    expect((await get(agent, port, '/loud', {})).body).toBe('debug');
+    agent.destroy();
+    const said = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['msg'] === 'said something');
+    expect(said).toMatchObject({ detail: 1, reqId: expect.any(String) });
+    expect(child).toHaveBeenCalledTimes(1);
+    await app.close();
+  });
+});

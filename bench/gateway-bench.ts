@@ -10,7 +10,6 @@
  * broker from that checkout serves the same service, and each round measures through it too: a
  * before/after of the broker inside one run.
  *
- *   npm ci --prefix bench/peers     # once: autocannon
  *   npm run bench:gateway -- --rounds 3 --calls 20000 --concurrency 64
  *   npm run bench:gateway -- --no-broker-redis   # the broker without REDIS_URL: what queued marks cost it
  */
@@ -18,7 +17,8 @@ import { spawnCaller } from './caller-process';
 import { buildChildren } from './children';
 import { spawnServer, uniqueName } from './amqp-baseline';
 import { spawnBroker, type BrokerChild } from './gateway-broker';
-import { assertAutocannon, checkReply, runAutocannon } from './gateway-load';
+import { checkReply, runAutocannon } from './gateway-load';
+import { ensurePeers } from './peer-install';
 import { processCpuUs } from './proc-stats';
 import { deleteNamespace } from './warren-target';
 
@@ -55,7 +55,8 @@ async function main(): Promise<void> {
   const warmup = option('warmup', 2_000);
   const redis = !process.argv.includes('--no-broker-redis');
   const baseTree = process.env['BENCH_BASE_TREE'];
-  assertAutocannon();
+  // autocannon is one of bench/peers' packages: installed when missing or stale, like the peer frameworks.
+  ensurePeers();
   buildChildren(baseTree === undefined ? [] : [baseTree]);
   const namespace = uniqueName('bench-gw').replace(/[^A-Za-z0-9_.-]/g, '');
   // A client token, passed the way users pass it (GATEWAY_TOKENS, then `Authorization: Bearer`).

@@ -1,15 +1,15 @@
 /**
- * The HTTP side of the gateway bench: autocannon (from bench/peers, `npm ci --prefix bench/peers`) in a
+ * The HTTP side of the gateway bench: autocannon (from bench/peers, installed on demand: peer-install.ts) in a
  * process of its own, as an outside load tool would be: `connections` keep-alive connections,
  * pipelining 1, each sending `POST /rpc` with one JSON-RPC `add` request and waiting for its answer,
  * until `amount` requests are answered. And a check of one answer's bytes, done here with fetch.
  */
 import { execFile } from 'node:child_process';
 import { processCpuUs } from './proc-stats';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { PEERS_DIR } from './peer-paths';
 
-const autocannonCli = resolve(__dirname, 'peers', 'node_modules', 'autocannon', 'autocannon.js');
+const autocannonCli = join(PEERS_DIR, 'node_modules', 'autocannon', 'autocannon.js');
 
 /** The request every HTTP call of the load sends (autocannon sends one fixed body); a plain id, like the direct client's. */
 const addBody = '{"jsonrpc":"2.0","method":"add","params":[20,22],"id":1}';
@@ -29,11 +29,6 @@ export interface HttpRun {
   readonly p99Ms: number;
   /** autocannon's own CPU time during the run (µs; read from /proc while it runs, 0 elsewhere). */
   readonly loadCpuUs: number;
-}
-
-/** Fails early, with the command to run, when the peers are not installed. */
-export function assertAutocannon(): void {
-  if (!existsSync(autocannonCli)) throw new Error(`autocannon is not installed: npm ci --prefix ${join('bench', 'peers')}`);
 }
 
 /** Runs autocannon against `${url}/rpc` until `amount` requests are answered. */

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, type ConfirmChannel, type ConsumeMessage, type Message } from 'amqplib';
 import { connectClient, type ClientOptions } from '@warren/amqp';
 import { amqpUrl } from '@warren/testkit';
+import { openPeerCaller, type PeerCallerSpec } from './peer-callers';
 
 type ReplyMode = NonNullable<ClientOptions['replyMode']>;
 
@@ -22,7 +23,9 @@ export type CallerSpec =
   | { readonly kind: 'amqp'; readonly reply: 'direct' | 'named'; readonly requestQueue: string; readonly replyQueue?: string | undefined; readonly timeoutMs: number }
   /** Plain amqplib doing on the wire what a Warren client does (amqp-guarded.ts): a named reply queue is required. */
   | { readonly kind: 'amqp-guarded'; readonly exchange: string; readonly replyQueue: string; readonly timeoutMs: number }
-  | { readonly kind: 'warren'; readonly namespace: string; readonly replyMode: ReplyMode; readonly timeoutMs: number };
+  | { readonly kind: 'warren'; readonly namespace: string; readonly replyMode: ReplyMode; readonly timeoutMs: number }
+  /** A peer framework's client (Moleculer, NestJS RMQ, rabbitmq-client), from bench/peers (peer-callers.ts). */
+  | PeerCallerSpec;
 
 const DIRECT_REPLY_TO = 'amq.rabbitmq.reply-to';
 
@@ -170,6 +173,7 @@ export function openCaller(spec: CallerSpec): Promise<Caller> {
     case 'amqp':
     case 'amqp-guarded': return amqpCaller(spec);
     case 'warren': return warrenCaller(spec);
+    case 'peer': return openPeerCaller(spec);
     default: {
       const never: never = spec;
       throw new Error(`unknown caller kind: ${JSON.stringify(never)}`);

@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { profileArgs } from './profile';
 
 /** The bench's child entry points (bench/<name>.ts). */
-export type ChildProgram = 'warren-server' | 'caller' | 'amqp-baseline-server' | 'amqp-guarded-server';
+export type ChildProgram = 'warren-server' | 'caller' | 'amqp-baseline-server' | 'amqp-guarded-server' | 'peer-service';
 
 const thisTree = resolve(__dirname, '..');
 const fromSource = (): boolean => process.env['BENCH_SOURCE'] === '1';

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { AMQP_URL, amqpBaseline } from './amqp-baseline';
 import { amqpGuarded } from './amqp-guarded';
 import { buildChildren } from './children';
+import { peerTarget, preparePeers } from './peer-target';
 import { benchRounds, formatTable, summarize, writeJson, type BenchTarget } from './harness';
 import { warrenTarget } from './warren-target';
 import { formatVerdicts, verdicts } from './verdict';
@@ -29,6 +30,10 @@ export const targets: Record<string, () => BenchTarget> = {
   'warren+tracking': () => warrenTarget({ tracking: true }),
   // Every call waits for its claim's reply (awaitClaim: 'always'): what first deliveries gain by not waiting.
   'warren+tracking-await': () => warrenTarget({ tracking: true, awaitClaim: 'always' }),
+  // The peer frameworks, from bench/peers (installed on demand: peer-install.ts).
+  moleculer: () => peerTarget('moleculer'),
+  'nestjs-rmq': () => peerTarget('nestjs-rmq'),
+  'rabbitmq-client': () => peerTarget('rabbitmq-client'),
   // Before/after in one run: BENCH_BASE_TREE=/path/to/a/checkout of the commit to compare with.
   ...(baseTree === undefined ? {} : {
     'warren@base': () => warrenTarget({ tracking: false, base: baseTree }),
@@ -108,7 +113,8 @@ async function main(): Promise<void> {
   // The services read it in their own processes (bench/amqp-baseline-server.ts, bench/warren-server.ts).
   process.env['BENCH_PREFETCH'] = String(args.prefetch);
   buildChildren(baseTree === undefined || !args.targets.some((t) => t.endsWith('@base')) ? [] : [baseTree]);
-  const chosen = args.targets.flatMap((name) => {
+  const runnable = preparePeers(args.targets, process.argv.some((a) => a === '--targets' || a.startsWith('--targets=')));
+  const chosen = runnable.flatMap((name) => {
     const factory = targets[name];
     return factory ? [factory()] : [];
   });

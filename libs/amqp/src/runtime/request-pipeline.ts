@@ -83,8 +83,7 @@ export class RequestPipeline {
     }
     const abort = new CallAbort();
     this.d.running.set(msg, abort);
-    // Clamped: setTimeout fires at once for delays past 2^31-1 ms, and the header is the caller's to set.
-    const timer = setTimeout(() => abort.abort(new DeadlineExceededError()), Math.min(info.deadline - startedAt, 2 ** 31 - 1));
+    let timer: NodeJS.Timeout | undefined;
     const single = singleRequest(decoded);
     // Tracing off (no SDK registered): no span, and the delivery goes on as it was read.
     const tracer = activeTracer();
@@ -92,9 +91,14 @@ export class RequestPipeline {
     let outcome: TrackedOutcome | undefined;
     try {
       const run = this.run(single, decoded, delivery, abort, startedAt);
-      // A synchronous handler's untracked call comes back as a value: no promise between it and its reply.
-      outcome = run instanceof Promise ? await run : run;
-      clearTimeout(timer);
+      // A synchronous handler's untracked call comes back as a value: no promise between it and its reply, and no
+      // deadline timer either (none could fire before it returned). Armed in the same tick as the handler started
+      // otherwise; clamped, as setTimeout fires at once for delays past 2^31-1 ms and the header is the caller's to set.
+      if (run instanceof Promise) {
+        timer = setTimeout(() => abort.abort(new DeadlineExceededError()), Math.min(info.deadline - Date.now(), 2 ** 31 - 1));
+        outcome = await run;
+        clearTimeout(timer);
+      } else outcome = run;
       // The reply does not wait for the store; the settle does, so a redelivery finds the outcome (docs/reliability.md).
       if (outcome.reply !== undefined && info.replyTo) settlement.reply(info, outcome.reply);
       this.count(outcome);

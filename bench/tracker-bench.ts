@@ -4,6 +4,10 @@
  * `--no-history` runs it without the outcome history (TrackerOptions.history: false), to see what the
  * finish script's history entry costs.
  *
+ * `--first-delivery` runs each call as a first delivery (`firstDelivery: true`), the path most calls of
+ * a service take: its claim is written and the run starts without waiting for the claim's reply.
+ * Without it, each call waits for its claim's reply first, as a redelivery does.
+ *
  * `concurrency` loops each run a call's tracking life (claim, finish, release) with no AMQP and no
  * handler, so the figures are the tracker's own cost per call: this process's CPU (the tracker's
  * JavaScript and ioredis) and redis-server's (the scripts). The RPC bench's "warren+tracking" row
@@ -29,6 +33,7 @@ async function main(): Promise<void> {
   const concurrency = option('--concurrency', 64);
   const prefix = `bench-tracker-${randomBytes(4).toString('hex')}`;
   const history = process.argv.includes('--no-history') ? { history: false as const } : {};
+  const firstDelivery = process.argv.includes('--first-delivery');
   const tracker = createRedisTracker({ redis: REDIS_URL, keyPrefix: prefix, ...history });
   await tracker.start({ service: 'bench', instanceId: 'i1', running: () => 0 });
   const abort = { signal: new AbortController().signal, abort: (): void => undefined };
@@ -38,7 +43,7 @@ async function main(): Promise<void> {
     while (next < total) {
       const n = next++;
       // Small params and a trace id, as a real call has: both ride in the claim's record (call detail).
-      const call: RunningCall = { callId: `${prefix}.${n}`, id: n, method: 'add', service: 'bench', worker: 'i1', attempt: 1, deadline: Date.now() + 10_000, startedAt: Date.now(), params: { a: n, b: 2 }, traceId };
+      const call: RunningCall = { callId: `${prefix}.${n}`, id: n, method: 'add', service: 'bench', worker: 'i1', attempt: 1, firstDelivery, deadline: Date.now() + 10_000, startedAt: Date.now(), params: { a: n, b: 2 }, traceId };
       const response = { jsonrpc: '2.0', result: n + 1, id: n } as const;
       const executed: Executed = { kind: 'answer', text: JSON.stringify(response), response };
       const outcome = await tracker.run(call, abort, () => Promise.resolve(executed));
@@ -60,6 +65,7 @@ async function main(): Promise<void> {
     const result = {
       calls,
       concurrency,
+      firstDelivery,
       callsPerSec: Math.round(calls / seconds),
       trackerCpuUsPerCall: Number(((cpu.user + cpu.system) / calls).toFixed(1)),
       redisCpuUsPerCall: redis && redis0 !== undefined ? Number(((redis() - redis0) / calls).toFixed(1)) : null,

@@ -18,13 +18,11 @@ export type ReplyMode = 'named' | 'direct';
  * With `ack` (named reply queues), a reply is acked only once it has been
  * handed over, so one RabbitMQ had already written to a connection that then
  * died (cut, stalled) is requeued and delivered after the reconnect instead
- * of lost. Acks go out as one `multiple` ack for everything a socket read
- * delivered, from a microtask: the socket is corked for the rest of the tick
- * (amqp-transport's coalesceWrites), so the ack rides in the same write as
- * the request the caller's code sends on its answer, instead of standing
- * before it as a write of its own (measured at concurrency 1: 2 writes per
- * call → 1; from a setImmediate the ack had always been a second write). Direct
- * reply-to requires no-ack consumption.
+ * of lost. Acks go out once per turn of the event loop, as one `multiple`
+ * ack for everything delivered in it, and only after the callers' code has
+ * run: the ack's write then never stands between a reply and the caller's
+ * next request (measured at concurrency 1: p50 ÷ baseline 1.29 → 1.14-1.24).
+ * Direct reply-to requires no-ack consumption.
  */
 export async function consumeReplies(
   channel: WireChannel,
@@ -60,7 +58,7 @@ export async function consumeReplies(
         deliver(correlationId, response, userId);
       }
       if (!options.ack) return;
-      if (unacked === undefined) queueMicrotask(ackDelivered);
+      if (unacked === undefined) setImmediate(ackDelivered);
       unacked = msg;
     },
     { noAck: !options.ack },

@@ -1,7 +1,7 @@
-// What the gateway skips per request since the CPU-per-call work (bench:gateway), with the guarantees
-// each skip must keep: a keep-alive connection's verified token is not re-hashed, but a changed header
-// on it is checked again; a Host header's reading is kept, refusals included; request.log is made only
-// when a request logs, and carries its reqId then.
+// What the gateway's hooks do per request since the CPU-per-call work (bench:gateway), with the guarantees
+// each must keep: every request on a keep-alive connection is checked for the token it carries (a reverse
+// proxy may carry many clients on one connection); a Host header's reading is kept, refusals included;
+// request.log is made only when a request logs, and carries its reqId then.
 import { Agent, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -52,7 +52,7 @@ describe('the access hook on a keep-alive connection', () => {
       expect((await get(agent, port, '/who', { authorization: 'Bearer alphax' })).status).toBe(401);
       expect((await get(agent, port, '/who', {})).status).toBe(401);
       expect(await get(agent, port, '/who', { authorization: 'Bearer alpha' })).toEqual({ status: 200, body: '{"token":0,"operator":false}' });
-      // All of it on one connection: what the cache is for.
+      // All of it on one connection, as a reverse proxy may send many clients' requests.
       expect(sockets.size).toBe(1);
     } finally {
       agent.destroy();

@@ -57,46 +57,21 @@ export function registerAccess(app: FastifyInstance, o: AccessOptions): void {
     void sendRefusal(reply.header('retry-after', String(Math.ceil(take.retryAfterMs / 1000))), 'WARREN_GW_RATE_LIMITED', { scope, retryAfterMs: take.retryAfterMs });
     return true;
   };
-  const verified = new VerifiedTokens();
   // A callback hook (no promise per request); a refusal sends and never calls `done`.
   app.addHook('onRequest', (request, reply, done) => {
     request.principal = anonymous;
     if (request.routeOptions.config.public === true) return done();
     if (limiter && limited(reply, 'ip', limiter.ip(request.ip))) return;
     if (!tokenIndex) return done();
-    const authorization = request.headers.authorization;
-    const index = verified.on(request.raw.socket, authorization) ?? tokenIndex(authorization);
+    const index = tokenIndex(request.headers.authorization);
     const principal = index === undefined ? undefined : principals[index];
     if (index === undefined || !principal) {
       void sendRefusal(reply.header('www-authenticate', 'Bearer realm="warren"'), 'WARREN_GW_UNAUTHORIZED');
       return;
     }
-    verified.remember(request.raw.socket, authorization, index);
     if (limiter && limited(reply, 'token', limiter.token(index))) return;
     request.principal = principal;
     done();
   });
 }
 
-/**
- * The Authorization header each keep-alive connection last presented and the token it matched, so a
- * client's next requests skip the digests (a SHA-256 per configured token per request shows in the
- * profile). Comparing a header with the one the same connection sent before leaks nothing: whoever
- * sent it knows both. The tokens are fixed for the gateway's life, so a match stays a match.
- */
-class VerifiedTokens {
-  private readonly bySocket = new WeakMap<object, { readonly header: string; readonly index: number }>();
-
-  /** The token index `header` matched the last time `socket` presented it; undefined otherwise. */
-  on(socket: object | null, header: string | undefined): number | undefined {
-    if (socket === null || header === undefined) return undefined;
-    const last = this.bySocket.get(socket);
-    return last !== undefined && last.header === header ? last.index : undefined;
-  }
-
-  remember(socket: object | null, header: string | undefined, index: number): void {
-    if (socket === null || header === undefined) return;
-    const last = this.bySocket.get(socket);
-    if (last === undefined || last.header !== header || last.index !== index) this.bySocket.set(socket, { header, index });
-  }
-}

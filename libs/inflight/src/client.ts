@@ -47,42 +47,69 @@ export function cancelOnAbort(client: Pick<CallerHooks, 'onCancel'>, view: Pick<
 /**
  * Makes the calls this client sends show as `queued` in the in-flight view
  * (`status`, `list`, the console's In flight, `warren status`) until a worker
- * takes them, instead of `unknown`. Costs two Redis writes per call on the
- * caller's side (the mark and its place in the queued list, pipelined with
- * their neighbours), and the worker's claim of such a call reads the record
- * before replacing it and drops it from the list. A call answered while the
- * mark is still there (a worker without a tracker answered it), or failed on
- * the caller's side (no route, not confirmed, connection lost), has its mark
- * dropped, unless `untrackedAnswers: false` says none can be. A failed write
- * is logged and the call goes on.
+ * takes them, instead of `unknown`: every call still unanswered `markAfterMs`
+ * after it was sent. A call answered sooner (most, on a cluster keeping up)
+ * costs Redis nothing; one marked costs two Redis writes on the caller's side
+ * (the mark and its place in the queued list), and the worker's claim of it
+ * reads the record before replacing it and drops it from the list. A call
+ * answered while its mark is still there (a worker without a tracker
+ * answered it), or failed on the caller's side (no route, not confirmed,
+ * connection lost), has its mark dropped, unless `untrackedAnswers: false`
+ * says none can be. A failed write is logged and the call goes on.
  *
  * @example
  * trackQueued(client, view);
  * const id = client.nextCallId();
  * const p = client.call('slow', []);
- * await view.status(id); // { state: 'queued', method: 'slow', attempt: 0, ... } until a worker takes it
+ * await view.status(id); // { state: 'queued', method: 'slow', attempt: 0, ... } from 100 ms on, until a worker takes it
  */
 export function trackQueued(client: Pick<CallerHooks, 'onSend' | 'onSettle'>, view: Pick<InflightView, 'markQueued' | 'unmarkQueued'>, log?: Logger, options: TrackQueuedOptions = {}): QueuedMarks {
+  const markAfterMs = options.markAfterMs ?? defaultMarkAfterMs;
+  const dropsMarks = options.untrackedAnswers !== false;
   const marks = new Map<string, Promise<boolean>>();
   // Unmarks on their way: a short-lived caller (`warren call`) waits for them before it closes Redis.
   const unmarks = new Set<Promise<unknown>>();
-  client.onSend((call) => {
-    if (options.mark?.(call) === false) return;
+  // Calls sent and not marked yet, oldest first (a Map keeps its insertion order), with when they went.
+  const waiting = new Map<string, { readonly call: CallInfo; readonly sentAt: number }>();
+  let timer: NodeJS.Timeout | undefined;
+  const mark = (call: CallInfo): void => {
     const marked = view.markQueued(call).catch((err: unknown) => {
       log?.debug({ err, callId: call.callId }, 'call not marked queued (in-flight store unavailable)');
       return false;
     });
-    if (options.untrackedAnswers !== false) marks.set(call.callId, marked);
+    if (dropsMarks) marks.set(call.callId, marked);
+  };
+  // One timer for every call waiting: it marks those due and sleeps until the oldest of the rest is.
+  const sweep = (): void => {
+    timer = undefined;
+    const now = Date.now();
+    for (const [callId, entry] of waiting) {
+      if (entry.sentAt + markAfterMs > now) return arm(entry.sentAt + markAfterMs - now);
+      waiting.delete(callId);
+      mark(entry.call);
+    }
+  };
+  const arm = (ms: number): void => {
+    timer = setTimeout(sweep, ms);
+    // Marks are for others to see: they never keep a caller's process alive.
+    timer.unref();
+  };
+  client.onSend((call) => {
+    if (options.mark?.(call) === false) return;
+    if (markAfterMs <= 0) return mark(call);
+    waiting.set(call.callId, { call, sentAt: Date.now() });
+    if (timer === undefined) arm(markAfterMs);
   });
   const flush = (timeoutMs = 1000): Promise<void> => {
     const pending = [...marks.values(), ...unmarks];
     if (pending.length === 0) return Promise.resolve();
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    return Promise.race([Promise.allSettled(pending).then(() => undefined), bound]).finally(() => clearTimeout(timer));
+    let bound: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (bound = setTimeout(resolve, timeoutMs)));
+    return Promise.race([Promise.allSettled(pending).then(() => undefined), late]).finally(() => clearTimeout(bound));
   };
-  if (options.untrackedAnswers === false) return { flush };
   client.onSettle((callId, how) => {
+    // Settled before its mark was due: nothing was written, nothing to drop.
+    if (waiting.delete(callId)) return;
     const marked = marks.get(callId);
     if (marked === undefined) return;
     marks.delete(callId);
@@ -97,16 +124,25 @@ export function trackQueued(client: Pick<CallerHooks, 'onSend' | 'onSettle'>, vi
   return { flush };
 }
 
+/**
+ * How long a call waits unanswered before {@link trackQueued} marks it. Short beside anything a person
+ * watches (the console's In flight refreshes every second or so), long beside a call a cluster keeping
+ * up answers (a few milliseconds): those, most calls, then cost Redis nothing.
+ */
+const defaultMarkAfterMs = 100;
+
 /** What {@link trackQueued} gives back. */
 export interface QueuedMarks {
   /** Resolves once the marks and unmarks sent so far are written (or `timeoutMs` passed): call it before closing the view. @default timeoutMs 1000 */
   flush(timeoutMs?: number): Promise<void>;
 }
 
-/** Which calls {@link trackQueued} marks, and whether it looks after answers from untracked workers. */
+/** Which calls {@link trackQueued} marks, when, and whether it looks after answers from untracked workers. */
 export interface TrackQueuedOptions {
   /** Marks only the calls this says yes to (the broker leaves out its own methods, which no tracked worker serves). @default every call */
   readonly mark?: (call: CallInfo) => boolean;
+  /** Marks a call once it has waited this long unanswered; 0 marks every call as it is sent. @default 100 */
+  readonly markAfterMs?: number;
   /**
    * Whether a worker without a tracker may answer these calls, so an answered call's mark is dropped
    * (two more Redis commands per answered call). `false` when every service called is tracked, or the

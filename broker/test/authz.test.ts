@@ -53,4 +53,13 @@ describe('CallOwners', () => {
     owners.finished('never-started');
     expect(owners.owner('never-started')).toBeUndefined();
   });
+
+  it('forgets the oldest finished call each time one more finishes, round after round', () => {
+    const owners = new CallOwners(3);
+    for (let i = 0; i < 10; i++) {
+      owners.started(`c${i}`, i);
+      owners.finished(`c${i}`);
+    }
+    expect(Array.from({ length: 10 }, (_, i) => owners.owner(`c${i}`))).toEqual([undefined, undefined, undefined, undefined, undefined, undefined, undefined, 7, 8, 9]);
+  });
 });

@@ -16,7 +16,7 @@ function setup(options: TrackQueuedOptions = {}) {
     { onSend: (l) => void (send = l), onSettle: (l) => void (settle = l) },
     {
       markQueued: (call) => (marked.push(call.callId), Promise.resolve(true)),
-      unmarkQueued: (callId) => (unmarked.push(callId), Promise.resolve(true)),
+      unmarkQueued: (callId) => (unmarked.push(callId), Promise.resolve()),
     },
     undefined,
     options,

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { BenchSession, BenchTarget } from './harness';
 import { spawnCaller, type LoadDriver } from './caller-process';
+import type { CallerSpec } from './callers';
 import { processRssMb } from './proc-stats';
 import { childCommand, type ChildProgram } from './children';
 import { nodeArgs } from './profile';
@@ -27,7 +28,7 @@ export function uniqueName(prefix: string): string {
   return `${prefix}.${process.pid}.${randomBytes(4).toString('hex')}`;
 }
 
-interface ServerChild {
+export interface ServerChild {
   serverCpuUs: () => Promise<number>;
   serverRssMb: () => number | null;
   pid: number | undefined;
@@ -87,15 +88,23 @@ export async function spawnServer(program: ChildProgram, args: readonly string[]
 async function startBaseline(opts: AmqpBaselineOptions): Promise<BenchSession> {
   const requestQueue = uniqueName('bench.amqp.rpc');
   const server = await spawnServer('amqp-baseline-server', [requestQueue]);
+  return sessionOf(server, {
+    kind: 'amqp',
+    reply: opts.reply,
+    requestQueue,
+    replyQueue: opts.reply === 'named' ? uniqueName('bench.amqp.reply') : undefined,
+    timeoutMs: opts.timeoutMs ?? 10_000,
+  });
+}
+
+/**
+ * A target's session over a started service: its caller spawned for `spec` (the service stopped if the
+ * caller cannot start), and a stop that stops the caller, then the service, which deletes what it declared.
+ */
+export async function sessionOf(server: ServerChild, spec: CallerSpec): Promise<BenchSession> {
   let driver: LoadDriver;
   try {
-    driver = await spawnCaller({
-      kind: 'amqp',
-      reply: opts.reply,
-      requestQueue,
-      replyQueue: opts.reply === 'named' ? uniqueName('bench.amqp.reply') : undefined,
-      timeoutMs: opts.timeoutMs ?? 10_000,
-    });
+    driver = await spawnCaller(spec);
   } catch (err) {
     await server.stop();
     throw err;
@@ -104,7 +113,7 @@ async function startBaseline(opts: AmqpBaselineOptions): Promise<BenchSession> {
     try {
       await driver.stop();
     } finally {
-      await server.stop(); // server deletes the request queue on SIGTERM
+      await server.stop();
     }
   };
   return { driver, stop, serverCpuUs: server.serverCpuUs, serverRssMb: server.serverRssMb, serverPid: server.pid };

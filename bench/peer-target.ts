@@ -4,8 +4,7 @@
  * its own (pid + random), which its programs delete on stop. See bench/peers/ and docs/benchmarks.md.
  */
 import { amqpUrl } from '@warren/testkit';
-import { spawnServer, uniqueName } from './amqp-baseline';
-import { spawnCaller, type LoadDriver } from './caller-process';
+import { sessionOf, spawnServer, uniqueName } from './amqp-baseline';
 import type { BenchSession, BenchTarget } from './harness';
 import { ensurePeers } from './peer-install';
 import { PEERS, type PeerName } from './peer-paths';
@@ -32,21 +31,7 @@ export function preparePeers(targets: readonly string[], named: boolean, ensure:
 async function startPeer(peer: PeerName, timeoutMs: number): Promise<BenchSession> {
   const spec = { url: amqpUrl(), name: uniqueName(`bench.${peer}`), prefetch: Number(process.env['BENCH_PREFETCH'] ?? 64), timeoutMs };
   const server = await spawnServer('peer-service', [peer, JSON.stringify(spec)]);
-  let driver: LoadDriver;
-  try {
-    driver = await spawnCaller({ kind: 'peer', peer, ...spec });
-  } catch (err) {
-    await server.stop();
-    throw err;
-  }
-  const stop = async (): Promise<void> => {
-    try {
-      await driver.stop();
-    } finally {
-      await server.stop(); // the service deletes what its peer declared on SIGTERM
-    }
-  };
-  return { driver, stop, serverCpuUs: server.serverCpuUs, serverRssMb: server.serverRssMb, serverPid: server.pid };
+  return sessionOf(server, { kind: 'peer', peer, ...spec });
 }
 
 export function peerTarget(peer: PeerName, timeoutMs = 10_000): BenchTarget {

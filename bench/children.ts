@@ -13,15 +13,19 @@ import { join, resolve } from 'node:path';
 import { profileArgs } from './profile';
 
 /** The bench's child entry points (bench/<name>.ts). */
-export type ChildProgram = 'warren-server' | 'caller' | 'amqp-baseline-server' | 'amqp-guarded-server' | 'peer-service';
+export type ChildProgram = 'warren-server' | 'caller' | 'amqp-baseline-server' | 'amqp-guarded-server' | 'peer-service' | 'gateway-floor';
 
 const thisTree = resolve(__dirname, '..');
 const fromSource = (): boolean => process.env['BENCH_SOURCE'] === '1';
 
 /** `node` arguments and working directory that run `program` of `tree` (default: this tree). */
 export function childCommand(program: ChildProgram, role: 'service' | 'caller', tree = thisTree): { args: string[]; cwd: string } {
-  const entry = fromSource() ? ['--import', 'tsx', join(tree, 'bench', `${program}.ts`)] : [join(tree, 'bench', 'dist', `${program}.js`)];
-  return { args: [...profileArgs(role), ...entry], cwd: tree };
+  return { args: [...profileArgs(role), ...childEntry(program, tree)], cwd: tree };
+}
+
+/** The `node` arguments naming `program`'s entry point: its build, or its source under tsx. */
+export function childEntry(program: ChildProgram, tree = thisTree): string[] {
+  return fromSource() ? ['--import', 'tsx', join(tree, 'bench', `${program}.ts`)] : [join(tree, 'bench', 'dist', `${program}.js`)];
 }
 
 /** Compiles what the children of a run need, in every tree named (see the file's comment). */

@@ -12,6 +12,7 @@
  *
  *   npm run bench:gateway -- --rounds 3 --calls 20000 --concurrency 64
  *   npm run bench:gateway -- --no-broker-redis   # the broker without REDIS_URL: what queued marks cost it
+ *   npm run bench:gateway -- --floor             # also through gateway-floor.ts: Node's http and Warren's client alone
  */
 import { spawnCaller } from './caller-process';
 import { buildChildren } from './children';
@@ -32,7 +33,7 @@ interface Phase {
   readonly loadUsPerCall: number;
 }
 
-/** One round: each phase by name (`direct`, `http`, `http@base`). */
+/** One round: each phase by name (`direct`, `http`, `http@base`, `http@floor`). */
 type Round = Record<string, Phase>;
 
 function option(name: string, fallback: number): number {
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
   const concurrency = option('concurrency', 64);
   const warmup = option('warmup', 2_000);
   const redis = !process.argv.includes('--no-broker-redis');
+  const floor = process.argv.includes('--floor');
   const baseTree = process.env['BENCH_BASE_TREE'];
   // autocannon is one of bench/peers' packages: installed when missing or stale, like the peer frameworks.
   ensurePeers();
@@ -65,8 +67,12 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [() => server.stop()];
   try {
     const brokers: Array<[string, BrokerChild]> = [];
-    for (const [name, tree] of [['http', undefined], ...(baseTree === undefined ? [] : [['http@base', baseTree]])] as const) {
-      const broker = await spawnBroker(namespace, token, { redis, ...(tree === undefined ? {} : { tree }) });
+    const others: Array<[string, { readonly tree?: string; readonly floor?: boolean }]> = [
+      ...(baseTree === undefined ? [] : [['http@base', { tree: baseTree }] as [string, { tree: string }]]),
+      ...(floor ? [['http@floor', { floor: true }] as [string, { floor: boolean }]] : []),
+    ];
+    for (const [name, extra] of [['http', {}], ...others] as const) {
+      const broker = await spawnBroker(namespace, token, { redis, ...extra });
       stops.unshift(() => broker.stop());
       await checkReply(broker.url, token);
       brokers.push([name, broker]);
@@ -134,6 +140,7 @@ function print(results: readonly Round[], names: readonly string[], concurrency:
   const brokerUs = m((r) => get(r, 'http').brokerUsPerCall);
   console.log(`\n${ratio >= 0.6 ? 'PASS' : 'MISS'} http ÷ direct ≥ 0.6: ${f(ratio, 3)}`);
   console.log(`${brokerUs <= 100 ? 'PASS' : 'MISS'} broker CPU ≤ 100 µs per call: ${f(brokerUs, 1)}`);
+  if (names.includes('http@floor')) console.log(`INFO broker CPU per call ÷ the floor's (gateway-floor.ts), median of rounds: ${f(m((r) => get(r, 'http').brokerUsPerCall / get(r, 'http@floor').brokerUsPerCall), 3)}`);
   if (names.includes('http@base')) console.log(`INFO broker CPU per call ÷ base, median of rounds: ${f(m((r) => get(r, 'http').brokerUsPerCall / get(r, 'http@base').brokerUsPerCall), 3)}`);
   console.log('--- json ---');
   console.log(JSON.stringify({ concurrency, calls, rounds: results }));

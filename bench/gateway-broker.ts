@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join, resolve } from 'node:path';
 import { createServer } from 'node:net';
+import { childEntry } from './children';
 import { profileArgs } from './profile';
 import { amqpUrl } from '@warren/testkit';
 
@@ -35,10 +36,12 @@ async function freePort(): Promise<number> {
  * `tree`: the checkout whose broker runs (its built broker/dist; a before/after inside one run). `BENCH_BROKER_NODE_ARGS` passes
  * `node` flags to it alone; with `BENCH_PROF`, it writes its CPU profile like the bench's services (profile.ts).
  */
-export async function spawnBroker(namespace: string, token: string, opts: { readonly redis: boolean; readonly tree?: string }, readyTimeoutMs = 30_000): Promise<BrokerChild> {
+export async function spawnBroker(namespace: string, token: string, opts: { readonly redis: boolean; readonly tree?: string; readonly floor?: boolean }, readyTimeoutMs = 30_000): Promise<BrokerChild> {
   const port = await freePort();
   const root = opts.tree === undefined ? resolve(__dirname, '..') : resolve(opts.tree);
-  const entry = process.env['BENCH_SOURCE'] === '1' ? ['--import', 'tsx', join(root, 'broker', 'src', 'main.ts')] : [join(root, 'broker', 'dist', 'main.js')];
+  // `floor`: gateway-floor.ts, the least a Node gateway on Warren's client costs, in the broker's place.
+  const entry = opts.floor === true ? childEntry('gateway-floor')
+    : process.env['BENCH_SOURCE'] === '1' ? ['--import', 'tsx', join(root, 'broker', 'src', 'main.ts')] : [join(root, 'broker', 'dist', 'main.js')];
   const extra = (process.env['BENCH_BROKER_NODE_ARGS'] ?? '').split(/\s+/).filter((a) => a !== '');
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -3,15 +3,18 @@
  * Warren service does, with no code of Warren's, so the bench can say what Warren's guarantees cost
  * apart from what its JavaScript costs.
  *
- *   node bench/dist/amqp-guarded-server.js <exchange> <queue> [redis <keyPrefix>]
+ *   node bench/dist/amqp-guarded-server.js <exchange> <queue> [redis|redis1 <keyPrefix>]
  *
  * It consumes its queue bound to a direct exchange under the routing key `add` and answers on the
- * caller's named reply queue. With `redis`, it also keeps the least a Redis call record can be (the
- * floor of tracking, not a tracker): the deliveries of one tick are claimed by one script doing
- * `SET <key> <record> NX PX` for each, written before their handlers run, and once a reply is
- * published its outcome is stored by `SET <key> <record> PX` (one script per tick) and the request is
- * acked when Redis has answered, so a redelivery would find the outcome. No check of what the claim found, no
- * lease, cancel mark or suspect: whatever a real tracker does costs at least this.
+ * caller's `replyTo` (a named reply queue or direct reply-to: the same publish either way). With
+ * `redis`, it also keeps the least a Redis call record can be (the floor of tracking, not a tracker):
+ * the deliveries of one tick are claimed by one script doing `SET <key> <record> NX PX` for each,
+ * written before their handlers run, and once a reply is published its outcome is stored by
+ * `SET <key> <record> PX` (one script per tick) and the request is acked when Redis has answered, so a
+ * redelivery would find the outcome. No check of what the claim found, no lease, cancel mark or
+ * suspect: whatever a real tracker does costs at least this. `redis1` is the floor of the speed
+ * issue's one write per quick call (#29): a claim only for a call still running when its tick's batch
+ * goes out, which the instant `add` never is, so each call writes its outcome alone.
  *
  * Same stdout protocol as amqp-baseline-server.ts: `ready`, and `cpu <us>` per `cpu` line on stdin.
  */
@@ -52,13 +55,18 @@ function fail(what: string, err: unknown): never {
   process.exit(1);
 }
 
-/** The Redis side of the `redis` mode: one claim script and one outcome script per tick. */
+/** Which records a call writes: a claim before its handler and its outcome (`redis`), or its outcome alone (`redis1`). */
+type Records = 'claim-and-outcome' | 'outcome';
+const recordsOf = (mode: string | undefined): Records | undefined =>
+  mode === 'redis' ? 'claim-and-outcome' : mode === 'redis1' ? 'outcome' : undefined;
+
+/** The Redis side of the `redis` modes: a claim script (unless `outcome` alone) and an outcome script per tick. */
 class RecordFloor {
   private claims: Array<{ key: string; run: () => void }> = [];
   private outcomes: Array<{ key: string; value: string; ack: () => void }> = [];
   private readonly commands: FloorCommands;
 
-  constructor(private readonly redis: Redis, private readonly keyPrefix: string) {
+  constructor(private readonly redis: Redis, private readonly keyPrefix: string, private readonly records: Records) {
     redis.defineCommand('claimAll', { lua: claimAll });
     redis.defineCommand('storeAll', { lua: storeAll });
     this.commands = redis as unknown as FloorCommands;
@@ -68,8 +76,12 @@ class RecordFloor {
     return `${this.keyPrefix}:c:${callId}`;
   }
 
-  /** Queues a claim and runs `run` once the tick's claims are written (not answered: first deliveries do not wait). */
+  /**
+   * Queues a claim and runs `run` once the tick's claims are written (not answered: first deliveries do not wait).
+   * Writing outcomes alone, it runs `run` at once: a quick call's handler has answered before the claims would go out.
+   */
   claim(callId: string, run: () => void): void {
+    if (this.records === 'outcome') return run();
     if (this.claims.length === 0) process.nextTick(() => this.writeClaims());
     this.claims.push({ key: this.key(callId), run });
   }
@@ -110,9 +122,10 @@ class RecordFloor {
 
 async function main(): Promise<void> {
   const [exchange, queue, mode, keyPrefix] = process.argv.slice(2);
-  if (!exchange || !queue || (mode === 'redis' && !keyPrefix)) throw new Error('usage: amqp-guarded-server.js <exchange> <queue> [redis <keyPrefix>]');
-  const redis = mode === 'redis' ? new Redis(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379', { enableAutoPipelining: false }) : undefined;
-  const floor = redis && keyPrefix ? new RecordFloor(redis, keyPrefix) : undefined;
+  const records = recordsOf(mode);
+  if (!exchange || !queue || (mode !== undefined && (!records || !keyPrefix))) throw new Error('usage: amqp-guarded-server.js <exchange> <queue> [redis|redis1 <keyPrefix>]');
+  const redis = records ? new Redis(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379', { enableAutoPipelining: false }) : undefined;
+  const floor = redis && records && keyPrefix ? new RecordFloor(redis, keyPrefix, records) : undefined;
 
   const conn = await connect(amqpUrl(), { noDelay: true });
   conn.on('error', (err: Error) => console.error('[guarded-server] connection error:', err.message));

@@ -21,8 +21,11 @@ export interface Caller {
 /** What the bench process tells a caller process to build, as JSON on its command line. */
 export type CallerSpec =
   | { readonly kind: 'amqp'; readonly reply: 'direct' | 'named'; readonly requestQueue: string; readonly replyQueue?: string | undefined; readonly timeoutMs: number }
-  /** Plain amqplib doing on the wire what a Warren client does (amqp-guarded.ts): a named reply queue is required. */
-  | { readonly kind: 'amqp-guarded'; readonly exchange: string; readonly replyQueue: string; readonly timeoutMs: number }
+  /**
+   * Plain amqplib doing on the wire what a Warren client does (amqp-guarded.ts), its replies on a named queue
+   * (`replyQueue`, acked) or by direct reply-to (consumed noAck: the floor of a tracker that recovers from Redis).
+   */
+  | { readonly kind: 'amqp-guarded'; readonly reply: 'direct' | 'named'; readonly exchange: string; readonly replyQueue?: string | undefined; readonly timeoutMs: number }
   | { readonly kind: 'warren'; readonly namespace: string; readonly replyMode: ReplyMode; readonly timeoutMs: number }
   /** A peer framework's client (Moleculer, NestJS RMQ, rabbitmq-client), from bench/peers (peer-callers.ts). */
   | PeerCallerSpec;
@@ -40,11 +43,15 @@ interface Pending {
  * Plain amqplib request/reply: the limit Warren is measured against. As `amqp-guarded`, the same
  * client keeps what a Warren client keeps, in plain amqplib: publisher confirms, `mandatory` (a
  * return fails the call), routing through a direct exchange by method, a per-message `expiration`,
- * the three request headers, and a named reply queue whose replies are acked (once per turn of the
- * event loop, as one `multiple` ack) so a reply in flight at a cut is delivered again.
+ * the three request headers, and, with a named reply queue, replies acked (once per turn of the
+ * event loop, as one `multiple` ack) so a reply in flight at a cut is delivered again. By direct
+ * reply-to (`reply: 'direct'`) there is nothing to ack: RabbitMQ requires noAck there, and a reply
+ * lost at a cut is what a tracker keeping the outcome in Redis would read back instead.
  */
 async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' | 'amqp-guarded' }>): Promise<Caller> {
   const guarded = spec.kind === 'amqp-guarded';
+  const named = spec.reply === 'named';
+  const ackReplies = guarded && named;
   const conn = await connect(amqpUrl(), { noDelay: true });
   const pending = new Map<string, Pending>();
   const failAll = (err: Error): void => {
@@ -57,7 +64,7 @@ async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' | 'amqp-guard
   // Warren's reply-consumer.ts acks the same way (one `multiple` ack per turn); written again here on
   // purpose: the guarded targets measure the wire work with none of Warren's code.
   let unacked: ConsumeMessage | undefined;
-  const ackReplies = (): void => {
+  const ackTurn = (): void => {
     const last = unacked;
     unacked = undefined;
     try {
@@ -68,8 +75,8 @@ async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' | 'amqp-guard
   };
   const onReply = (msg: ConsumeMessage | null): void => {
     if (msg === null) return failAll(new Error('reply consumer cancelled by broker'));
-    if (guarded) {
-      if (unacked === undefined) setImmediate(ackReplies);
+    if (ackReplies) {
+      if (unacked === undefined) setImmediate(ackTurn);
       unacked = msg;
     }
     const cid: unknown = msg.properties.correlationId;
@@ -91,11 +98,10 @@ async function amqpCaller(spec: Extract<CallerSpec, { kind: 'amqp' | 'amqp-guard
   conn.on('error', (err: Error) => console.error('[amqp-caller] connection error:', err.message));
   ch.on('error', (err: Error) => console.error('[amqp-caller] channel error:', err.message));
   ch.on('close', () => failAll(new Error('channel closed')));
-  const named = guarded || spec.reply === 'named';
-  const replyQueue = guarded ? spec.replyQueue : spec.reply === 'named' ? (spec.replyQueue ?? '') : DIRECT_REPLY_TO;
+  const replyQueue = named ? (spec.replyQueue ?? '') : DIRECT_REPLY_TO;
   if (named) await ch.assertQueue(replyQueue, { durable: true, exclusive: false, autoDelete: false, arguments: { 'x-expires': 60_000 } });
   // Direct reply-to requires consuming (noAck) before publishing, on the same channel.
-  const { consumerTag } = await ch.consume(replyQueue, onReply, { noAck: !guarded });
+  const { consumerTag } = await ch.consume(replyQueue, onReply, { noAck: !ackReplies });
   ch.on('return', (msg: Message) => {
     const cid: unknown = msg.properties.correlationId;
     const p = typeof cid === 'string' ? pending.get(cid) : undefined;

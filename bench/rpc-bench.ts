@@ -23,8 +23,11 @@ const baseTree = process.env['BENCH_BASE_TREE'] || undefined;
 export const targets: Record<string, () => BenchTarget> = {
   'amqp-direct': () => amqpBaseline({ reply: 'direct' }),
   'amqp-named': () => amqpBaseline({ reply: 'named' }),
-  'amqp-guarded': () => amqpGuarded({ redis: false }),
-  'amqp-guarded+redis': () => amqpGuarded({ redis: true }),
+  'amqp-guarded': () => amqpGuarded({ reply: 'named', records: 'none' }),
+  'amqp-guarded+redis': () => amqpGuarded({ reply: 'named', records: 'claim-and-outcome' }),
+  // The floors of the speed issue's two designs (#29): replies by direct reply-to, and one record per quick call.
+  'amqp-guarded-direct': () => amqpGuarded({ reply: 'direct', records: 'none' }),
+  'amqp-guarded-direct+redis1': () => amqpGuarded({ reply: 'direct', records: 'outcome' }),
   warren: () => warrenTarget({ tracking: false }),
   'warren-direct': () => warrenTarget({ tracking: false, replyMode: 'direct' }),
   'warren+tracking': () => warrenTarget({ tracking: true }),

@@ -85,6 +85,11 @@ export function verdicts(rows: readonly RoundResult[], baseline = 'amqp-direct')
     add(`${over} c=64 throughput / ${name}, same round`, sameRound(rows, over, name, 64, calls, (a, b) => a / b), 'context', null);
     add(`${over} c=1 p50 / ${name}, same round`, sameRound(rows, over, name, 1, p50, (a, b) => a / b), 'context', null);
   }
+  // Context: the floors of the speed issue's designs (#29) against what its target is set on, so a run says whether any
+  // tracker built that way could reach the 0.85 of `warren+tracking` (amqp-guarded.ts).
+  for (const name of ['amqp-guarded-direct', 'amqp-guarded-direct+redis1']) {
+    add(`${name} c=64 throughput / faster plain`, per(name, 64, calls, fasterCalls), 'context', null);
+  }
   for (const name of [...new Set(rows.filter((r) => r.concurrency === 1).map((r) => r.target))]) {
     add(`${name} c=1 p50 ms (delayed-ACK stall check)`, rows.filter((r) => r.target === name && r.concurrency === 1).map((r) => r.p50Ms), '< 20', (v) => v < 20);
   }

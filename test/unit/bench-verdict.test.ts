@@ -24,9 +24,9 @@ function round(n: number, figures: Record<string, [number, number]>, base: [numb
 describe('bench verdicts', () => {
   it('judges the targets against the faster plain variant and the best peer of each round, and leaves the rest as context', () => {
     const rows = [
-      ...round(1, { 'amqp-named': [1100, 0.45], moleculer: [800, 0.6], 'nestjs-rmq': [700, 0.7], 'amqp-guarded': [900, 0.55], 'amqp-guarded+redis': [700, 0.6], warren: [870, 0.58], 'warren+tracking': [650, 0.65] }),
-      ...round(2, { 'amqp-named': [900, 0.55], moleculer: [850, 0.55], 'nestjs-rmq': [700, 0.7], 'amqp-guarded': [880, 0.56], 'amqp-guarded+redis': [720, 0.62], warren: [860, 0.6], 'warren+tracking': [640, 0.66] }),
-      ...round(3, { 'amqp-named': [1000, 0.5], moleculer: [820, 0.62], 'nestjs-rmq': [650, 0.75], 'amqp-guarded': [890, 0.55], 'amqp-guarded+redis': [710, 0.61], warren: [980, 0.59], 'warren+tracking': [630, 0.7] }),
+      ...round(1, { 'amqp-named': [1100, 0.45], moleculer: [800, 0.6], 'nestjs-rmq': [700, 0.7], 'amqp-guarded': [900, 0.55], 'amqp-guarded+redis': [700, 0.6], warren: [870, 0.58], 'warren+tracking': [650, 0.65], 'amqp-guarded-direct': [990, 0.5], 'amqp-guarded-direct+redis1': [880, 0.56] }),
+      ...round(2, { 'amqp-named': [900, 0.55], moleculer: [850, 0.55], 'nestjs-rmq': [700, 0.7], 'amqp-guarded': [880, 0.56], 'amqp-guarded+redis': [720, 0.62], warren: [860, 0.6], 'warren+tracking': [640, 0.66], 'amqp-guarded-direct': [930, 0.51], 'amqp-guarded-direct+redis1': [860, 0.57] }),
+      ...round(3, { 'amqp-named': [1000, 0.5], moleculer: [820, 0.62], 'nestjs-rmq': [650, 0.75], 'amqp-guarded': [890, 0.55], 'amqp-guarded+redis': [710, 0.61], warren: [980, 0.59], 'warren+tracking': [630, 0.7], 'amqp-guarded-direct': [960, 0.5], 'amqp-guarded-direct+redis1': [840, 0.58] }),
     ];
     const byCheck = new Map(verdicts(rows).map((v) => [v.check, v]));
 
@@ -40,6 +40,9 @@ describe('bench verdicts', () => {
     expect(byCheck.get('warren c=64 throughput / baseline')).toMatchObject({ value: 0.87, perRound: [0.87, 0.86, 0.98], pass: null });
     expect(byCheck.get('warren c=64 throughput / amqp-guarded, same round')).toMatchObject({ perRound: [0.967, 0.977, 1.101], value: 0.977, pass: null });
     expect(byCheck.get('warren+tracking c=1 p50 / amqp-guarded+redis, same round')).toMatchObject({ value: 1.083, pass: null });
+    // The floors of the designs against the faster plain variant: 1100, then 1000 twice.
+    expect(byCheck.get('amqp-guarded-direct c=64 throughput / faster plain')).toMatchObject({ perRound: [0.9, 0.93, 0.96], value: 0.93, pass: null });
+    expect(byCheck.get('amqp-guarded-direct+redis1 c=64 throughput / faster plain')).toMatchObject({ perRound: [0.8, 0.86, 0.84], value: 0.84, pass: null });
     expect(formatVerdicts(verdicts(rows))).toMatch(/^INFO {2}amqp-guarded c=64 throughput \/ baseline: 0\.89 \(target context;/m);
   });
 

@@ -162,7 +162,7 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     return sendRefusal(reply, code, extra);
   });
 
-  registerRpcRoute(app, { gate: calls, allow, decodeLimits, defaultTimeoutMs: o.defaultTimeoutMs, maxTimeoutMs: o.maxTimeoutMs });
+  registerRpcRoute(app, { gate: calls, allow, decodeLimits, defaultTimeoutMs: o.defaultTimeoutMs, maxTimeoutMs: o.maxTimeoutMs, maxConcurrentCalls: o.maxConcurrentCalls });
   // GET /inflight and the console's feed read the whole cluster's calls (a GET per call listed): however
   // many clients poll, one read at a time reaches the store.
   const source = o.inflight;

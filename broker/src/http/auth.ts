@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /**
  * Checks `Authorization: Bearer <token>` against the configured tokens.
@@ -38,5 +38,6 @@ export function bearerMatcher(tokens: readonly string[]): (authorization: string
 }
 
 function digest(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  // The one-shot hash: half what a Hash object costs, on every request.
+  return hash('sha256', token, 'buffer');
 }

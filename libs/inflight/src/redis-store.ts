@@ -7,7 +7,7 @@ import { parseClaimReply, parseLiveMarks, parseRecord, queuedRecord, parseWorker
 import type { HistoryBounds, HistoryKind, Keys } from './keys';
 import type { RedisConfig } from './options';
 import { ScriptBatches } from './redis-batches';
-import { closeRedis, defineScripts, openRedis, runScript, type RedisClient } from './redis-connection';
+import { closeRedis, defineScripts, openRedis, runScript, stallTolerantTimeouts, type RedisClient } from './redis-connection';
 import type { ScriptName } from './scripts';
 import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore, WaitingList } from './store-port';
 
@@ -36,7 +36,7 @@ export class RedisStore implements TrackerStore, ViewStore {
    * already (Batcher), and ioredis' own pipelining on top only adds a deferred write and its
    * bookkeeping to every command (measured: 56 vs 42 µs of worker CPU per tracked call).
    */
-  constructor(config: RedisConfig, commandTimeoutMs: number, private readonly k: Keys, private readonly log: Logger, options: { readonly autoPipelining: boolean; readonly history?: HistoryBounds | false } = { autoPipelining: true }) {
+  constructor(config: RedisConfig, private readonly commandTimeoutMs: number, private readonly k: Keys, private readonly log: Logger, options: { readonly autoPipelining: boolean; readonly history?: HistoryBounds | false } = { autoPipelining: true }) {
     const { client, owned } = openRedis(config, commandTimeoutMs, options.autoPipelining);
     this.client = client;
     this.owned = owned;
@@ -234,6 +234,8 @@ export class RedisStore implements TrackerStore, ViewStore {
     // at that moment (Redis flapping) rejects it and takes the process down. So single nodes subscribe
     // on every 'ready' here, where a failure is caught; a cluster's subscriber catches its own.
     const sub: RedisClient = this.client instanceof Cluster ? this.client.duplicate() : this.client.duplicate({ autoResubscribe: false });
+    // A copy of a client made here has its settings, but not its command timeouts (redis-connection.ts).
+    if (this.owned) stallTolerantTimeouts(sub, this.commandTimeoutMs);
     this.subscriber = sub;
     sub.on('error', (err: unknown) => this.log.debug({ err }, 'redis subscriber connection error'));
     sub.on('message', (from: string, message: string) => {

@@ -5,6 +5,7 @@
 // selection and by method (confirmed: the confirmed calls, and only those, get -32003), and rows
 // windowed at 1,000 calls. Each test holds its own calls (a tag) and lets them go at its end.
 // Screenshots go to test-artifacts/console/inflight/ (the docs' ones are copied to docs/images/).
+import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { connectClient, startService, type RpcClient } from '@warren/amqp';
@@ -31,7 +32,11 @@ type End = 'done' | 'cancelled' | 'failed';
 
 function tagSignal(tag: string): AbortSignal {
   let c = tags.get(tag);
-  if (!c) tags.set(tag, (c = new AbortController()));
+  if (!c) {
+    tags.set(tag, (c = new AbortController()));
+    // Every held call of a tag listens to it, hundreds at once in the long-list tests: not a leak.
+    setMaxListeners(0, c.signal);
+  }
   return c.signal;
 }
 

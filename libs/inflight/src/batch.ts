@@ -2,8 +2,10 @@ import { checkInt } from '@warren/config';
 /**
  * When a batch goes out: at the end of the current tick (`process.nextTick`,
  * the window ioredis' auto-pipelining uses), or at the end of the current
- * turn of the event loop (`setImmediate`), after every tick of it, so what
- * other code writes meanwhile (a reply on the AMQP socket) goes out first.
+ * turn of the event loop (`setImmediate`), after every tick of it, so that
+ * more of what the turn's callbacks push shares the batch. (Not so that a
+ * reply published meanwhile leaves first: amqplib writes its frames from a
+ * later immediate of its own.)
  */
 export type BatchWindow = 'tick' | 'turn';
 

@@ -79,9 +79,12 @@ export class ScriptBatches {
         if (flags.length !== items.length) throw new Error(`inflightFinish: expected ${items.length} replies, got ${JSON.stringify(reply)}`);
         return items.map((_, n) => (flags.charCodeAt(n) === 49 ? 1 : 0));
       });
-      // At the end of the loop's turn: the run's reply, published in the same tick as its finish, then reaches
-      // the AMQP socket first instead of waiting behind this write (which wakes Redis, on a busy machine at the
-      // writer's expense). Only the ack waits for the finish, and it waits that much longer.
+      // At the end of the loop's turn: the finishes of all of the turn's callbacks share one script. It does
+      // not put the run's reply on the wire first: amqplib's muxer moves every frame to the socket from an
+      // immediate of its own, queued after this one, so at one call in flight a worker writes claim, finish,
+      // reply, ack, in that order (strace). Deferring the finish a turn more to let the reply lead measured worse
+      // (docs/benchmarks-history.md, 2026-12-04 late morning): the claim's and the finish's replies are then read
+      // apart, and the worker spent more CPU per call.
     }, this.maxBatch, 'turn');
   }
 

@@ -17,7 +17,7 @@ import { TestNamespace } from '../support/amqp';
 import { callCjs, consumerTs, serveCjs, tsconfigJson } from './app-files';
 
 const root = path.resolve(__dirname, '../..');
-const publishable = ['libs/config', 'libs/jsonrpc', 'libs/calls', 'libs/logger', 'libs/amqp-transport', 'libs/amqp', 'libs/inflight', 'libs/eventlog', 'libs/schedules', 'libs/tracing-node', 'libs/cli', 'broker'];
+const publishable = ['libs/config', 'libs/jsonrpc', 'libs/calls', 'libs/logger', 'libs/redis', 'libs/amqp-transport', 'libs/amqp', 'libs/inflight', 'libs/eventlog', 'libs/schedules', 'libs/tracing-node', 'libs/cli', 'broker'];
 const td = new Teardown();
 const ns = new TestNamespace();
 ns.service('calc');
@@ -85,7 +85,7 @@ afterAll(() => td.run(), 60_000);
 
 describe('npm pack of the publishable packages', () => {
   it('packs each with dist (js, declarations, maps), src, LICENSE and package.json, and no tests', () => {
-    expect(packed.map((p) => p.name).sort()).toEqual(['@warren/amqp', '@warren/amqp-transport', '@warren/broker', '@warren/calls', '@warren/cli', '@warren/config', '@warren/eventlog', '@warren/inflight', '@warren/jsonrpc', '@warren/logger', '@warren/schedules', '@warren/tracing-node']);
+    expect(packed.map((p) => p.name).sort()).toEqual(['@warren/amqp', '@warren/amqp-transport', '@warren/broker', '@warren/calls', '@warren/cli', '@warren/config', '@warren/eventlog', '@warren/inflight', '@warren/jsonrpc', '@warren/logger', '@warren/redis', '@warren/schedules', '@warren/tracing-node']);
     for (const p of packed) {
       const files = p.files.map((f) => f.path);
       expect({ name: p.name, has: ['LICENSE', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/index.js.map', 'src/index.ts'].filter((f) => files.includes(f)) }).toEqual({ name: p.name, has: ['LICENSE', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/index.js.map', 'src/index.ts'] });

@@ -27,7 +27,7 @@ export function schedulesWiring(store: ScheduleStore, options: SchedulesWiringOp
     if (late.broker === undefined) throw new Error('schedules wiring used before attach');
     return late.broker.client;
   };
-  const control = new ScheduleControl(store, client, (name) => late.scheduler?.countFired(name));
+  const control = new ScheduleControl(store, client, (schedule, fired) => late.scheduler?.firedNow(schedule, fired));
   return {
     options: {
       serviceMethods: scheduleMethods(control, store.durable),

@@ -30,8 +30,8 @@ export class ScheduleControl {
     private readonly store: ScheduleStore,
     /** The client run-nows go through (a getter: the broker's exists only once it has started). */
     private readonly client: () => RpcClient,
-    /** Told of each run-now fired here (the process's counters). @default none */
-    private readonly onRunNow: (name: string) => void = () => undefined,
+    /** Told of each run-now fired here (the process's counters, and the log line if it fails). @default none */
+    private readonly onRunNow: (schedule: Schedule, fired: Fired) => void = () => undefined,
   ) {}
 
   async list(): Promise<ScheduleEntry[]> {
@@ -78,7 +78,7 @@ export class ScheduleControl {
     const s = await this.store.get(name);
     if (s === undefined) return missing(name);
     const fired: Fired = fireCall(this.client(), s, Date.now);
-    this.onRunNow(name);
+    this.onRunNow(s, fired);
     const state = (await this.store.states([name])).get(name) ?? {};
     await this.store.setState(name, startedState(state, fired, s.timeoutMs, undefined));
     void recordEnd(this.store, name, fired).catch(() => undefined);

@@ -13,6 +13,7 @@ export { MemoryScheduleStore } from './memory-store';
 export { scheduleKeys, type ScheduleKeys } from './keys';
 export { Scheduler, schedulerDefaults, type SchedulerOptions, type SchedulerState } from './scheduler';
 export type { ScheduleCounts } from './counts';
+export type { Fired, RunEnd } from './fire';
 export { ScheduleControl, type ScheduleEntry, type ControlRefusal, type ControlResult } from './control';
 export { scheduleMethods } from './methods';
 export { ServiceScheduleSync, serviceSource, serviceScheduleResyncMs, type AnnouncedInstances } from './service-schedules';

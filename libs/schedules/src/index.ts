@@ -14,6 +14,7 @@ export { scheduleKeys, type ScheduleKeys } from './keys';
 export { Scheduler, schedulerDefaults, type SchedulerOptions, type SchedulerState } from './scheduler';
 export type { ScheduleCounts } from './counts';
 export type { Fired, RunEnd } from './fire';
-export { ScheduleControl, type ScheduleEntry, type ControlRefusal, type ControlResult } from './control';
+export { ScheduleControl, type ScheduleEntry, type ControlRefusal, type ControlResult, type AddOptions } from './control';
+export { checkTarget, type ServedMethods, type TargetRefusal } from './target-check';
 export { scheduleMethods } from './methods';
 export { ServiceScheduleSync, serviceSource, serviceScheduleResyncMs, type AnnouncedInstances } from './service-schedules';

@@ -32,7 +32,8 @@ export function schedulesWiring(store: ScheduleStore, options: SchedulesWiringOp
   const served: ServedMethods = (method) => {
     const broker = late.broker;
     if (broker === undefined) return undefined;
-    const announced = broker.gateway.catalogue.current().methods.get(method) ?? broker.service.options.methods[method];
+    const own = broker.service.options.methods;
+    const announced = broker.gateway.catalogue.current().methods.get(method) ?? (Object.hasOwn(own, method) ? own[method] : undefined);
     return announced === undefined ? undefined : announced.params === undefined ? {} : { params: announced.params };
   };
   const control = new ScheduleControl(store, client, (schedule, fired) => late.scheduler?.firedNow(schedule, fired), served);

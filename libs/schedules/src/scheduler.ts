@@ -80,7 +80,7 @@ export class Scheduler {
   /** Counts a run-now fired elsewhere in this process (the broker's `schedule.runNow`) and watches how it ends, so /metrics and the log show it. */
   firedNow(schedule: Schedule, fired: Fired): void {
     this.counts.add(schedule.name, 'fired');
-    watchFailure(fired, schedule, {}, this.log, this.counts);
+    watchFailure(fired, schedule, { log: this.log, counts: this.counts });
   }
 
   start(): void {
@@ -171,7 +171,7 @@ export class Scheduler {
         const fired = fireCall(client, schedule, Date.now);
         await store.end(name, t, 'fired');
         this.counts.add(name, 'fired');
-        watchFailure(fired, schedule, { occurrence: t }, this.log, this.counts);
+        watchFailure(fired, schedule, { log: this.log, counts: this.counts, occurrence: t });
         state = startedState(state, fired, schedule.timeoutMs, t);
         this.log.debug({ schedule: name, occurrence: new Date(t).toISOString(), callId: fired.callId }, 'schedule fired');
         // Waits for the call outside the lock: the ticks go on meanwhile.

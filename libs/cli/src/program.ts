@@ -11,10 +11,10 @@ import { newServiceCommand } from './commands/new-service';
 import { replCommand } from './repl/shell';
 import { servicesCommand } from './commands/services';
 import { workerCommand } from './commands/workers';
-import { ExitCode, type ExitCodeValue } from './errors';
+import { ExitCode, UsageError, type ExitCodeValue } from './errors';
 import { wantColor } from './format';
 import { Session, type Io, type Settings } from './session';
-import { envGiven, envValue } from '@warren/config';
+import { EnvError, envGiven, envValue } from '@warren/config';
 
 /** Defaults of everything the environment or a flag can set; docs/cli.md has the table. */
 export const cliDefaults = {
@@ -51,6 +51,15 @@ function nonNegativeInt(value: string): number {
   return n;
 }
 
+/** A flag's text read by its variable's rule (@warren/config), its error naming the flag. */
+function flagAs<N extends 'AMQP_URL'>(flag: string, name: N, text: string): ReturnType<typeof envGiven<N>> {
+  try {
+    return envGiven({ [name]: text }, name);
+  } catch (err) {
+    throw err instanceof EnvError ? new UsageError(`${flag}${err.message.slice(name.length)}`) : err;
+  }
+}
+
 /** Flags win over the environment, the environment over the defaults. */
 export function resolveSettings(io: Io, g: GlobalFlags): Settings {
   const namespace = g.namespace ?? envGiven(io.env, 'WARREN_NAMESPACE') ?? cliDefaults.namespace;
@@ -59,7 +68,8 @@ export function resolveSettings(io: Io, g: GlobalFlags): Settings {
   const json = g.json === true;
   // Checked when a command first needs it (Session.via), where a usage error is reported like any other.
   const via = (g.via ?? envValue(io.env, 'WARREN_VIA')).toLowerCase();
-  const amqpNamed = g.amqpUrl?.split(',') ?? envGiven(io.env, 'AMQP_URL');
+  // The flag is read by AMQP_URL's rule (amqp:// or amqps:// only), so an http:// URL is refused at once, not retried.
+  const amqpNamed = g.amqpUrl === undefined ? envGiven(io.env, 'AMQP_URL') : flagAs('--amqp-url', 'AMQP_URL', g.amqpUrl);
   return {
     via,
     amqpExplicit: amqpNamed !== undefined,
@@ -102,7 +112,16 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
   const act =
     <A extends unknown[]>(work: (s: Session, ...args: A) => Promise<ExitCodeValue>) =>
     async (...args: A): Promise<void> => {
-      const s = new Session(io, resolveSettings(io, program.opts<GlobalFlags>()));
+      let s: Session;
+      try {
+        s = new Session(io, resolveSettings(io, program.opts<GlobalFlags>()));
+      } catch (err) {
+        // A variable or flag that does not parse (EnvError names it): a usage error, before any session exists.
+        const usage = err instanceof EnvError ? new UsageError(err.message) : err;
+        if (!(usage instanceof UsageError)) throw usage;
+        io.stderr.write(`error ${usage.code}: ${usage.message}\n`);
+        return setCode(usage.exitCode);
+      }
       try {
         setCode(await work(s, ...args));
       } catch (err) {

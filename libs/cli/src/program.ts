@@ -288,8 +288,10 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('--python <file>', 'write the Python client (pika) here')
     .option('--openrpc <file>', 'also write the document used (without servers and instance counts)')
     .option('--check', 'write nothing: exit 1 when a file differs from what would be written (for CI)')
+    .option('--service <name>', "only this service's methods and notifications (repeatable)", (name: string, names: string[] = []) => [...names, name])
+    .option('--operator-methods', "also the broker's operator methods (workers.*, dlq.*, schedule.*, inflight.*...), left out by default")
     .addOption(new Option('-t, --timeout <ms>', 'deadline of the rpc.discover call').argParser(positiveInt))
-    .addHelpText('after', '\nExamples:\n  warren gen --ts src/warren-api.ts --python warren_api.py\n  warren gen --from api.openrpc.json --ts src/warren-api.ts --check')
+    .addHelpText('after', '\nExamples:\n  warren gen --ts src/warren-api.ts --python warren_api.py\n  warren gen --service billing --service shipping --ts src/warren-api.ts\n  warren gen --from api.openrpc.json --ts src/warren-api.ts --check')
     .action(act((s, flags: GenFlags) => genCommand(s, flags)));
 
   program

@@ -3,6 +3,7 @@ import type { WorkerAction } from '@warren/amqp';
 import { benchCommand } from './commands/bench';
 import { batchCommand, callCommand, notifyCommand, reportError } from './commands/call';
 import { genCommand, type GenFlags } from './commands/gen';
+import { namespaceRmCommand, type NamespaceRmFlags } from './commands/namespace';
 import { dlqListCommand, dlqPurgeCommand, dlqReplayCommand, dlqShowCommand } from './commands/dlq';
 import { scheduleAddCommand, scheduleChangeCommand, scheduleListCommand, type AddFlags } from './commands/schedule';
 import { cancelCommand, inflightCommand, statusCommand } from './commands/inflight';
@@ -279,6 +280,17 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('--prefix <prefix>', 'start of its reply queue names, if not the user name')
     .addHelpText('after', '\nExamples:\n  warren permissions calculator --service calculator\n  warren permissions warren-broker --service warren-broker --discovery --dead-letters --delayed\n  warren permissions web')
     .action(act((s, user: string, flags: { vhost: string; service?: string; discovery?: boolean; deadLetters?: boolean; delayed?: boolean; prefix?: string }) => permissionsCommand(s, user, flags)));
+
+  const namespace = program.command('namespace').description("manage namespaces: remove one's queues, exchanges and Redis keys");
+  namespace
+    .command('rm')
+    .description("remove a namespace's queues, exchanges and Redis keys (lists them, then asks you to type its name)")
+    .argument('<name>', 'the namespace, e.g. trial')
+    .option('-y, --yes', 'remove without asking')
+    .option('--force', 'remove even while its queues have consumers (services still running)')
+    .option('--redis-prefix <prefix>', "the Redis key prefix of its services (default: the namespace's name)")
+    .addHelpText('after', '\nExamples:\n  warren namespace rm trial\n  warren namespace rm trial --yes --redis-prefix trial-keys')
+    .action(act((s, name: string, flags: NamespaceRmFlags) => namespaceRmCommand(s, name, flags)));
 
   program
     .command('gen')

@@ -57,7 +57,7 @@ export const envSchema = {
   GATEWAY_TOKEN_RATE_LIMIT_PER_SEC: variable(positiveNumber, { defaultText: 'unset (no limit)', readers: ['broker'], description: 'requests per second each bearer token may make, sustained' }),
   GATEWAY_TOKEN_RATE_LIMIT_BURST: variable(digits, { defaultText: 'the rate, rounded up', readers: ['broker'], description: 'requests a bearer token may make at once (needs `GATEWAY_TOKEN_RATE_LIMIT_PER_SEC`)' }),
   GATEWAY_RATE_LIMIT_MAX_KEYS: variable(digits, { defaultText: '`10000`', readers: ['broker'], description: 'client IPs whose buckets are kept at once (least recently seen forgotten first)' }),
-  RABBITMQ_MANAGEMENT_URL: variable(httpUrl, { readers: ['broker'], description: 'the RabbitMQ management API (`http://user:password@host:15672`, on `AMQP_URL`\'s vhost) for the queue figures: unacked, rates, delay queues; unset: passive declares over AMQP (ready, consumers, dead letters only)' }),
+  RABBITMQ_MANAGEMENT_URL: variable(httpUrl, { readers: ['broker', 'cli'], description: 'the RabbitMQ management API (`http://user:password@host:15672`, on `AMQP_URL`\'s vhost) for the queue figures: unacked, rates, delay queues; unset: passive declares over AMQP (ready, consumers, dead letters only). `warren namespace rm` lists a namespace\'s queues and exchanges through it' }),
   SCHEDULER: variable(oneOf(['on', 'off']), { default: 'on', readers: ['broker'], description: '`on`: with `REDIS_URL`, this broker runs a scheduler (every broker\'s races for one lease; the holder fires, [scheduling.md](scheduling.md)); `off`: it serves `schedule.*` only' }),
 
   // CLI

@@ -92,7 +92,7 @@ export class Health {
     this.log.warn({ err }, `in-flight tracking DEGRADED: Redis ${atStart ? 'cannot be reached at start' : 'stopped answering'}; until it answers, ${this.meaning()}`);
   }
 
-  /** What calls get while Redis is away (docs/reliability.md, "Degraded mode"). */
+  /** What calls get while Redis is away (docs/reliability.md, "Redis down"). */
   private meaning(): string {
     if (this.requireTracking) return 'every call fails with -32002 (data.reason tracking_unavailable), as requireTracking asks';
     return 'calls run untracked: at-least-once (a redelivered call runs again), no stored outcomes (status and inflight cannot see them, a redelivery is not answered from the store), no ctx.once dedup (effects may repeat)';

@@ -38,13 +38,14 @@ export function guardCalls(s: Session, client: Caller, services: ReadonlyMap<str
 /**
  * A call nobody serves (-32601), told the methods near it that the namespace's services announce
  * (`data.suggestions`): the CLI has heard no announcement, so it asks for them (one announce-now
- * round, under a second) only now that the call failed. Any other error, or no answer, is as it was.
+ * round of 300 ms to 1 s) only now that the call failed. Any other error, or no answer, is as it was.
  */
 export async function explainNoRoute(s: Session, err: unknown): Promise<unknown> {
   const connection = s.connection;
   if (!(err instanceof RpcNoRouteError) || err.suggestions !== undefined || !connection) return err;
   try {
-    const registry = await ServiceRegistry.start(connection, { namespace: s.settings.namespace });
+    // A short round (instances answer within 100 ms, then 200 ms of quiet): the caller is waiting for its error.
+    const registry = await ServiceRegistry.start(connection, { namespace: s.settings.namespace, jitterMs: 100, settleMs: 200, maxWaitMs: 1000 });
     try {
       await registry.discovered();
       return noRouteHint(err.method, s.settings.namespace, announcedMethods(registry));

@@ -38,10 +38,11 @@ export const amqpUrlList: EnvKind<string[]> = {
   secret: true,
   schema: list.schema.transform((urls, ctx) => {
     urls.forEach((url, i) => {
-      const scheme = URL.canParse(url) ? new URL(url).protocol : undefined;
-      if (scheme === 'amqp:' || scheme === 'amqps:') return;
+      // The scheme only: the rest is amqplib's to read (it takes URLs WHATWG's parser refuses).
+      const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
+      if (scheme === 'amqp' || scheme === 'amqps') return;
       const entry = urls.length > 1 ? `entry ${i + 1}` : 'the URL';
-      ctx.issues.push({ code: 'custom', message: `must be amqp:// or amqps:// URLs (${entry} ${scheme === undefined ? 'is not a URL' : `has scheme ${JSON.stringify(scheme)}`})`, input: url });
+      ctx.issues.push({ code: 'custom', message: `must be amqp:// or amqps:// URLs (${entry} ${scheme === undefined ? 'has no scheme' : `has scheme "${scheme}:"`})`, input: url });
     });
     return urls;
   }),

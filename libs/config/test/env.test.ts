@@ -54,7 +54,7 @@ describe('envValue / envGiven', () => {
       ['LOG_LEVEL', 'verbose', /^LOG_LEVEL must be "fatal" or "error" or "warn" or "info" or "debug" or "trace" or "silent", got "verbose"$/],
       ['AMQP_URL', 'http://127.0.0.1:15672', /^AMQP_URL must be amqp:\/\/ or amqps:\/\/ URLs \(the URL has scheme "http:"\)$/],
       ['AMQP_URL', 'amqp://a,localhost:5672', /^AMQP_URL must be amqp:\/\/ or amqps:\/\/ URLs \(entry 2 has scheme "localhost:"\)$/],
-      ['AMQP_URL', 'amqp://a, rabbit', /^AMQP_URL must be amqp:\/\/ or amqps:\/\/ URLs \(entry 2 is not a URL\)$/],
+      ['AMQP_URL', 'amqp://a, rabbit', /^AMQP_URL must be amqp:\/\/ or amqps:\/\/ URLs \(entry 2 has no scheme\)$/],
     ];
     for (const [name, value, message] of cases) {
       const err = errorOf(() => envValue({ [name]: value }, name));

@@ -57,6 +57,8 @@ export function openRpcDocument(catalogue: Catalogue, info: OpenRpcInfo = {}): J
     methods,
     'x-warren-services': catalogue.services.map((s) => ({
       name: s.name,
+      // The broker (it announces metadata.role): `warren gen` leaves its operator methods out unless asked.
+      ...(s.instances.some((i) => i.metadata['role'] === 'broker') ? { role: 'broker' } : {}),
       instances: s.instances.length,
       methods: [...catalogue.methods.values()].filter((m) => m.service === s.name).map((m) => m.name).sort(),
       notifications: [...s.notifications],

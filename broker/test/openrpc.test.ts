@@ -76,6 +76,11 @@ describe('the OpenRPC document', () => {
     expect(method('report.progress')).toMatchObject({ 'x-warren-job-style': false, 'x-warren-persistent': false });
   });
 
+  it("says which service is the broker (its announced metadata.role), so warren gen can leave its operator methods out", () => {
+    const withBroker = openRpcDocument(buildCatalogue([instance({ name: 'calculator', methods: calculatorMethods }), instance({ name: 'ops', metadata: { role: 'broker' }, methods: { 'workers.pause': { handler: () => null } } })]));
+    expect(withBroker['x-warren-services']).toEqual([expect.not.objectContaining({ role: expect.anything() as unknown }), expect.objectContaining({ name: 'ops', role: 'broker' })]);
+  });
+
   it('names its servers without credentials', () => {
     expect(doc['servers']).toEqual([
       { name: 'gateway', url: 'http://127.0.0.1:18001/rpc', summary: expect.any(String) },

@@ -42,87 +42,14 @@ CalculateParams = TypedDict("CalculateParams", {
 })
 CalculateResult = str
 CalculateErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-
-CallsShowParams = TypedDict("CallsShowParams", {
-    "callId": str,
-})
-CallsShowResult = Any
-CallsShowErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-DelayedCancelParams = CallsShowParams
-DelayedCancelResult = Any
-DelayedCancelErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-
-DelayedListParams = TypedDict("DelayedListParams", {
-    "limit": NotRequired[int],
-})
-DelayedListResult = Any
-DelayedListErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-
-DlqListParams = TypedDict("DlqListParams", {
-    "limit": NotRequired[int],
-    "method": NotRequired[str],
-    "offset": NotRequired[int],
-    "reason": NotRequired[str],
-    "service": NotRequired[str],
-})
-DlqListResult = Any
-DlqListErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-
-DlqPurgeParams = TypedDict("DlqPurgeParams", {
-    "service": str,
-})
-DlqPurgeResult = Any
-DlqPurgeErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-
-DlqReplayParams = TypedDict("DlqReplayParams", {
-    "all": NotRequired[bool],
-    "id": NotRequired[str],
-    "ids": NotRequired[List[str]],
-    "service": str,
-    "timeoutMs": NotRequired[int],
-})
-DlqReplayResult = Any
-DlqReplayErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-
-DlqShowParams = TypedDict("DlqShowParams", {
-    "id": str,
-    "service": str,
-})
-DlqShowResult = Any
-DlqShowErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 GetDataParams = Union[List[Any], Dict[str, Any]]
 GetDataResult = Tuple[str, float]
 GetDataErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 
-HistoryListParams = TypedDict("HistoryListParams", {
-    "before": NotRequired[str],
-    "code": NotRequired[int],
-    "limit": NotRequired[int],
-    "method": NotRequired[str],
-    "service": NotRequired[str],
-    "since": NotRequired[int],
-    "state": NotRequired[Union[Literal["done"], Literal["failed"], Literal["cancelled"], Literal["expired"], Literal["failures"]]],
-    "until": NotRequired[int],
-    "worker": NotRequired[str],
+ReportProgressParamsObject = TypedDict("ReportProgressParamsObject", {
+    "callId": str,
 })
-HistoryListResult = Any
-HistoryListErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-InflightCancelParams = CallsShowParams
-InflightCancelResult = Any
-InflightCancelErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-
-InflightListParams = TypedDict("InflightListParams", {
-    "service": NotRequired[str],
-})
-InflightListResult = Any
-InflightListErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-InflightStatusParams = CallsShowParams
-InflightStatusResult = Any
-InflightStatusErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-InflightWorkersParams = InflightListParams
-InflightWorkersResult = Any
-InflightWorkersErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-ReportProgressParams = Union[CallsShowParams, Tuple[str]]
+ReportProgressParams = Union[ReportProgressParamsObject, Tuple[str]]
 
 ReportProgressResultObject = TypedDict("ReportProgressResultObject", {
     "attempt": NotRequired[int],
@@ -151,42 +78,6 @@ ReportRenderResult = TypedDict("ReportRenderResult", {
 })
 ReportRenderErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603, -32005]
 
-ScheduleAddParams = TypedDict("ScheduleAddParams", {
-    "allowUnserved": NotRequired[bool],
-    "catchUp": NotRequired[Union[Literal["none"], Literal["last"], Literal["all"]]],
-    "catchUpMax": NotRequired[int],
-    "cron": NotRequired[str],
-    "everyMs": NotRequired[int],
-    "method": str,
-    "name": str,
-    "overlap": NotRequired[Union[Literal["skip"], Literal["queue"], Literal["allow"]]],
-    "params": NotRequired[Union[Dict[str, Any], List[Any]]],
-    "paused": NotRequired[bool],
-    "replace": NotRequired[bool],
-    "timeoutMs": NotRequired[int],
-    "timezone": NotRequired[str],
-})
-ScheduleAddResult = Any
-ScheduleAddErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-ScheduleListParams = Dict[str, Any]
-ScheduleListResult = Any
-ScheduleListErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-
-SchedulePauseParams = TypedDict("SchedulePauseParams", {
-    "name": str,
-})
-SchedulePauseResult = Any
-SchedulePauseErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-ScheduleRemoveParams = SchedulePauseParams
-ScheduleRemoveResult = Any
-ScheduleRemoveErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-ScheduleResumeParams = SchedulePauseParams
-ScheduleResumeResult = Any
-ScheduleResumeErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-ScheduleRunNowParams = SchedulePauseParams
-ScheduleRunNowResult = Any
-ScheduleRunNowErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-
 SubtractParamsObject = TypedDict("SubtractParamsObject", {
     "minuend": float,
     "subtrahend": float,
@@ -197,22 +88,6 @@ SubtractErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 SumParams = List[float]
 SumResult = float
 SumErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-
-WorkersCancelAllParams = TypedDict("WorkersCancelAllParams", {
-    "instanceId": str,
-    "service": NotRequired[str],
-})
-WorkersCancelAllResult = Any
-WorkersCancelAllErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-WorkersDrainParams = WorkersCancelAllParams
-WorkersDrainResult = Any
-WorkersDrainErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-WorkersPauseParams = WorkersCancelAllParams
-WorkersPauseResult = Any
-WorkersPauseErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
-WorkersResumeParams = WorkersCancelAllParams
-WorkersResumeResult = Any
-WorkersResumeErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603]
 
 CancelRequestParams = TypedDict("CancelRequestParams", {
     "id": str,
@@ -377,57 +252,9 @@ class Api:
         """Evaluates an arithmetic expression and returns the result as text. (calculate) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("calculate", params, timeout=timeout, persistent=False)
 
-    def calls_show(self, params: CallsShowParams, timeout: Optional[float] = None) -> CallsShowResult:
-        """One call's detail: state, attempt, worker, progress, outcome, and its history entry. (calls.show) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("calls.show", params, timeout=timeout, persistent=False)
-
-    def delayed_cancel(self, params: DelayedCancelParams, timeout: Optional[float] = None) -> DelayedCancelResult:
-        """Cancels a delayed call by id before it starts: {callId} → {callId, outcome, listed}. (delayed.cancel) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("delayed.cancel", params, timeout=timeout, persistent=False)
-
-    def delayed_list(self, params: DelayedListParams, timeout: Optional[float] = None) -> DelayedListResult:
-        """Delayed calls not yet due, soonest first: {limit?} → {calls}. (delayed.list) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("delayed.list", params, timeout=timeout, persistent=False)
-
-    def dlq_list(self, params: DlqListParams, timeout: Optional[float] = None) -> DlqListResult:
-        """Dead-lettered requests, newest first, with why they were given up: {service?, reason?, method?, offset?, limit?} → {total, items}. (dlq.list) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("dlq.list", params, timeout=timeout, persistent=False)
-
-    def dlq_purge(self, params: DlqPurgeParams, timeout: Optional[float] = None) -> DlqPurgeResult:
-        """Empties a service's dead-letter queue: {service} → {purged}. (dlq.purge) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("dlq.purge", params, timeout=timeout, persistent=False)
-
-    def dlq_replay(self, params: DlqReplayParams, timeout: Optional[float] = None) -> DlqReplayResult:
-        """Sends dead letters back to their service queue as new calls with a new deadline: {service, id}, {service, ids: [...]} or {service, all: true}, timeoutMs? → {replayed, callIds, replays: [{id, callId}]}. (dlq.replay) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("dlq.replay", params, timeout=timeout, persistent=False)
-
-    def dlq_show(self, params: DlqShowParams, timeout: Optional[float] = None) -> DlqShowResult:
-        """One dead letter with its request body and AMQP properties and headers: {service, id}. (dlq.show) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("dlq.show", params, timeout=timeout, persistent=False)
-
     def get_data(self, params: Optional[GetDataParams] = None, timeout: Optional[float] = None) -> GetDataResult:
         """Returns the fixed sample ["hello", 5] (the JSON-RPC specification's example). (get_data) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("get_data", params, timeout=timeout, persistent=False)
-
-    def history_list(self, params: HistoryListParams, timeout: Optional[float] = None) -> HistoryListResult:
-        """Finished calls, newest first: the last successes, and the last failures kept longer; filtered and paged. (history.list) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("history.list", params, timeout=timeout, persistent=False)
-
-    def inflight_cancel(self, params: InflightCancelParams, timeout: Optional[float] = None) -> InflightCancelResult:
-        """Cancels a call by id, running or queued. (inflight.cancel) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("inflight.cancel", params, timeout=timeout, persistent=False)
-
-    def inflight_list(self, params: InflightListParams, timeout: Optional[float] = None) -> InflightListResult:
-        """Calls running now, cluster-wide. (inflight.list) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("inflight.list", params, timeout=timeout, persistent=False)
-
-    def inflight_status(self, params: InflightStatusParams, timeout: Optional[float] = None) -> InflightStatusResult:
-        """One call's state and stored outcome. (inflight.status) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("inflight.status", params, timeout=timeout, persistent=False)
-
-    def inflight_workers(self, params: InflightWorkersParams, timeout: Optional[float] = None) -> InflightWorkersResult:
-        """Live worker instances and their in-flight counts. (inflight.workers) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("inflight.workers", params, timeout=timeout, persistent=False)
 
     def report_progress(self, params: ReportProgressParams, timeout: Optional[float] = None) -> ReportProgressResult:
         """Progress of a report.render call by its call id, from the in-flight store: { callId } or [callId]; null when unknown or expired. (report.progress) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
@@ -437,30 +264,6 @@ class Api:
         """Renders a report; takes `size` steps of the configured step time (1 s by default), reporting progress (ctx.progress) after each. (report.render) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error, -32005 Worker lost."""
         return self._client.call("report.render", params, timeout=timeout, persistent=True)
 
-    def schedule_add(self, params: ScheduleAddParams, timeout: Optional[float] = None) -> ScheduleAddResult:
-        """Adds a schedule: {name, method, params?, cron (timezone?) or everyMs, overlap?, catchUp?, catchUpMax?, timeoutMs?, paused?, replace?, allowUnserved?}. The method must be served by a running service (unless allowUnserved) and the params fit its params schema. (schedule.add) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("schedule.add", params, timeout=timeout, persistent=False)
-
-    def schedule_list(self, params: ScheduleListParams, timeout: Optional[float] = None) -> ScheduleListResult:
-        """Schedules with their last run, its outcome, the next run and whether paused: {} → {durable, items}. (schedule.list) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("schedule.list", params, timeout=timeout, persistent=False)
-
-    def schedule_pause(self, params: SchedulePauseParams, timeout: Optional[float] = None) -> SchedulePauseResult:
-        """Pauses a schedule (no occurrence fires): {name}. (schedule.pause) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("schedule.pause", params, timeout=timeout, persistent=False)
-
-    def schedule_remove(self, params: ScheduleRemoveParams, timeout: Optional[float] = None) -> ScheduleRemoveResult:
-        """Removes a schedule: {name}. (schedule.remove) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("schedule.remove", params, timeout=timeout, persistent=False)
-
-    def schedule_resume(self, params: ScheduleResumeParams, timeout: Optional[float] = None) -> ScheduleResumeResult:
-        """Resumes a paused schedule from now on (nothing of the pause is caught up): {name}. (schedule.resume) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("schedule.resume", params, timeout=timeout, persistent=False)
-
-    def schedule_run_now(self, params: ScheduleRunNowParams, timeout: Optional[float] = None) -> ScheduleRunNowResult:
-        """Fires a schedule's call now: {name} → {callId}. (schedule.runNow) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("schedule.runNow", params, timeout=timeout, persistent=False)
-
     def subtract(self, params: SubtractParams, timeout: Optional[float] = None) -> SubtractResult:
         """minuend − subtrahend, by position [minuend, subtrahend] or by name {minuend, subtrahend}. (subtract) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("subtract", params, timeout=timeout, persistent=False)
@@ -468,22 +271,6 @@ class Api:
     def sum(self, params: SumParams, timeout: Optional[float] = None) -> SumResult:
         """Adds any count of numbers: [1, 2, 4] → 7; [] → 0. (sum) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("sum", params, timeout=timeout, persistent=False)
-
-    def workers_cancel_all(self, params: WorkersCancelAllParams, timeout: Optional[float] = None) -> WorkersCancelAllResult:
-        """Cancels every call running on one worker instance; each caller is answered -32003. {instanceId, service?} (workers.cancelAll) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("workers.cancelAll", params, timeout=timeout, persistent=False)
-
-    def workers_drain(self, params: WorkersDrainParams, timeout: Optional[float] = None) -> WorkersDrainResult:
-        """One worker instance takes no new call, finishes its running ones, then withdraws and stops. {instanceId, service?} (workers.drain) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("workers.drain", params, timeout=timeout, persistent=False)
-
-    def workers_pause(self, params: WorkersPauseParams, timeout: Optional[float] = None) -> WorkersPauseResult:
-        """Stops one worker instance consuming: its calls wait in the queue (or go to other instances) until resumed. A restart forgets it. {instanceId, service?} (workers.pause) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("workers.pause", params, timeout=timeout, persistent=False)
-
-    def workers_resume(self, params: WorkersResumeParams, timeout: Optional[float] = None) -> WorkersResumeResult:
-        """Lets a paused worker instance consume again. {instanceId, service?} (workers.resume) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
-        return self._client.call("workers.resume", params, timeout=timeout, persistent=False)
 
 
 class Notifications:

@@ -225,11 +225,23 @@ describe('method names', () => {
     'answers %j with -32601 at once: a routing key on a fixed exchange, served by nobody',
     async (method) => {
       const started = Date.now();
-      expect(await single(JSON.stringify({ jsonrpc: '2.0', method, id: 8 }))).toEqual({ jsonrpc: '2.0', id: 8, error: { code: ErrorCode.MethodNotFound, message: 'Method not found' } });
+      expect(await single(JSON.stringify({ jsonrpc: '2.0', method, id: 8 }))).toEqual({
+        jsonrpc: '2.0',
+        id: 8,
+        error: { code: ErrorCode.MethodNotFound, message: expect.stringMatching(/^Method not found: /) as unknown, data: expect.objectContaining({ reason: 'no_route', method, namespace: ns.namespace }) as unknown },
+      });
       await expect(client.call(method)).rejects.toMatchObject({ constructor: RpcNoRouteError, method });
       expect(Date.now() - started).toBeLessThan(1500);
     },
   );
+
+  it('answers a misspelt method over POST /rpc with -32601 naming the namespace and the announced methods near it', async () => {
+    expect(await single(JSON.stringify({ jsonrpc: '2.0', method: 'ech', id: 9 }))).toEqual({
+      jsonrpc: '2.0',
+      id: 9,
+      error: { code: ErrorCode.MethodNotFound, message: `Method not found: "ech" is served by nobody in namespace "${ns.namespace}"; did you mean "echo"?`, data: { reason: 'no_route', method: 'ech', namespace: ns.namespace, suggestions: ['echo'] } },
+    });
+  });
 
   it(`creates no exchange or queue whatever the names (${weirdNameCount} distinct names, by HTTP, client calls and notifications)`, async () => {
     const names = new Set<string>(trickyMethodNames(ns.namespace));

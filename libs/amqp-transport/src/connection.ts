@@ -6,6 +6,7 @@ import { redactUrl, silentLogger, type Logger } from '@warren/logger';
 import { backoffDelay, defaultBackoff, type BackoffOptions, type ResolvedBackoff } from './backoff';
 import { closeModel, destroySocket } from './close';
 import type { ConnectionState, OnOpen, WireConnection } from './contract';
+import { checkAmqpUrls } from './amqp-urls';
 import { Setups } from './setups';
 
 export type { ConnectionState, OnOpen } from './contract';
@@ -70,6 +71,7 @@ export class AmqpConnection extends EventEmitter<ConnectionEvents> implements Wi
     super();
     this.urls = typeof options.urls === 'string' ? [options.urls] : [...options.urls];
     if (this.urls.length === 0) throw new TypeError('ConnectionOptions.urls must name at least one URL');
+    checkAmqpUrls(this.urls);
     this.backoff = { ...defaultBackoff, ...definedOnly(options.reconnect ?? {}) };
     this.log = (options.logger ?? silentLogger()).child({ component: 'amqp-connection' });
   }

@@ -77,6 +77,7 @@ export { protocolSchemaFiles } from './wire/protocol-schemas';
 export { ServiceRegistry, summarizeInstance, type InstanceInfo, type InstanceSummary } from './discovery/registry';
 export { recordAnnounced, type DirectoryEntry } from './discovery/directory';
 export { AvailabilityGate, QueueDepths, guardAvailability, type QueueDepth } from './discovery/availability';
+export { announcedMethods, nearMethods, noRouteHint } from './discovery/no-route-hint';
 export { asUser, readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './runtime/service-env';
 export { runServiceMain, type RunningService, type StartHooks } from './runtime/service-main';
 export { shutdownHandler } from './runtime/shutdown';

@@ -1,4 +1,5 @@
-import { AvailabilityGate, QueueDepths, RpcClient, type DirectoryEntry } from '@warren/amqp';
+import { AvailabilityGate, QueueDepths, RpcClient, ServiceRegistry, announcedMethods, noRouteHint, type DirectoryEntry } from '@warren/amqp';
+import { RpcNoRouteError } from '@warren/jsonrpc';
 import type { Caller } from './gateway-caller';
 import type { Session } from './session';
 
@@ -32,4 +33,26 @@ export function guardCalls(s: Session, client: Caller, services: ReadonlyMap<str
   client.checkAvailability((m) => gate.check(m));
   // A request RabbitMQ returns for a service the directory knows (its classic queue's home node down) is -32002, not -32601.
   client.explainReturns((m) => gate.returned(m));
+}
+
+/**
+ * A call nobody serves (-32601), told the methods near it that the namespace's services announce
+ * (`data.suggestions`): the CLI has heard no announcement, so it asks for them (one announce-now
+ * round of 300 ms to 1 s) only now that the call failed. Any other error, or no answer, is as it was.
+ */
+export async function explainNoRoute(s: Session, err: unknown): Promise<unknown> {
+  const connection = s.connection;
+  if (!(err instanceof RpcNoRouteError) || err.suggestions !== undefined || !connection) return err;
+  try {
+    // A short round (instances answer within 100 ms, then 200 ms of quiet): the caller is waiting for its error.
+    const registry = await ServiceRegistry.start(connection, { namespace: s.settings.namespace, jitterMs: 100, settleMs: 200, maxWaitMs: 1000 });
+    try {
+      await registry.discovered();
+      return noRouteHint(err.method, s.settings.namespace, announcedMethods(registry));
+    } finally {
+      await registry.close();
+    }
+  } catch {
+    return err;
+  }
 }

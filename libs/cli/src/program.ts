@@ -3,6 +3,7 @@ import type { WorkerAction } from '@warren/amqp';
 import { benchCommand } from './commands/bench';
 import { batchCommand, callCommand, notifyCommand, reportError } from './commands/call';
 import { genCommand, type GenFlags } from './commands/gen';
+import { namespaceRmCommand, type NamespaceRmFlags } from './commands/namespace';
 import { dlqListCommand, dlqPurgeCommand, dlqReplayCommand, dlqShowCommand } from './commands/dlq';
 import { scheduleAddCommand, scheduleChangeCommand, scheduleListCommand, type AddFlags } from './commands/schedule';
 import { cancelCommand, inflightCommand, statusCommand } from './commands/inflight';
@@ -11,10 +12,10 @@ import { newServiceCommand } from './commands/new-service';
 import { replCommand } from './repl/shell';
 import { servicesCommand } from './commands/services';
 import { workerCommand } from './commands/workers';
-import { ExitCode, type ExitCodeValue } from './errors';
+import { ExitCode, UsageError, type ExitCodeValue } from './errors';
 import { wantColor } from './format';
 import { Session, type Io, type Settings } from './session';
-import { envGiven, envValue } from '@warren/config';
+import { EnvError, envGiven, envValue } from '@warren/config';
 
 /** Defaults of everything the environment or a flag can set; docs/cli.md has the table. */
 export const cliDefaults = {
@@ -51,6 +52,15 @@ function nonNegativeInt(value: string): number {
   return n;
 }
 
+/** A flag's text read by its variable's rule (@warren/config), its error naming the flag. */
+function flagAs<N extends 'AMQP_URL'>(flag: string, name: N, text: string): ReturnType<typeof envGiven<N>> {
+  try {
+    return envGiven({ [name]: text }, name);
+  } catch (err) {
+    throw err instanceof EnvError ? new UsageError(`${flag}${err.message.slice(name.length)}`) : err;
+  }
+}
+
 /** Flags win over the environment, the environment over the defaults. */
 export function resolveSettings(io: Io, g: GlobalFlags): Settings {
   const namespace = g.namespace ?? envGiven(io.env, 'WARREN_NAMESPACE') ?? cliDefaults.namespace;
@@ -59,7 +69,8 @@ export function resolveSettings(io: Io, g: GlobalFlags): Settings {
   const json = g.json === true;
   // Checked when a command first needs it (Session.via), where a usage error is reported like any other.
   const via = (g.via ?? envValue(io.env, 'WARREN_VIA')).toLowerCase();
-  const amqpNamed = g.amqpUrl?.split(',') ?? envGiven(io.env, 'AMQP_URL');
+  // The flag is read by AMQP_URL's rule (amqp:// or amqps:// only), so an http:// URL is refused at once, not retried.
+  const amqpNamed = g.amqpUrl === undefined ? envGiven(io.env, 'AMQP_URL') : flagAs('--amqp-url', 'AMQP_URL', g.amqpUrl);
   return {
     via,
     amqpExplicit: amqpNamed !== undefined,
@@ -102,7 +113,16 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
   const act =
     <A extends unknown[]>(work: (s: Session, ...args: A) => Promise<ExitCodeValue>) =>
     async (...args: A): Promise<void> => {
-      const s = new Session(io, resolveSettings(io, program.opts<GlobalFlags>()));
+      let s: Session;
+      try {
+        s = new Session(io, resolveSettings(io, program.opts<GlobalFlags>()));
+      } catch (err) {
+        // A variable or flag that does not parse (EnvError names it): a usage error, before any session exists.
+        const usage = err instanceof EnvError ? new UsageError(err.message) : err;
+        if (!(usage instanceof UsageError)) throw usage;
+        io.stderr.write(`error ${usage.code}: ${usage.message}\n`);
+        return setCode(usage.exitCode);
+      }
       try {
         setCode(await work(s, ...args));
       } catch (err) {
@@ -262,6 +282,17 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .addHelpText('after', '\nExamples:\n  warren permissions calculator --service calculator\n  warren permissions warren-broker --service warren-broker --discovery --dead-letters --delayed\n  warren permissions web')
     .action(act((s, user: string, flags: { vhost: string; service?: string; discovery?: boolean; deadLetters?: boolean; delayed?: boolean; prefix?: string }) => permissionsCommand(s, user, flags)));
 
+  const namespace = program.command('namespace').description("manage namespaces: remove one's queues, exchanges and Redis keys");
+  namespace
+    .command('rm')
+    .description("remove a namespace's queues, exchanges and Redis keys (lists them, then asks you to type its name)")
+    .argument('<name>', 'the namespace, e.g. trial')
+    .option('-y, --yes', 'remove without asking')
+    .option('--force', 'remove even while its queues have consumers (services still running)')
+    .option('--redis-prefix <prefix>', "the Redis key prefix of its services (default: the namespace's name)")
+    .addHelpText('after', '\nExamples:\n  warren namespace rm trial\n  warren namespace rm trial --yes --redis-prefix trial-keys')
+    .action(act((s, name: string, flags: NamespaceRmFlags) => namespaceRmCommand(s, name, flags)));
+
   program
     .command('gen')
     .description('write typed clients (TypeScript, Python) from rpc.discover of the live system or a saved OpenRPC document')
@@ -270,8 +301,10 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('--python <file>', 'write the Python client (pika) here')
     .option('--openrpc <file>', 'also write the document used (without servers and instance counts)')
     .option('--check', 'write nothing: exit 1 when a file differs from what would be written (for CI)')
+    .option('--service <name>', "only this service's methods and notifications (repeatable)", (name: string, names: string[] = []) => [...names, name])
+    .option('--operator-methods', "also the broker's operator methods (workers.*, dlq.*, schedule.*, inflight.*...), left out by default")
     .addOption(new Option('-t, --timeout <ms>', 'deadline of the rpc.discover call').argParser(positiveInt))
-    .addHelpText('after', '\nExamples:\n  warren gen --ts src/warren-api.ts --python warren_api.py\n  warren gen --from api.openrpc.json --ts src/warren-api.ts --check')
+    .addHelpText('after', '\nExamples:\n  warren gen --ts src/warren-api.ts --python warren_api.py\n  warren gen --service billing --service shipping --ts src/warren-api.ts\n  warren gen --from api.openrpc.json --ts src/warren-api.ts --check')
     .action(act((s, flags: GenFlags) => genCommand(s, flags)));
 
   program

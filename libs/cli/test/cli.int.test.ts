@@ -78,7 +78,15 @@ describe('warren call', () => {
     expect(bad.stderr).toMatch(/^error -32602: Unexpected end of expression at position 3/);
     const missing = await warren(['--json', 'call', 'no.such.method']);
     expect(missing.code).toBe(1);
-    expect(JSON.parse(missing.stdout)).toMatchObject({ error: { code: -32601, message: 'Method not found' }, id: 1 });
+    expect(JSON.parse(missing.stdout)).toMatchObject({ error: { code: -32601, data: { reason: 'no_route', method: 'no.such.method', namespace: ns.namespace, suggestions: [] } }, id: 1 });
+  });
+
+  it('answers a misspelt method with -32601 naming the namespace and the announced methods near it', async () => {
+    const r = await warren(['call', 'substract', '1', '2']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n')[0]).toBe(`error -32601: Method not found: "substract" is served by nobody in namespace "${ns.namespace}"; did you mean "subtract"? (RPC_NO_ROUTE)`);
+    const json = await warren(['--json', 'call', 'substract', '1', '2']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: -32601, data: { reason: 'no_route', method: 'substract', namespace: ns.namespace, suggestions: ['subtract'] } } });
   });
 
   it('gives up at --timeout with -32001', async () => {
@@ -131,7 +139,7 @@ describe('warren notify and batch', () => {
       { jsonrpc: '2.0', result: 7, id: '1' },
       { jsonrpc: '2.0', result: 19, id: '2' },
       { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request' }, id: null },
-      { jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id: '5' },
+      { jsonrpc: '2.0', error: { code: -32601, message: `Method not found: "foo.get" is served by nobody in namespace "${ns.namespace}"`, data: { reason: 'no_route', method: 'foo.get', namespace: ns.namespace } }, id: '5' },
       { jsonrpc: '2.0', result: ['hello', 5], id: '9' },
     ]);
   });

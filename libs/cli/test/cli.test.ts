@@ -54,6 +54,15 @@ describe('settings', () => {
     expect(resolveSettings(fakeIo(), {})).toMatchObject({ namespace: 'warren', amqpUrls: ['amqp://guest:guest@127.0.0.1:5672'], keyPrefix: 'warren' });
   });
 
+  it('refuses an AMQP URL that is not amqp:// or amqps:// at once with a usage error naming AMQP_URL or --amqp-url', async () => {
+    const env = fakeIo({ AMQP_URL: 'http://guest:s3cret@127.0.0.1:15672', WARREN_GATEWAY: 'off' });
+    await expect(run(['call', 'add', '1', '2'], env)).resolves.toBe(ExitCode.usage);
+    expect(env.errors()).toBe('error CLI_USAGE: AMQP_URL must be amqp:// or amqps:// URLs (the URL has scheme "http:")\n');
+    const flag = fakeIo({ WARREN_GATEWAY: 'off' });
+    await expect(run(['--amqp-url', 'amqp://a,http://b', 'call', 'add'], flag)).resolves.toBe(ExitCode.usage);
+    expect(flag.errors()).toBe('error CLI_USAGE: --amqp-url must be amqp:// or amqps:// URLs (entry 2 has scheme "http:")\n');
+  });
+
   it('uses colours only on a terminal, never with --json, and honours NO_COLOR / FORCE_COLOR', () => {
     expect(resolveSettings(fakeIo({}, true), {}).color).toBe(true);
     expect(resolveSettings(fakeIo({}, false), {}).color).toBe(false);

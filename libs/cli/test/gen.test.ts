@@ -33,9 +33,30 @@ describe('warren gen from a saved document', () => {
     const io = fakeIo();
     expect(await run(['gen', '--from', committed.doc, '--ts', committed.ts, '--python', committed.python, '--openrpc', committed.doc, '--check'], io)).toBe(ExitCode.ok);
     expect(io.errors()).toBe('');
-    const methods = doc().methods.length;
+    const operator = doc().methods.filter((m) => m['x-warren-service'] === 'warren-broker').length;
+    const methods = doc().methods.length - operator;
     const notifications = new Set((doc()['x-warren-notifications'] as { name: string }[]).map((n) => n.name)).size;
-    expect(io.output()).toContain(`warren-api.ts (${methods} methods, ${notifications} notifications)\n`);
+    expect(operator).toBe(22);
+    expect(io.output()).toContain(`warren-api.ts (${methods} methods, ${notifications} notifications; ${operator} operator methods left out (--operator-methods))\n`);
+  });
+
+  it("--service keeps those services' methods and notifications; the broker's methods only with --operator-methods or --service naming it", async () => {
+    const names = (): string[] => [...readFileSync(file('api.py'), 'utf8').matchAll(/^ {4}def ([a-z_]+)\(self/gm)].map((m) => m[1] ?? '');
+    const gen = async (...flags: string[]): Promise<number> => run(['gen', '--from', committed.doc, '--python', file('api.py'), ...flags], fakeIo());
+    expect(await gen('--service', 'calculator', '--service', 'jobs')).toBe(ExitCode.ok);
+    const calcAndJobs = names();
+    expect(calcAndJobs).toEqual(expect.arrayContaining(['add', 'subtract', 'report_render']));
+    expect(calcAndJobs.some((n) => n.startsWith('audit') || n.startsWith('dlq') || n.startsWith('workers'))).toBe(false);
+    expect(await gen()).toBe(ExitCode.ok);
+    expect(names().some((n) => n.startsWith('dlq') || n.startsWith('workers') || n.startsWith('schedule'))).toBe(false);
+    expect(await gen('--operator-methods')).toBe(ExitCode.ok);
+    expect(names()).toEqual(expect.arrayContaining(['dlq_list', 'workers_pause', 'schedule_add', 'add']));
+    expect(await gen('--service', 'warren-broker')).toBe(ExitCode.ok);
+    expect(names()).toEqual(expect.arrayContaining(['dlq_list', 'workers_pause']));
+    expect(names()).not.toContain('add');
+    const io = fakeIo();
+    expect(await run(['gen', '--from', committed.doc, '--python', file('api.py'), '--service', 'calculater'], io)).toBe(ExitCode.usage);
+    expect(io.errors()).toMatch(/--service "calculater": no such service in the document \(it has audit, calculator, jobs, warren-broker\)/);
   });
 
   it('writes, then --check passes; a changed document makes --check fail naming the stale file', async () => {

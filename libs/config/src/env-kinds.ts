@@ -28,8 +28,25 @@ export const list: EnvKind<string[]> = {
   schema: z.string().transform((s) => s.split(',').map((item) => item.trim()).filter((item) => item.length > 0)),
 };
 
-/** A URL list, whose entries may hold passwords. */
-export const urlList: EnvKind<string[]> = { ...list, type: 'comma-separated URLs', secret: true };
+/**
+ * RabbitMQ URLs: each `amqp://` or `amqps://`, refused at once otherwise (an `http://` one would
+ * have the connection retry for ever). Secret, so the error names the entry and its scheme only.
+ * The same rule guards `urls` in code (@warren/amqp-transport's amqp-urls.ts).
+ */
+export const amqpUrlList: EnvKind<string[]> = {
+  type: 'comma-separated amqp(s) URLs',
+  secret: true,
+  schema: list.schema.transform((urls, ctx) => {
+    urls.forEach((url, i) => {
+      // The scheme only: the rest is amqplib's to read (it takes URLs WHATWG's parser refuses).
+      const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
+      if (scheme === 'amqp' || scheme === 'amqps') return;
+      const entry = urls.length > 1 ? `entry ${i + 1}` : 'the URL';
+      ctx.issues.push({ code: 'custom', message: `must be amqp:// or amqps:// URLs (${entry} ${scheme === undefined ? 'has no scheme' : `has scheme "${scheme}:"`})`, input: url });
+    });
+    return urls;
+  }),
+};
 
 /** A whole number from 1, as `Number` reads it (the services' historical reading: `1e3` is 1000). */
 export const positiveInt: EnvKind<number> = {

@@ -3,19 +3,19 @@
 // (scripts/env-docs.ts; a unit test fails when the docs are behind). The
 // standard OTEL_* variables belong to the OpenTelemetry SDK (docs/observability.md),
 // and npm start's own switches to scripts/ (README).
-import { digits, httpUrl, list, oneOf, port, positiveInt, positiveNumber, rawText, text, tokens, urlList } from './env-kinds';
+import { amqpUrlList, digits, httpUrl, list, oneOf, port, positiveInt, positiveNumber, rawText, text, tokens } from './env-kinds';
 import { variable } from './env-var';
 
 const all = ['broker', 'services', 'cli'] as const;
 
 export const envSchema = {
   // Shared
-  AMQP_URL: variable(urlList, { default: ['amqp://guest:guest@127.0.0.1:5672'], defaultText: '`amqp://guest:guest@127.0.0.1:5672`', readers: all, description: 'RabbitMQ URL(s), comma-separated for the nodes of a cluster (services then declare quorum queues, [scaling.md](scaling.md)); `amqps://` for TLS' }),
+  AMQP_URL: variable(amqpUrlList, { default: ['amqp://guest:guest@127.0.0.1:5672'], defaultText: '`amqp://guest:guest@127.0.0.1:5672`', readers: all, description: 'RabbitMQ URL(s), comma-separated for the nodes of a cluster (services then declare quorum queues, [scaling.md](scaling.md)); `amqps://` for TLS; any other scheme refuses to start' }),
   WARREN_NAMESPACE: variable(text, { default: 'warren', readers: all, description: 'prefix of every exchange and queue; callers and services must agree on it' }),
   WARREN_KEY_PREFIX: variable(text, { defaultText: 'the namespace', readers: all, description: 'prefix of every Redis key (in-flight records, directory, audit lists, job progress); broker, services and CLI must use the same' }),
   REDIS_URL: variable(text, { defaultText: 'broker, calculator: unset (no Redis); audit, jobs, CLI: `redis://127.0.0.1:6379`', readers: all, description: 'Redis of the in-flight store, the method directory, schedules and the example services\' records; the broker\'s `/readyz` reports its state (not required for readiness); `rediss://` for TLS' }),
   AMQP_USER_ID: variable(text, { readers: all, description: 'the RabbitMQ user of `AMQP_URL` when each process has its own ([security.md](security.md)): replies and progress carry it as `user_id`, and reply queues are named `NS.reply.<user>-…`' }),
-  LOG_LEVEL: variable(text, { default: 'info', readers: ['broker', 'services'], description: 'pino level' }),
+  LOG_LEVEL: variable(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), { default: 'info' as const, readers: ['broker', 'services'], description: 'pino level; any other word refuses to start, naming the variable' }),
   WARREN_SUPERVISOR: variable(text, { readers: ['broker', 'services'], description: '`stdin`: stdin is the pipe of the supervisor that started the process (`npm start` sets it); its end means the supervisor is gone, even SIGKILLed, and the process shuts down as on SIGTERM' }),
 
   // Services
@@ -57,7 +57,7 @@ export const envSchema = {
   GATEWAY_TOKEN_RATE_LIMIT_PER_SEC: variable(positiveNumber, { defaultText: 'unset (no limit)', readers: ['broker'], description: 'requests per second each bearer token may make, sustained' }),
   GATEWAY_TOKEN_RATE_LIMIT_BURST: variable(digits, { defaultText: 'the rate, rounded up', readers: ['broker'], description: 'requests a bearer token may make at once (needs `GATEWAY_TOKEN_RATE_LIMIT_PER_SEC`)' }),
   GATEWAY_RATE_LIMIT_MAX_KEYS: variable(digits, { defaultText: '`10000`', readers: ['broker'], description: 'client IPs whose buckets are kept at once (least recently seen forgotten first)' }),
-  RABBITMQ_MANAGEMENT_URL: variable(httpUrl, { readers: ['broker'], description: 'the RabbitMQ management API (`http://user:password@host:15672`, on `AMQP_URL`\'s vhost) for the queue figures: unacked, rates, delay queues; unset: passive declares over AMQP (ready, consumers, dead letters only)' }),
+  RABBITMQ_MANAGEMENT_URL: variable(httpUrl, { readers: ['broker', 'cli'], description: 'the RabbitMQ management API (`http://user:password@host:15672`, on `AMQP_URL`\'s vhost) for the queue figures: unacked, rates, delay queues; unset: passive declares over AMQP (ready, consumers, dead letters only). `warren namespace rm` lists a namespace\'s queues and exchanges through it' }),
   SCHEDULER: variable(oneOf(['on', 'off']), { default: 'on', readers: ['broker'], description: '`on`: with `REDIS_URL`, this broker runs a scheduler (every broker\'s races for one lease; the holder fires, [scheduling.md](scheduling.md)); `off`: it serves `schedule.*` only' }),
 
   // CLI

@@ -51,6 +51,10 @@ describe('envValue / envGiven', () => {
       ['GATEWAY_AUTH', 'off', /^GATEWAY_AUTH must be "token" or "none"/],
       ['GATEWAY_TOKENS', 'a,', /^GATEWAY_TOKENS has an empty entry/],
       ['GATEWAY_OPERATOR_TOKENS', 'a b', /^GATEWAY_OPERATOR_TOKENS has an entry with whitespace inside/],
+      ['LOG_LEVEL', 'verbose', /^LOG_LEVEL must be "fatal" or "error" or "warn" or "info" or "debug" or "trace" or "silent", got "verbose"$/],
+      ['AMQP_URL', 'http://127.0.0.1:15672', /^AMQP_URL must be amqp:\/\/ or amqps:\/\/ URLs \(the URL has scheme "http:"\)$/],
+      ['AMQP_URL', 'amqp://a,localhost:5672', /^AMQP_URL must be amqp:\/\/ or amqps:\/\/ URLs \(entry 2 has scheme "localhost:"\)$/],
+      ['AMQP_URL', 'amqp://a, rabbit', /^AMQP_URL must be amqp:\/\/ or amqps:\/\/ URLs \(entry 2 has no scheme\)$/],
     ];
     for (const [name, value, message] of cases) {
       const err = errorOf(() => envValue({ [name]: value }, name));
@@ -64,6 +68,8 @@ describe('envValue / envGiven', () => {
   it('never echoes a secret (a URL with a password, a token)', () => {
     const err = errorOf(() => envValue({ RABBITMQ_MANAGEMENT_URL: 'amqp://user:s3cret@host' }, 'RABBITMQ_MANAGEMENT_URL'));
     expect(err.message).toBe('RABBITMQ_MANAGEMENT_URL must be an http(s) URL');
+    expect(errorOf(() => envValue({ AMQP_URL: 'http://user:s3cret@host' }, 'AMQP_URL')).message).not.toContain('s3cret');
+    expect(envValue({ AMQP_URL: 'amqps://user:pw@host:5671/vhost' }, 'AMQP_URL')).toEqual(['amqps://user:pw@host:5671/vhost']);
     expect(errorOf(() => envValue({ GATEWAY_TOKENS: 's3cret x' }, 'GATEWAY_TOKENS')).message).not.toContain('s3cret');
   });
 });

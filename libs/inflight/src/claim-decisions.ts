@@ -53,7 +53,7 @@ export abstract class ClaimDecisions implements RunOwner {
   constructor(options: TrackerOptions, store: TrackerStore) {
     this.o = resolveTrackerOptions(options);
     this.log = trackerLogger(this.o);
-    this.status = new Health(this.log);
+    this.status = new Health(this.log, this.o.requireTracking);
     this.store = store;
     const failed = (err: unknown, op: string): void => this.failed(err, op);
     this.leases = new ClaimLeases(store, this.o.leaseMs, this.status, this.log, failed);

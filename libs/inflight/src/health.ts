@@ -52,7 +52,8 @@ export class Health {
 
   private readonly listeners: (() => void)[] = [];
 
-  constructor(private readonly log: Logger) {}
+  /** `requireTracking`: while Redis is away calls fail instead of running untracked (what the degraded line says). */
+  constructor(private readonly log: Logger, private readonly requireTracking = false) {}
 
   /** Tells `listener` after every change of state. */
   onChange(listener: () => void): void {
@@ -84,9 +85,17 @@ export class Health {
   /** Redis failed or went away; `err` is what showed it. */
   down(err: unknown): void {
     if (this.current === 'degraded' || this.current === 'closed') return;
+    const atStart = this.current === 'connecting';
     if (this.current === 'tracking') this.counters.degradedTransitions++;
     this.set('degraded');
-    this.log.warn({ err }, 'in-flight tracking degraded: Redis unavailable until it answers again');
+    // One line, and it says what degraded means: an operator who reads only this knows what the calls lose.
+    this.log.warn({ err }, `in-flight tracking DEGRADED: Redis ${atStart ? 'cannot be reached at start' : 'stopped answering'}; until it answers, ${this.meaning()}`);
+  }
+
+  /** What calls get while Redis is away (docs/reliability.md, "Redis down"). */
+  private meaning(): string {
+    if (this.requireTracking) return 'every call fails with -32002 (data.reason tracking_unavailable), as requireTracking asks';
+    return 'calls run untracked: at-least-once (a redelivered call runs again), no stored outcomes (status and inflight cannot see them, a redelivery is not answered from the store), no ctx.once dedup (effects may repeat)';
   }
 
   close(): void {

@@ -24,3 +24,4 @@ export { inflightMethods, inflightNotifications, delayedMethods } from './method
 export { InflightError } from './errors';
 // Readiness: a Redis PING for the broker's /readyz.
 export { redisPing } from './redis-ping';
+export { PrefixKeys } from './prefix-keys';

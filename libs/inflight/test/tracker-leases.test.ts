@@ -41,7 +41,9 @@ it('degrades when Redis fails: calls run untracked, one warning per transition, 
   expect(tracker.state).toBe('degraded');
   expect(store.claims).toHaveLength(0);
   await jest.advanceTimersByTimeAsync(3000); // heartbeats keep failing: no new warning
-  expect(warnings()).toEqual(['in-flight tracking degraded: Redis unavailable until it answers again']);
+  expect(warnings()).toEqual([
+    'in-flight tracking DEGRADED: Redis stopped answering; until it answers, calls run untracked: at-least-once (a redelivered call runs again), no stored outcomes (status and inflight cannot see them, a redelivery is not answered from the store), no ctx.once dedup (effects may repeat)',
+  ]);
 
   store.down = false;
   await jest.advanceTimersByTimeAsync(1000);
@@ -57,6 +59,18 @@ it('degrades when Redis fails: calls run untracked, one warning per transition, 
   expect(store.finishes[0]?.args.unclaimed).toEqual({ worker: 'me', meta: encodeMeta({ service: 'svc', method: 'work', deadline: a.deadline, rid: String(a.id) }) });
 });
 
+it('a Redis that cannot be reached at start is one warning that says what degraded means', async () => {
+  await tracker.stop();
+  store = new FakeStore();
+  store.down = true;
+  tracker = new StoreCallTracker({ logger: logger() }, store);
+  await tracker.start({ service: 'svc', instanceId: 'me', running: () => 0 });
+  await tracker.begin(call(), new AbortController());
+  await jest.advanceTimersByTimeAsync(3000);
+  expect(tracker.state).toBe('degraded');
+  expect(warnings()).toEqual([expect.stringMatching(/^in-flight tracking DEGRADED: Redis cannot be reached at start; until it answers, calls run untracked: at-least-once .*no stored outcomes.*no ctx\.once dedup/)]);
+});
+
 it('with requireTracking, answers ServiceUnavailable while degraded', async () => {
   await tracker.stop();
   store = new FakeStore();
@@ -67,6 +81,7 @@ it('with requireTracking, answers ServiceUnavailable while degraded', async () =
   const d = await tracker.begin(c, new AbortController());
   expect(d.action).toBe('answer');
   expect(JSON.parse((d as { text: string }).text)).toMatchObject({ id: c.id, error: { code: ErrorCode.ServiceUnavailable, data: { reason: 'tracking_unavailable' } } });
+  expect(warnings()).toEqual(['in-flight tracking DEGRADED: Redis cannot be reached at start; until it answers, every call fails with -32002 (data.reason tracking_unavailable), as requireTracking asks']);
 });
 
 it('treats a script Redis refused as a bug, not an outage', async () => {

@@ -125,14 +125,33 @@ export class RpcNotConfirmedError extends LocalRpcError {
   }
 }
 
+/** Where a request nobody serves was looked for, and what the caller may have meant (both only when known). */
+export interface NoRouteOptions extends LocalOptions {
+  /** The namespace whose request exchange returned it (the client's). */
+  readonly namespace?: string;
+  /** Methods the caller's directory knows that are close to the one asked for (no-route-hint.ts in @warren/amqp), nearest first. */
+  readonly suggestions?: readonly string[];
+}
+
 /** Nothing is bound for the method: the broker returned the request (nobody serves it). */
 export class RpcNoRouteError extends LocalRpcError {
   override readonly name = 'RpcNoRouteError';
   readonly code = LocalErrorCode.NoRoute;
   readonly retryable = false;
-  constructor(readonly method: string, options?: LocalOptions) {
-    super(`No route for ${method}`, options);
+  readonly namespace: string | undefined;
+  readonly suggestions: readonly string[] | undefined;
+  constructor(readonly method: string, options?: NoRouteOptions) {
+    super(noRouteText(method, options?.namespace, options?.suggestions), options);
+    this.namespace = options?.namespace;
+    this.suggestions = options?.suggestions;
   }
+}
+
+/** `"ad" is served by nobody in namespace "warren"; did you mean "add"?`: the part after -32601's "Method not found: ". */
+function noRouteText(method: string, namespace?: string, suggestions?: readonly string[]): string {
+  const where = namespace === undefined ? '' : ` in namespace ${JSON.stringify(namespace)}`;
+  const hint = suggestions && suggestions.length > 0 ? `; did you mean ${suggestions.map((m) => JSON.stringify(m)).join(' or ')}?` : '';
+  return `${JSON.stringify(method)} is served by nobody${where}${hint}`;
 }
 
 /** The method's service has no live consumer (an availability check said so before sending). */

@@ -2,7 +2,8 @@ import {
   CancelledError, ConnectionLostError, DeadlineExceededError, InternalError, InvalidRequestError, JsonRpcError,
   MethodNotFoundError, OverloadedError, ServiceUnavailableError, ShuttingDownError, type WireError,
 } from './errors';
-import { isLocalError, type LocalError } from './local-errors';
+import { isLocalError, type LocalError, type RpcNoRouteError } from './local-errors';
+import type { JsonValue } from './types';
 
 /**
  * The one place a local error meets the wire: the JSON-RPC error a gateway,
@@ -30,7 +31,7 @@ export function toWireError(err: LocalError): WireError {
     case 'RPC_NOT_CONFIRMED':
       return new ServiceUnavailableError(undefined, { reason: err.reason }, cause);
     case 'RPC_NO_ROUTE':
-      return new MethodNotFoundError(undefined, undefined, cause);
+      return new MethodNotFoundError(`Method not found: ${err.message}`, noRouteData(err), cause);
     case 'RPC_NO_CONSUMERS':
       return new ServiceUnavailableError(err.message, { reason: 'no_consumers', service: err.service, method: err.method, queued: err.queued }, cause);
     case 'RPC_TOO_LARGE':
@@ -44,6 +45,16 @@ export function toWireError(err: LocalError): WireError {
       throw new TypeError(`unmapped local error ${String(unknownCode)}`);
     }
   }
+}
+
+/** What -32601 carries for a request nobody serves: the method, where it was looked for, and near names (docs/errors.md). */
+function noRouteData(err: RpcNoRouteError): JsonValue {
+  return {
+    reason: 'no_route',
+    method: err.method,
+    ...(err.namespace === undefined ? {} : { namespace: err.namespace }),
+    ...(err.suggestions === undefined ? {} : { suggestions: [...err.suggestions] }),
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
-import Ajv, { type ErrorObject as AjvErrorObject, type ValidateFunction } from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
+import { describeFailures } from './schema-failures';
 import type { JsonObject, JsonValue } from './types';
 
 /** A JSON Schema (draft-07 vocabulary, as ajv 8 reads it by default). */
@@ -12,15 +13,11 @@ export type ParamsCheck = (params: unknown) => { readonly ok: true } | { readonl
  * clients carry keywords (titles, examples, vendor extensions) ajv would refuse.
  */
 export class SchemaCompiler {
-  private readonly ajv = new Ajv({ strict: false, allErrors: true });
+  // verbose: a failure carries its schema, so a union of constants can say the values it allows (schema-failures.ts).
+  private readonly ajv = new Ajv({ strict: false, allErrors: true, verbose: true });
 
   compile(schema: JsonSchema): ParamsCheck {
     const validate: ValidateFunction = this.ajv.compile(schema);
-    return (params) => (validate(params) ? { ok: true } : { ok: false, details: describe(validate.errors ?? []) });
+    return (params) => (validate(params) ? { ok: true } : { ok: false, details: describeFailures(validate.errors ?? []) });
   }
-}
-
-/** The parts of ajv's errors a caller can act on, in plain JSON. */
-function describe(errors: readonly AjvErrorObject[]): JsonValue {
-  return errors.slice(0, 20).map((e) => ({ path: e.instancePath, keyword: e.keyword, message: e.message ?? 'is invalid' }));
 }

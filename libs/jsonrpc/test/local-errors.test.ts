@@ -21,7 +21,11 @@ const cases: [LocalError, { code: number; message: string; data?: unknown }][] =
   [new RpcBufferFullError(5), { code: -32004, message: 'Overloaded', data: { reason: 'offline_buffer_full', limit: 5 } }],
   [new RpcShuttingDownError(), { code: -32008, message: 'Shutting down' }],
   [new RpcNotConfirmedError('not_confirmed_in_time'), { code: -32002, message: 'Service unavailable', data: { reason: 'not_confirmed_in_time' } }],
-  [new RpcNoRouteError('nope.x'), { code: -32601, message: 'Method not found' }],
+  [new RpcNoRouteError('nope.x'), { code: -32601, message: 'Method not found: "nope.x" is served by nobody', data: { reason: 'no_route', method: 'nope.x' } }],
+  [
+    new RpcNoRouteError('ad', { namespace: 'shop', suggestions: ['add', 'and'] }),
+    { code: -32601, message: 'Method not found: "ad" is served by nobody in namespace "shop"; did you mean "add" or "and"?', data: { reason: 'no_route', method: 'ad', namespace: 'shop', suggestions: ['add', 'and'] } },
+  ],
   [new RpcNoConsumersError('calc', 'calc.add', 3), { code: -32002, message: 'Service unavailable: no instance of calc is running', data: { reason: 'no_consumers', service: 'calc', method: 'calc.add', queued: 3 } }],
   [new RpcTooLargeError(1024), { code: -32600, message: 'Request too large', data: { reason: 'too_large', limit: 1024 } }],
   [new RpcInvalidMethodError(), { code: -32600, message: 'Invalid Request', data: { reason: 'invalid_method_name' } }],

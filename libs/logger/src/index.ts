@@ -22,6 +22,9 @@ export const redactedPaths: readonly string[] = [
   'req.headers.authorization', 'req.headers.cookie', 'params', '*.params', 'payload', '*.payload',
 ];
 
+/** The levels a logger takes (pino's), quietest last. */
+const levels: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 /**
  * Creates the root logger of a process. Only composition roots call this; libraries take a logger.
  *
@@ -32,9 +35,12 @@ export const redactedPaths: readonly string[] = [
  * its password along.
  */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
+  const level = options.level ?? 'info';
+  // pino's own refusal ("unknown level verbose") names neither the option nor what it takes.
+  if (!levels.includes(level)) throw new RangeError(`CreateLoggerOptions.level must be one of ${levels.join(', ')}, got ${JSON.stringify(level)}`);
   const config: LoggerOptions = {
     name: options.name ?? 'warren',
-    level: options.level ?? 'info',
+    level,
     redact: { paths: [...redactedPaths], censor: '[redacted]' },
     serializers: { err: (err: Error) => scrubCredentials(pino.stdSerializers.err(err)) },
     formatters: { log: (object) => scrubCredentials(object) },

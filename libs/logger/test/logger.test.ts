@@ -17,4 +17,9 @@ describe('logger', () => {
     expect(lines.join('')).not.toMatch(/4111|secret body|"pw"|Bearer t/);
     expect(lines.join('')).toContain('[redacted]');
   });
+
+  it('refuses an unknown level at once, naming the option and the levels it takes', () => {
+    expect(() => createLogger({ level: 'verbose' })).toThrow(new RangeError('CreateLoggerOptions.level must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"'));
+    expect(createLogger({ level: 'silent' }).level).toBe('silent');
+  });
 });

@@ -5,6 +5,7 @@ import { names, type Names } from '../wire/names';
 import type { ServiceRegistry } from './registry';
 import type { AvailabilityVerdict } from '../engine/availability-verdict';
 import { checkInt } from '@warren/config';
+import { announcedMethods, noRouteHint } from './no-route-hint';
 
 /** A service request queue's depth, as RabbitMQ reports it (`queue.declare` passive). */
 export interface QueueDepth {
@@ -210,7 +211,8 @@ export function guardAvailability(
   };
   registry.on('change', onChange);
   client.checkAvailability((method) => gate.check(method));
-  client.explainReturns((method) => gate.returned(method));
+  // A method no service announced: -32601 naming the namespace and the announced methods near it (computed only then).
+  client.explainReturns((method) => gate.returned(method) ?? noRouteHint(method, client.namespace, announcedMethods(registry)));
   return {
     gate,
     depths,

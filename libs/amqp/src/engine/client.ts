@@ -345,7 +345,7 @@ export class RpcClient {
       returned: (callId, routingKey) => {
         this.returned++;
         // No queue is bound for this method: nobody serves it. Answer now instead of at the deadline.
-        if (callId) this.pending.reject(callId, this.explainReturn?.(routingKey) ?? new RpcNoRouteError(routingKey));
+        if (callId) this.pending.reject(callId, this.explainReturn?.(routingKey) ?? new RpcNoRouteError(routingKey, { namespace: this.n.namespace }));
       },
       closed: (closed) => {
         if (this.channel !== closed) return;

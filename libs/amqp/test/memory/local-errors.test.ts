@@ -167,7 +167,7 @@ const cases: Case[] = [
   {
     name: 'nothing is bound for the method',
     local: { constructor: RpcNoRouteError, code: 'RPC_NO_ROUTE', retryable: false, method: 'no.such' },
-    wire: { code: -32601, message: 'Method not found' },
+    wire: { code: -32601, message: 'Method not found: "no.such" is served by nobody in namespace "warren"', data: { reason: 'no_route', method: 'no.such', namespace: 'warren' } },
     provoke: async (send) => until(send(await w.client(), 'no.such', [], { timeoutMs: 60_000 })),
   },
   {
@@ -280,6 +280,6 @@ describe('the other family: what a service answered stays a wire error', () => {
     await w.service({ name: 'outer', methods: { 'outer.run': { handler: (_p, ctx) => ctx.client.call('no.such') } } });
     const err = await until(rejection((await w.client()).call('outer.run', [], { timeoutMs: 60_000 })));
     expect(err).toBeInstanceOf(MethodNotFoundError);
-    expect(err).toMatchObject({ code: ErrorCode.MethodNotFound, message: 'Method not found' });
+    expect(err).toMatchObject({ code: ErrorCode.MethodNotFound, data: { reason: 'no_route', method: 'no.such' } });
   });
 });

@@ -3,7 +3,7 @@ import type { DelayOptions } from '@warren/amqp';
 import { InvalidRequestError, errorResponse, ErrorCode, wireErrorOf, type Id, type JsonValue, type Params, type ResponseMessage } from '@warren/jsonrpc';
 import { ExitCode, UsageError, showError, type ExitCodeValue } from '../errors';
 import { prettyJson, table } from '../format';
-import { guardCalls, lookUpServices } from '../availability';
+import { explainNoRoute, guardCalls, lookUpServices } from '../availability';
 import { progressView } from '../call-progress';
 import { parseId, parseParams } from '../params';
 import { delayFlags } from '../when';
@@ -78,7 +78,7 @@ export async function callWith(s: Session, method: string, params: Params | unde
   } catch (err) {
     progress?.done();
     if (wireErrorOf(err) === undefined) throw err;
-    return reportError(s, err, id);
+    return reportError(s, await explainNoRoute(s, err), id);
   }
 }
 

@@ -8,6 +8,7 @@ import { CliError, ExitCode, UsageError, type ExitCodeValue } from '../errors';
 import { apiModel, compare } from '../gen/api-model';
 import { pythonClient } from '../gen/python';
 import { typescriptClient } from '../gen/typescript';
+import { brokerServices, selectApi } from '../gen/select';
 import type { Session } from '../session';
 import { readSource } from './call';
 
@@ -21,6 +22,10 @@ export interface GenFlags {
   /** Compare instead of writing; exit 1 when any file differs. */
   readonly check?: boolean;
   readonly timeout?: number;
+  /** Only these services' methods and notifications (`--service`, repeatable). @default every service */
+  readonly service?: readonly string[];
+  /** Keep the broker's operator methods (workers.*, dlq.*, schedule.*...). @default false */
+  readonly operatorMethods?: boolean;
 }
 
 /** What the headers of the generated files name as their maker: no paths or flags, so a check from anywhere agrees. */
@@ -29,12 +34,12 @@ const maker = 'warren gen';
 export async function genCommand(s: Session, flags: GenFlags): Promise<ExitCodeValue> {
   if (flags.ts === undefined && flags.python === undefined && flags.openrpc === undefined) throw new UsageError('name at least one output: --ts FILE, --python FILE or --openrpc FILE');
   const doc = flags.from === undefined ? await discover(s, flags.timeout) : parse(await readSource(s, flags.from), flags.from);
-  const model = apiModel(doc);
+  const { model, operatorLeftOut } = selectApi(apiModel(doc), brokerServices(doc), { ...(flags.service === undefined ? {} : { services: flags.service }), operatorMethods: flags.operatorMethods === true });
   const outputs: [string, string][] = [];
   if (flags.ts !== undefined) outputs.push([flags.ts, typescriptClient(model, maker)]);
   if (flags.python !== undefined) outputs.push([flags.python, pythonClient(model, maker)]);
   if (flags.openrpc !== undefined) outputs.push([flags.openrpc, savedDocument(doc)]);
-  const summary = `${model.methods.length} methods, ${model.notifications.length} notifications`;
+  const summary = `${model.methods.length} methods, ${model.notifications.length} notifications${operatorLeftOut === 0 ? '' : `; ${operatorLeftOut} operator methods left out (--operator-methods)`}`;
   if (flags.check) {
     const stale: string[] = [];
     for (const [file, text] of outputs) if ((await readFile(file, 'utf8').catch(() => undefined)) !== text) stale.push(file);

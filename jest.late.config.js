@@ -1,12 +1,12 @@
 // The late CI stages, run by .ci/run after `npm test`, one at a time:
-// `npm run test:soak` (the short soak: worker processes killed and replaced,
+// `npm run test:budget` (the per-call cost budget, test/budget/), `npm run test:soak` (the short soak: worker processes killed and replaced,
 // connections cut and stalled, for 20 s; and beside it test/soak/schedules.test.ts, two scheduler
 // processes racing over 5 minutes of a 1-second schedule, ~5.5 min), `npm run test:cluster` (failover on
 // a three-node RabbitMQ cluster of extra nodes) and then `npm run test:restart`
 // (stops and starts the RabbitMQ app, so it runs last and alone); `npm run test:pack`
 // (the packages packed and installed elsewhere) runs after `npm test` because it writes dist/;
 // `npm run test:rmq4` runs the whole-system, example, Python and queue-rule tests again, against
-// RabbitMQ 4.x. Plain `npx jest` never picks them up: test/soak/, test/restart/, test/cluster/,
+// RabbitMQ 4.x. Plain `npx jest` never picks them up: test/budget/, test/soak/, test/restart/, test/cluster/,
 // test/pack/ and test/rmq4/ match no project of jest.config.js.
 const base = require('./jest.config.js');
 
@@ -17,6 +17,8 @@ module.exports = {
   testTimeout: 180000,
   projects: [
     { ...integration, displayName: 'soak', testMatch: ['<rootDir>/test/soak/**/*.test.ts'] },
+    // The per-call cost budget (test/budget/call-budget.json): counted, not timed; under a minute.
+    { ...integration, displayName: 'budget', testMatch: ['<rootDir>/test/budget/**/*.test.ts'] },
     { ...integration, displayName: 'restart', testMatch: ['<rootDir>/test/restart/**/*.test.ts'] },
     // Its own RabbitMQ cluster and Redis Cluster (extra nodes on this machine); the global setup only checks the machine's own.
     { ...integration, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.test.ts'] },

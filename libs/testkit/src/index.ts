@@ -14,3 +14,4 @@ export { spawnTs, type TsChild, type ChildExit, type LineMatcher } from './child
 export { RedisServers, freePort, redisCli, type RedisNode } from './redis-servers';
 export { RabbitCluster, type RabbitNode, type RabbitClusterOptions } from './rabbit-cluster';
 export { Rabbit4Node, RABBITMQ_43_DENIALS, amqpAnswers, type Rabbit4NodeOptions } from './rabbit4-node';
+export { CountingProxy, countsDelta, type Counts, type CountingProtocol, type CountingProxyOptions } from './counting-proxy';

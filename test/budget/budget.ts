@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Counts } from '@warren/testkit';
 import type { PerCall } from './measure';
 
-export type Side = keyof PerCall;
+export type Side = 'caller' | 'service';
 
 /**
  * A figure's budget per call: a number, or `max` plus so much per unit of other figures measured in
@@ -25,7 +25,13 @@ export interface BudgetFile {
    * Added to every budget: `count` (per call, absolute), `bytes` (a fraction of the budget), and
    * `perSecond` (so much per second of the measured window, for work on a clock).
    */
-  readonly tolerance: { readonly count: number; readonly bytes: number; readonly perSecond: { readonly count: number; readonly bytes: number } };
+  readonly tolerance: {
+    readonly count: number;
+    readonly bytes: number;
+    readonly perSecond: { readonly count: number; readonly bytes: number };
+    /** Bytes allowed per message published or delivered beyond the budget's count (an announcement, many KB, is one). */
+    readonly perExtraMessage: number;
+  };
   readonly scenarios: Readonly<Record<string, Readonly<Record<Side, Readonly<Record<string, Limit>>>>>>;
 }
 
@@ -52,10 +58,17 @@ export function budgetOf(limit: Limit | undefined, measured: PerCall, side: Side
   return Object.entries(limit.plus ?? {}).reduce((sum, [figure, per]) => sum + per * figureOf(measured, side, figure), limit.max);
 }
 
+/** The messages whose content a bytes figure carries. */
+const MESSAGES: Readonly<Record<string, string>> = { 'amqp sent bytes': 'amqp sent basic.publish', 'amqp received bytes': 'amqp received basic.deliver' };
+
 /** The most a figure may measure: its budget (0 when absent) plus the tolerances. */
-export function allowed(budget: BudgetFile, figure: string, value: number, seconds: number): number {
+export function allowed(budget: BudgetFile, figure: string, value: number, run: { readonly measured: PerCall; readonly side: Side; readonly limits: Readonly<Record<string, Limit>> }): number {
   const t = budget.tolerance;
-  return isBytes(figure) ? value * (1 + t.bytes) + t.perSecond.bytes * seconds : value + t.count + t.perSecond.count * seconds;
+  const seconds = run.measured.seconds;
+  if (!isBytes(figure)) return value + t.count + t.perSecond.count * seconds;
+  const messages = MESSAGES[figure];
+  const extra = messages === undefined ? 0 : Math.max(0, (run.measured[run.side][messages] ?? 0) - budgetOf(run.limits[messages], run.measured, run.side));
+  return value * (1 + t.bytes) + t.perSecond.bytes * seconds + t.perExtraMessage * extra;
 }
 
 export interface Overrun {
@@ -75,7 +88,7 @@ export function overruns(budget: BudgetFile, scenario: string, measured: PerCall
   for (const side of ['caller', 'service'] as const) {
     for (const [figure, value] of Object.entries(measured[side])) {
       const own = budgetOf(limits[side][figure], measured, side);
-      const limit = allowed(budget, figure, own, measured.seconds);
+      const limit = allowed(budget, figure, own, { measured, side, limits: limits[side] });
       if (value > limit + 1e-9) out.push({ scenario, side, figure, measured: value, budget: own, allowed: limit });
     }
   }

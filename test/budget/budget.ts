@@ -5,7 +5,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Counts } from '@warren/testkit';
 import type { PerCall } from './measure';
 
 export type Side = 'caller' | 'service';

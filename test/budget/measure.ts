@@ -1,6 +1,7 @@
 /** One measured scenario: calls driven in a closed loop, each process's figures per call. */
 import { countsDelta, waitFor, type Counts } from '@warren/testkit';
 import type { CallPath, Meters } from './rig';
+import { traceSyscalls } from './strace';
 
 /** Runs `concurrency` loops, each awaiting one call at a time, until `calls` have completed; any failure fails the run. */
 export async function drive(call: () => Promise<void>, concurrency: number, calls: number): Promise<void> {
@@ -49,4 +50,21 @@ export async function measure(path: CallPath, all: readonly Meters[], opts: { co
     caller: perCall(countsDelta(before.caller, path.caller.snapshot()), opts.calls),
     service: perCall(countsDelta(before.service, path.service.snapshot()), opts.calls),
   };
+}
+
+/** System calls per call of each side that runs in a process of its own (strace.ts), over `calls` calls after a warm-up. */
+export async function measureSyscalls(path: CallPath, all: readonly Meters[], opts: { concurrency: number; calls: number; warmup: number }): Promise<Partial<Record<'caller' | 'service', Counts>>> {
+  await drive(path.call, opts.concurrency, opts.warmup);
+  await quiet(all);
+  const sides = (['caller', 'service'] as const).flatMap((side) => (path[side].pid === undefined ? [] : [{ side, pid: path[side].pid }]));
+  const tracers = await Promise.all(sides.map(async ({ side, pid }) => ({ side, tracing: await traceSyscalls(pid) })));
+  const counted: Partial<Record<'caller' | 'service', Counts>> = {};
+  try {
+    await drive(path.call, opts.concurrency, opts.calls);
+    await quiet(all);
+  } finally {
+    // Every tracer detaches, even when the calls failed: a tracer left attached would slow the process for good.
+    for (const t of tracers) counted[t.side] = perCall(await t.tracing.stop(), opts.calls);
+  }
+  return counted;
 }

@@ -1,18 +1,19 @@
 /**
- * What the budget test measures: a caller, two `add` services (one tracking its calls in Redis, one
- * not) and the broker's HTTP gateway as users run it (broker/src/main.ts in a process of its own), each
+ * What the budget test measures: a caller (an RpcClient in the test's process), two `add` services
+ * (one tracking its calls in Redis, one not; each a process of its own: service-child.ts) and the
+ * broker's HTTP gateway as users run it (broker/src/main.ts in a process of its own), each
  * process talking to RabbitMQ and Redis through counting proxies of its own (@warren/testkit
  * CountingProxy), so its figures are its alone whatever else shares the machine's servers.
  */
 import { join } from 'node:path';
-import { connectClient, startService, type RpcClient, type WarrenService } from '@warren/amqp';
-import { createRedisTracker } from '@warren/inflight';
-import { CountingProxy, amqpUrl, freePort, redisUrl, spawnTs, type Counts, type Teardown } from '@warren/testkit';
+import { connectClient, type RpcClient } from '@warren/amqp';
+import { CountingProxy, amqpUrl, freePort, redisUrl, spawnTs, type Counts, type Teardown, type TsChild } from '@warren/testkit';
 import { TestNamespace } from '../support/amqp';
 
 /** One process's proxies: its figures are theirs, each prefixed with the proxy's name (`amqp sent basic.publish`). */
 export class Meters {
-  constructor(private readonly proxies: Readonly<Record<string, CountingProxy>>) {}
+  /** `pid`: the process, when it is a child of the test's (its system calls can then be counted apart). */
+  constructor(private readonly proxies: Readonly<Record<string, CountingProxy>>, readonly pid?: number) {}
 
   snapshot(): Counts {
     const all: Counts = {};
@@ -45,8 +46,6 @@ export interface Rig {
 }
 
 const METHOD: Record<Tracking, string> = { untracked: 'budget.add', tracked: 'budget.addTracked' };
-const addParams = { type: 'array', items: { type: 'number' }, minItems: 2, maxItems: 2 } as const;
-const add = (p: unknown): number => (p as number[])[0]! + (p as number[])[1]!;
 
 async function proxies(td: Teardown, withRedis: boolean): Promise<Record<string, CountingProxy>> {
   const amqp = await CountingProxy.forUrl(amqpUrl(), 'amqp');
@@ -57,20 +56,22 @@ async function proxies(td: Teardown, withRedis: boolean): Promise<Record<string,
   return { amqp, redis };
 }
 
+/** Stops a child: SIGTERM (it drains), SIGKILL if it has not exited after `graceMs`. */
+async function stopChild(child: TsChild, graceMs: number): Promise<void> {
+  const killer = setTimeout(() => void child.kill('SIGKILL'), graceMs);
+  await child.kill('SIGTERM');
+  clearTimeout(killer);
+}
+
+/** An `add` service in a process of its own (service-child.ts), through proxies of its own. */
 async function service(ns: TestNamespace, td: Teardown, tracking: Tracking): Promise<Meters> {
   const own = await proxies(td, tracking === 'tracked');
-  const tracker = own['redis'] === undefined ? undefined : createRedisTracker({ redis: own['redis'].url(redisUrl()), keyPrefix: ns.namespace });
-  if (tracker !== undefined) td.add(() => tracker.close());
-  const started: WarrenService = await startService({
-    urls: own['amqp']!.url(amqpUrl()),
-    namespace: ns.namespace,
-    name: ns.service(`budget-${tracking}`),
-    durable: false,
-    ...(tracker === undefined ? {} : { tracker }),
-    methods: { [METHOD[tracking]]: { params: addParams, handler: add } },
-  });
-  td.add(() => started.close());
-  return new Meters(own);
+  const env: Record<string, string> = { AMQP_URL: own['amqp']!.url(amqpUrl()) };
+  if (own['redis'] !== undefined) env['REDIS_URL'] = own['redis'].url(redisUrl());
+  const child = spawnTs(join(__dirname, 'service-child.ts'), [ns.namespace, ns.service(`budget-${tracking}`), METHOD[tracking], tracking], env);
+  td.add(() => stopChild(child, 10_000));
+  await child.waitForLine(/^ready$/, 60_000);
+  return new Meters(own, child.child.pid);
 }
 
 /** The broker as `warren-broker` runs it (in-flight view, queued marks, directory), on the test's namespace and proxies. */
@@ -89,12 +90,12 @@ async function broker(ns: TestNamespace, td: Teardown, token: string): Promise<{
     LOG_LEVEL: 'info',
   });
   ns.service('warren-broker');
-  td.add(() => child.kill('SIGTERM').then(() => undefined));
+  td.add(() => stopChild(child, 20_000));
   await child.waitForLine(/broker ready/, 60_000);
   // The HTTP side counted too (bytes only), in front of the gateway's port.
   const http = await CountingProxy.start({ target: { host: '127.0.0.1', port }, protocol: 'bytes' });
   td.add(() => http.close());
-  return { url: `http://127.0.0.1:${http.port}`, meters: new Meters({ ...own, http }) };
+  return { url: `http://127.0.0.1:${http.port}`, meters: new Meters({ ...own, http }, child.child.pid) };
 }
 
 let seq = 0;
@@ -104,7 +105,8 @@ function checked(result: unknown, a: number): void {
 
 /** Starts everything in `ns`; `td` undoes it all. */
 export async function startRig(ns: TestNamespace, td: Teardown): Promise<Rig> {
-  const services: Record<Tracking, Meters> = { untracked: await service(ns, td, 'untracked'), tracked: await service(ns, td, 'tracked') };
+  const [untracked, tracked] = await Promise.all([service(ns, td, 'untracked'), service(ns, td, 'tracked')]);
+  const services: Record<Tracking, Meters> = { untracked, tracked };
   const callerProxies = await proxies(td, false);
   const client: RpcClient = await connectClient({ urls: callerProxies['amqp']!.url(amqpUrl()), namespace: ns.namespace, defaultTimeoutMs: 10_000 });
   td.add(() => client.close());

@@ -17,7 +17,7 @@ module.exports = {
   testTimeout: 180000,
   projects: [
     { ...integration, displayName: 'soak', testMatch: ['<rootDir>/test/soak/**/*.test.ts'] },
-    // The per-call cost budget (test/budget/call-budget.json): counted, not timed; under a minute.
+    // The per-call cost budget (test/budget/call-budget.json): counted, not timed; about a minute.
     { ...integration, displayName: 'budget', testMatch: ['<rootDir>/test/budget/**/*.test.ts'] },
     { ...integration, displayName: 'restart', testMatch: ['<rootDir>/test/restart/**/*.test.ts'] },
     // Its own RabbitMQ cluster and Redis Cluster (extra nodes on this machine); the global setup only checks the machine's own.

@@ -34,6 +34,7 @@ import { runEmbedded } from './start-embedded';
 import { chooseStartMode } from './start-mode';
 import { lineFormatter, logFormat } from './log-format';
 import { watchTrees } from './watch';
+import { rollingRestarter, whenReady } from './rolling-restart';
 import { opsPorts } from './start-ops';
 
 const root = path.resolve(__dirname, '..');
@@ -59,7 +60,7 @@ const format = lineFormatter(logFormat(process.env, process.stdout.isTTY === tru
 /** Each service's ops port (the broker serves /metrics on its gateway), from WARREN_OPS_PORT (start-ops.ts); set by main. */
 let ops: Record<string, string> = {};
 
-function start(name: string, file: string, env: Record<string, string> = {}): void {
+function start(name: string, file: string, env: Record<string, string> = {}): ChildProcess {
   // detached: a process group of its own, out of reach of the terminal's Ctrl-C (see the top).
   // stdin: the lifeline pipe (see the top); nothing is written to it.
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file)], { cwd: root, env: { ...process.env, ...env, ...(name in ops ? { WARREN_OPS_PORT: ops[name] } : {}), WARREN_SUPERVISOR: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -84,6 +85,7 @@ function start(name: string, file: string, env: Record<string, string> = {}): vo
     if (code !== 0) exitCode = 1;
     if (children.size === 0) process.exit(exitCode);
   });
+  return child;
 }
 
 /** A child still running this long after its SIGTERM is killed: above every child's own drain bound (15 s). */
@@ -104,10 +106,8 @@ async function stop(code: number): Promise<void> {
   }, childBoundMs).unref();
 }
 
-/** Stops `name` (one SIGTERM, its drain bounded as on Ctrl-C) and starts it again, unless everything is stopping. */
-async function restart(name: string): Promise<void> {
-  const p = processes.find((x) => x.name === name);
-  if (p === undefined || stopping) return;
+/** Stops `name` (one SIGTERM, its drain bounded as on Ctrl-C); resolves once it is gone. */
+async function stopForRestart(name: string): Promise<void> {
   const child = children.get(name);
   restarting.add(name);
   try {
@@ -121,14 +121,19 @@ async function restart(name: string): Promise<void> {
   } finally {
     restarting.delete(name);
   }
-  if (!stopping) start(p.name, p.file, p.env);
 }
 
-/** One restart at a time per process: changes during a restart queue one more. */
-const restarts = new Map<string, Promise<void>>();
-function queueRestart(name: string): void {
-  restarts.set(name, (restarts.get(name) ?? Promise.resolve()).then(() => restart(name)));
+/** Starts `name` again, unless everything is stopping; resolves once it is ready (rolling-restart.ts). */
+async function startAgain(name: string): Promise<void> {
+  const p = processes.find((x) => x.name === name);
+  if (p === undefined || stopping) return;
+  const child = start(p.name, p.file, p.env);
+  const port = ops[name];
+  await whenReady(child, { boundMs: childBoundMs, ...(port ? { opsUrl: `http://${process.env['WARREN_OPS_HOST'] || '127.0.0.1'}:${port}` } : {}) });
 }
+
+/** A service's instances restart one after another (each ready before the next stops), services side by side. */
+const roller = rollingRestarter({ stop: stopForRestart, start: startAgain });
 
 /** Watches each process's src/ and every library's; a change restarts the processes it feeds. */
 function watchSources(): void {
@@ -138,7 +143,9 @@ function watchSources(): void {
     const all = libs.some((t) => changed.has(t));
     const names = processes.filter((p) => all || changed.has(path.dirname(p.file))).map((p) => p.name);
     process.stdout.write(`${'watch'.padEnd(12)} | ${[...changed].sort().join(', ')} changed: restarting ${names.join(', ')}\n`);
-    for (const name of names) queueRestart(name);
+    const groups = new Map<string, string[]>();
+    for (const p of processes.filter((x) => names.includes(x.name))) groups.set(p.file, [...(groups.get(p.file) ?? []), p.name]);
+    roller.request([...groups.values()]);
   }, { root });
   process.stdout.write(`warren: watching ${own.length + libs.length} source trees; a change restarts the processes it feeds\n`);
 }

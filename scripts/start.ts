@@ -36,11 +36,12 @@ import { lineFormatter, logFormat } from './log-format';
 import { watchTrees } from './watch';
 import { rollingRestarter, whenReady } from './rolling-restart';
 import { opsPorts } from './start-ops';
+import { projectProcesses, type StartProcess } from './project-config';
 
 const root = path.resolve(__dirname, '..');
 
 /** What runs, and how many of each. Every process gets the same environment, but for its INSTANCE_ID and ops port. */
-const processes: readonly { name: string; file: string; env?: Record<string, string> }[] = [
+const builtIn: readonly StartProcess[] = [
   { name: 'broker', file: 'broker/src/main.ts' },
   { name: 'calculator-1', file: 'services/calculator/src/main.ts', env: { INSTANCE_ID: 'calculator-1' } },
   { name: 'calculator-2', file: 'services/calculator/src/main.ts', env: { INSTANCE_ID: 'calculator-2' } },
@@ -48,6 +49,8 @@ const processes: readonly { name: string; file: string; env?: Record<string, str
   { name: 'jobs-1', file: 'services/jobs/src/main.ts', env: { INSTANCE_ID: 'jobs-1' } },
   { name: 'jobs-2', file: 'services/jobs/src/main.ts', env: { INSTANCE_ID: 'jobs-2' } },
 ];
+/** The built-in processes and the project's own from warren.config.json (project-config.ts); set by main. */
+let processes: readonly StartProcess[] = builtIn;
 
 const children = new Map<string, ChildProcess>();
 let stopping = false;
@@ -159,11 +162,13 @@ function parseArgs(argv: readonly string[]): { readonly watch: boolean } {
 
 async function main(): Promise<void> {
   watching = parseArgs(process.argv.slice(2)).watch;
+  processes = [...builtIn, ...projectProcesses(root, builtIn)];
   const mode = await chooseStartMode(process.env);
   // A local demo on loopback: without tokens it runs without auth, and says so (the broker
   // itself refuses to start without either). Set GATEWAY_TOKENS (client) and GATEWAY_OPERATOR_TOKENS (the console's) to try auth.
   if (!process.env['GATEWAY_TOKENS'] && !process.env['GATEWAY_OPERATOR_TOKENS']) process.env['GATEWAY_AUTH'] ||= 'none';
   if (mode.kind === 'embedded') {
+    if (processes.length > builtIn.length) process.stderr.write(`warren: embedded mode runs the example services only; warren.config.json's (${processes.slice(builtIn.length).map((p) => p.name).join(', ')}) need RabbitMQ\n`);
     if (watching) throw new RangeError('--watch restarts services as processes of their own, and embedded mode runs them all in this one; run RabbitMQ and Redis (docs/embedded.md) to use it');
     return runEmbedded(mode.why, format);
   }

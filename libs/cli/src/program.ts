@@ -282,10 +282,11 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .command('new')
     .description('scaffold a new package')
     .command('service')
-    .description('scaffold services/<name>: service.ts with one method, main.ts, a test over the in-memory broker, README (passes its test at once)')
+    .description('scaffold services/<name> in the Warren workspace or npm project (depending on @warren/amqp) around: service.ts with one method, main.ts, a test over the in-memory broker, README; listed in warren.config.json')
     .argument('<name>', 'lower-case letters, digits and hyphens, e.g. billing')
-    .option('--root <dir>', 'the Warren workspace (default: the one around the current directory)')
-    .action(act((s, name: string, flags: { root?: string }) => newServiceCommand(s, name, { ...flags, cwd: io.cwd ?? '.' })));
+    .option('--root <dir>', 'the Warren workspace or npm project (default: the one around the current directory)')
+    .option('--no-config', 'do not list the service in the project\'s warren.config.json')
+    .action(act((s, name: string, flags: { root?: string; config: boolean }) => newServiceCommand(s, name, { ...flags, cwd: io.cwd ?? '.' })));
 
   program
     .command('bench')

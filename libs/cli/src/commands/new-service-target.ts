@@ -1,8 +1,8 @@
 // Where `warren new service NAME` writes, and what changes outside Warren's repository. Two kinds
-// of place, the nearest at or above the directory wins:
+// of place at or above the directory:
 // - Warren's own workspace (a package.json whose workspaces list `services/*`): services/NAME as a
 //   workspace package, built and tested with the repository's configs (as the example services);
-// - any npm project that depends on `@warren/amqp` (a team's own repository, the packages installed
+// - else the nearest npm project that depends on `@warren/amqp` (a team's own repository, the packages installed
 //   from `npm run pack`'s tarballs): services/NAME with a self-contained tsconfig, depending on the
 //   `@warren/*` packages the project already has, by the same specs (so no registry is asked).
 import { existsSync, readFileSync } from 'node:fs';
@@ -29,15 +29,17 @@ function readPackage(dir: string): PackageJson | undefined {
   }
 }
 
-/** The nearest Warren workspace or project depending on @warren/amqp at or above `from`. */
+/**
+ * The Warren workspace at or above `from`, else the nearest project depending on @warren/amqp there.
+ * The workspace first: its own packages (libs/cli, services/*) depend on @warren/amqp too.
+ */
 export function findTarget(from: string): ScaffoldTarget | undefined {
+  let project: string | undefined;
   for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
     const pkg = readPackage(dir);
-    if (pkg !== undefined) {
-      if (Array.isArray(pkg.workspaces) && pkg.workspaces.includes('services/*')) return { kind: 'workspace', root: dir };
-      if (pkg.dependencies?.['@warren/amqp'] !== undefined || pkg.devDependencies?.['@warren/amqp'] !== undefined) return { kind: 'project', root: dir };
-    }
-    if (path.dirname(dir) === dir) return undefined;
+    if (Array.isArray(pkg?.workspaces) && pkg.workspaces.includes('services/*')) return { kind: 'workspace', root: dir };
+    if (project === undefined && (pkg?.dependencies?.['@warren/amqp'] !== undefined || pkg?.devDependencies?.['@warren/amqp'] !== undefined)) project = dir;
+    if (path.dirname(dir) === dir) return project === undefined ? undefined : { kind: 'project', root: project };
   }
 }
 

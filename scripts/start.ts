@@ -21,7 +21,9 @@
 // (watch.ts): a service's src/ restarts that service's processes alone, the broker's its own, a
 // library's every process; the others, and RabbitMQ and Redis, keep running. A restarted process
 // gets one SIGTERM and drains as on Ctrl-C; one that crashes waits for the next change instead
-// of stopping everything.
+// of stopping everything. A service's instances restart one after another, each ready before the
+// next stops (rolling-restart.ts). The project's own services, listed in warren.config.json at the
+// root (project-config.ts), run beside the example ones.
 // Each service answers /metrics, /healthz and /readyz on an ops port of its own: 9464, 9465, ...
 // in the order below (WARREN_OPS_PORT moves the base, `off` turns them off; start-ops.ts).
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -48,6 +48,7 @@ it('scaffolds services/NAME depending on the project\'s own @warren packages, an
   // Nothing of Warren's repository is referenced.
   expect(readFileSync(path.join(dir, 'tsconfig.json'), 'utf8')).not.toMatch(/\.\.\//);
   expect(JSON.parse(readFileSync(path.join(project, 'warren.config.json'), 'utf8'))).toEqual({ services: [{ name: 'billing', main: 'services/billing/src/main.ts' }] });
+  expect(shell.output()).toContain('npx warren start');
   expect(shell.output()).toContain('npx tsx services/billing/src/main.ts');
 
   // A second service is appended; the first stays.

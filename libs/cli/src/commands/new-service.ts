@@ -70,7 +70,7 @@ export async function newServiceCommand(s: Session, name: string, flags: { reado
     s.out(`next:\n  npm install                           ${s.c.dim('# links the new workspace package')}\n  npm test -w services/${name}\n  npx tsx ${main}\n  npx warren call ${name}.greet '{"name":"Ada"}'`);
   } else {
     const tsx = hasTsx(target.root) ? '' : `  npm install -D tsx                    ${s.c.dim('# runs TypeScript mains')}\n`;
-    s.out(`next (from ${path.relative(flags.cwd, target.root) || '.'}):\n${tsx}  npx tsx ${main}\n  npx warren call ${name}.greet '{"name":"Ada"}'`);
+    s.out(`next (from ${path.relative(flags.cwd, target.root) || '.'}):\n${tsx}  npx warren start                      ${s.c.dim('# the services of warren.config.json; or: npx tsx ' + main)}\n  npx warren call ${name}.greet '{"name":"Ada"}'`);
   }
   return ExitCode.ok;
 }

@@ -9,8 +9,14 @@ import { once } from 'node:events';
 export interface RestartSteps {
   /** Stops the instance (one SIGTERM, its drain bounded); resolves once it is gone. */
   stop(name: string): Promise<void>;
-  /** Starts it again; resolves once it is ready (or gone, or given up on): the next instance waits for this. */
-  start(name: string): Promise<void>;
+  /**
+   * Starts it again; resolves once it is ready (or gone, or given up on): the next instance waits for
+   * this. False when it did not come back (it exited): the roll stops there, so the instances not yet
+   * restarted keep serving the old code until the next change.
+   */
+  start(name: string): Promise<boolean>;
+  /** Told when a roll stops early because `name` did not come back; `kept` are the instances left running as they were. */
+  onHalt?(name: string, kept: readonly string[]): void;
 }
 
 export interface RollingRestarter {
@@ -32,9 +38,13 @@ export function rollingRestarter(steps: RestartSteps): RollingRestarter {
   const chains = new Map<string, Promise<void>>();
   const queued = new Set<string>();
   const roll = async (group: readonly string[]): Promise<void> => {
-    for (const name of group) {
+    for (const [i, name] of group.entries()) {
       await steps.stop(name);
-      await steps.start(name);
+      if (!(await steps.start(name))) {
+        const kept = group.slice(i + 1);
+        if (kept.length > 0) steps.onHalt?.(name, kept);
+        return;
+      }
     }
   };
   return {

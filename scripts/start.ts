@@ -128,17 +128,22 @@ async function stopForRestart(name: string): Promise<void> {
   }
 }
 
-/** Starts `name` again, unless everything is stopping; resolves once it is ready (rolling-restart.ts). */
-async function startAgain(name: string): Promise<void> {
+/** Starts `name` again, unless everything is stopping; resolves once it is ready, false when it exited instead (rolling-restart.ts). */
+async function startAgain(name: string): Promise<boolean> {
   const p = processes.find((x) => x.name === name);
-  if (p === undefined || stopping) return;
+  if (p === undefined || stopping) return false;
   const child = start(p.name, p.file, p.env);
   const port = ops[name];
   await whenReady(child, { boundMs: childBoundMs, ...(port ? { opsUrl: `http://${process.env['WARREN_OPS_HOST'] || '127.0.0.1'}:${port}` } : {}) });
+  return child.exitCode === null && child.signalCode === null;
 }
 
 /** A service's instances restart one after another (each ready before the next stops), services side by side. */
-const roller = rollingRestarter({ stop: stopForRestart, start: startAgain });
+const roller = rollingRestarter({
+  stop: stopForRestart,
+  start: startAgain,
+  onHalt: (name, kept) => process.stderr.write(`${'watch'.padEnd(12)} | ${name} did not come back; ${kept.join(', ')} keep running the code they started with until the next change\n`),
+});
 
 /** Watches each process's src/ and every library's; a change restarts the processes it feeds. */
 function watchSources(): void {

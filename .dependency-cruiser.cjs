@@ -6,7 +6,8 @@
 
 /**
  * The Warren packages each library's `src/` may import: its package.json dependencies, read as an order
- * (config (env schema, options kernel) ← JSON-RPC core ← calls, transport ← amqp engine/runtime ← schedules ← the CLI, services and broker).
+ * (config (env schema, options kernel) ← JSON-RPC core ← calls, transport ← amqp engine/runtime ← schedules ← the CLI, services and broker;
+ * redis (the ioredis client setup: stall-tolerant command timeouts) ← inflight, schedules, eventlog).
  * Absent on purpose: inflight → amqp (a tracker needs no AMQP: the tracker port is @warren/calls'), and
  * any library → services, broker or scripts.
  */
@@ -14,14 +15,15 @@ const libraryImports = {
   config: [],
   jsonrpc: ['config'],
   logger: [],
-  eventlog: ['config'],
+  redis: [],
+  eventlog: ['config', 'redis'],
   testkit: [],
   'tracing-node': [],
   calls: ['jsonrpc'],
   'amqp-transport': ['config', 'jsonrpc', 'logger'],
   amqp: ['amqp-transport', 'calls', 'config', 'jsonrpc', 'logger'],
-  inflight: ['calls', 'config', 'jsonrpc', 'logger'],
-  schedules: ['amqp', 'config', 'jsonrpc', 'logger'],
+  inflight: ['calls', 'config', 'jsonrpc', 'logger', 'redis'],
+  schedules: ['amqp', 'config', 'jsonrpc', 'logger', 'redis'],
   cli: ['amqp', 'amqp-transport', 'calls', 'config', 'inflight', 'jsonrpc', 'logger'],
 };
 

@@ -1,10 +1,10 @@
 // Which drivers each package may import is enforced here (the order of the packages and of their folders,
 // and the absence of import circles, by dependency-cruiser: .dependency-cruiser.cjs). The JSON-RPC core does
 // no I/O; only the AMQP transport package (libs/amqp-transport/src, not its contract.ts or memory/) imports
-// amqplib; only the in-flight store imports ioredis; only the
+// amqplib; only the Redis stores import ioredis (the in-flight store, the event log, the schedules' redis-store.ts)
+// and @warren/redis, which makes their clients (command timeouts a blocked event loop cannot fake); only the
 // logger factory imports pino; only the mains start an OpenTelemetry SDK (@warren/tracing-node), the libraries
 // speak @opentelemetry/api alone.
-// Only the schedules' Redis store (libs/schedules/src/redis-store.ts) imports ioredis for them.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -37,6 +37,7 @@ export default tseslint.config(
   { files: ['libs/amqp-transport/src/**/*.ts'], rules: restrict(io([]), 'The contract and the in-memory broker are driver-free; only the amqplib connection (connection.ts, close.ts) imports amqplib.') },
   { files: ['libs/amqp-transport/src/*.ts'], ignores: ['libs/amqp-transport/src/contract.ts', 'libs/amqp-transport/src/index.ts'], rules: restrict(io(['amqplib']), 'The amqplib transport only speaks AMQP.') },
   { files: ['libs/logger/src/**/*.ts'], rules: restrict(io(['pino']), 'The logger factory only wraps pino.') },
+  { files: ['libs/redis/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The Redis client setup only speaks Redis.') },
   { files: ['libs/inflight/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The in-flight store only speaks Redis.') },
   { files: ['libs/eventlog/src/**/*.ts'], rules: restrict(io(['ioredis']), 'The event log only speaks Redis.') },
   { files: ['libs/tracing-node/src/**/*.ts'], rules: restrict(io(['@opentelemetry/sdk-node']), 'The mains\' tracing only starts the Node SDK.') },

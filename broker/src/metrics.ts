@@ -149,7 +149,7 @@ function queueGauges(registers: Registry[], read: () => Promise<readonly Service
 
 /** What this process's scheduler did with each schedule's occurrences (docs/scheduling.md, "Metrics"). */
 function scheduleCounters(registers: Registry[], read: () => ReadonlyMap<string, ScheduleCounts>): void {
-  const counter = (field: keyof ScheduleCounts, help: string): void => {
+  const counter = (field: 'fired' | 'missed' | 'skipped', help: string): void => {
     new Counter({
       name: `warren_schedule_${field}_total`,
       help,
@@ -164,6 +164,16 @@ function scheduleCounters(registers: Registry[], read: () => ReadonlyMap<string,
   counter('fired', 'Schedule occurrences this process fired (on time or caught up after downtime), and run-nows, by schedule.');
   counter('missed', 'Schedule occurrences missed while no scheduler ran and not fired by the catch-up policy, by schedule.');
   counter('skipped', 'Schedule occurrences not fired because a call of the schedule was still running (overlap policy), by schedule.');
+  new Counter({
+    name: 'warren_schedule_failed_total',
+    help: 'Calls this process fired for a schedule (occurrences and run-nows) that ended in an error, by schedule and method.',
+    labelNames: ['schedule', 'method'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [schedule, counts] of read()) for (const [method, n] of Object.entries(counts.failed)) this.inc({ schedule, method }, n);
+    },
+  });
 }
 
 /** A metric whose value lives elsewhere and is read when scraped. */

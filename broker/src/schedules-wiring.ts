@@ -1,5 +1,5 @@
 import type { Logger } from '@warren/logger';
-import { ScheduleControl, Scheduler, ServiceScheduleSync, scheduleMethods, type ScheduleStore, type SchedulerOptions } from '@warren/schedules';
+import { ScheduleControl, Scheduler, ServiceScheduleSync, scheduleMethods, type ScheduleStore, type SchedulerOptions, type ServedMethods } from '@warren/schedules';
 import type { Broker, BrokerOptions } from './broker';
 
 /** How the broker runs its scheduler. */
@@ -12,7 +12,7 @@ export interface SchedulesWiringOptions {
 
 /**
  * What a schedule store gives the broker (Redis, or memory in embedded mode): the `schedule.*`
- * methods, `warren_schedule_*_total` on /metrics, and a scheduler on the broker's own client, so
+ * methods (`schedule.add` checking the method is served and its params fit, against the catalogue), `warren_schedule_*_total` on /metrics, and a scheduler on the broker's own client, so
  * fired calls are relayed and tracked like any other. `options` goes into startBroker; `attach`
  * starts the scheduler once the broker's client exists, and keeps the schedules services announce
  * (defined in code) in the store; `close` stops both (before the broker closes).
@@ -27,7 +27,16 @@ export function schedulesWiring(store: ScheduleStore, options: SchedulesWiringOp
     if (late.broker === undefined) throw new Error('schedules wiring used before attach');
     return late.broker.client;
   };
-  const control = new ScheduleControl(store, client, (name) => late.scheduler?.countFired(name));
+  // schedule.add checks the method against what the live services announce (the gateway's catalogue),
+  // the broker's own methods included before its first announcement is heard.
+  const served: ServedMethods = (method) => {
+    const broker = late.broker;
+    if (broker === undefined) return undefined;
+    const own = broker.service.options.methods;
+    const announced = broker.gateway.catalogue.current().methods.get(method) ?? (Object.hasOwn(own, method) ? own[method] : undefined);
+    return announced === undefined ? undefined : announced.params === undefined ? {} : { params: announced.params };
+  };
+  const control = new ScheduleControl(store, client, (schedule, fired) => late.scheduler?.firedNow(schedule, fired), served);
   return {
     options: {
       serviceMethods: scheduleMethods(control, store.durable),

@@ -480,6 +480,7 @@ export function reportRender(caller: Caller, params: ReportRenderParams, options
 
 /** Params of `schedule.add`. */
 export type ScheduleAddParams = {
+  allowUnserved?: boolean;
   catchUp?: "none" | "last" | "all";
   catchUpMax?: number;
   cron?: string;
@@ -500,7 +501,7 @@ export const scheduleAddErrors = [-32602, -32001, -32002, -32003, -32004, -32603
 export type ScheduleAddError = MethodError<(typeof scheduleAddErrors)[number]>;
 
 /**
- * Adds a schedule: {name, method, params?, cron (timezone?) or everyMs, overlap?, catchUp?, catchUpMax?, timeoutMs?, paused?, replace?}.
+ * Adds a schedule: {name, method, params?, cron (timezone?) or everyMs, overlap?, catchUp?, catchUpMax?, timeoutMs?, paused?, replace?, allowUnserved?}. The method must be served by a running service (unless allowUnserved) and the params fit its params schema.
  *
  * Rejects with a JsonRpcError (or a local error): see `errorOf(err, scheduleAddErrors)`.
  */

@@ -152,6 +152,7 @@ ReportRenderResult = TypedDict("ReportRenderResult", {
 ReportRenderErrorCode = Literal[-32602, -32001, -32002, -32003, -32004, -32603, -32005]
 
 ScheduleAddParams = TypedDict("ScheduleAddParams", {
+    "allowUnserved": NotRequired[bool],
     "catchUp": NotRequired[Union[Literal["none"], Literal["last"], Literal["all"]]],
     "catchUpMax": NotRequired[int],
     "cron": NotRequired[str],
@@ -437,7 +438,7 @@ class Api:
         return self._client.call("report.render", params, timeout=timeout, persistent=True)
 
     def schedule_add(self, params: ScheduleAddParams, timeout: Optional[float] = None) -> ScheduleAddResult:
-        """Adds a schedule: {name, method, params?, cron (timezone?) or everyMs, overlap?, catchUp?, catchUpMax?, timeoutMs?, paused?, replace?}. (schedule.add) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
+        """Adds a schedule: {name, method, params?, cron (timezone?) or everyMs, overlap?, catchUp?, catchUpMax?, timeoutMs?, paused?, replace?, allowUnserved?}. The method must be served by a running service (unless allowUnserved) and the params fit its params schema. (schedule.add) Errors: -32602 Invalid params, -32001 Deadline exceeded, -32002 Service unavailable, -32003 Cancelled, -32004 Overloaded, -32603 Internal error."""
         return self._client.call("schedule.add", params, timeout=timeout, persistent=False)
 
     def schedule_list(self, params: ScheduleListParams, timeout: Optional[float] = None) -> ScheduleListResult:

@@ -4,8 +4,9 @@
 // gains per-service queue depth, consumers, dead letters, refusals by reason
 // and instances by service. Calls include one retried and then dead-lettered
 // (a retry policy whose every attempt fails), so those series move too.
-// Last, every series deploy/observability's alert rules and dashboard name is
-// in a scrape of this running system.
+// The broker's scheduler (schedules in memory) fires a schedule of a method
+// nobody serves, so its failures are counted. Last, every series
+// deploy/observability's alert rules and dashboard name is in a scrape of this running system.
 import { EventEmitter } from 'node:events';
 import amqp from 'amqplib';
 import { RetryableError, runServiceMain, startService } from '@warren/amqp';
@@ -15,6 +16,8 @@ import { InvalidParamsError } from '@warren/jsonrpc';
 import { silentLogger } from '@warren/logger';
 import { Teardown, amqpUrl, freePort, redisUrl, uniqueName, waitFor } from '@warren/testkit';
 import { startBroker } from '../../broker/src';
+import { schedulesWiring } from '../../broker/src/schedules-wiring';
+import { MemoryScheduleStore, parseSchedule } from '@warren/schedules';
 import { TestNamespace } from '../support/amqp';
 import { promSum, scrape, type PromSample } from '../support/prom-text';
 import { namedSeries } from '../support/observability-files';
@@ -43,8 +46,15 @@ beforeAll(async () => {
     await ch.deleteQueue(ns.names.retryQueue(service, retryMs));
     await model.close();
   });
-  const broker = await startBroker({ urls: amqpUrl(), namespace: ns.namespace, serviceName: ns.service('warren-broker'), port: 0, defaultMetrics: false });
+  // Schedules in memory, ticking fast: one calls a method nobody serves, so warren_schedule_failed_total moves.
+  const scheduleStore = new MemoryScheduleStore();
+  const schedules = schedulesWiring(scheduleStore, { scheduler: { tickMs: 100, leaseMs: 1000 } });
+  const broker = await startBroker({ urls: amqpUrl(), namespace: ns.namespace, serviceName: ns.service('warren-broker'), port: 0, defaultMetrics: false, ...schedules.options });
   td.add(() => broker.close());
+  schedules.attach(broker, silentLogger());
+  td.add(() => schedules.close());
+  const failing = parseSchedule({ name: 'failing', method: 'nobody.serves', everyMs: 1000 }, Date.now(), 'runtime');
+  if (failing.ok) await scheduleStore.put(failing.schedule, false);
   brokerUrl = await broker.listen();
   const port = await freePort();
   workerUrl = `http://127.0.0.1:${port}`;
@@ -123,11 +133,17 @@ it("the broker's /metrics shows queue depth, consumers and dead letters per serv
   expect(promSum(await broker(), 'warren_gateway_refused_total', { reason: 'invalid_timeout_header' })).toBe(refusedBefore + 1);
 }, 30_000);
 
+it("the broker's /metrics counts a schedule's failed runs by schedule and method", async () => {
+  await waitFor(async () => (promSum(await broker(), 'warren_schedule_failed_total', { schedule: 'failing', method: 'nobody.serves' }) ?? 0) >= 1, { timeoutMs: 10_000, message: 'a failed scheduled run counted' });
+  expect(promSum(await broker(), 'warren_schedule_fired_total', { schedule: 'failing' })).toBeGreaterThanOrEqual(1);
+}, 30_000);
+
 it("every series deploy/observability's alert rules and Grafana dashboard name exists in a scrape of the worker or the broker", async () => {
   // Counters show once counted: make each kind of event happen (not relying on the tests above).
   await rpc('add', [1, 1]);
   await rpc('refuse', []);
   await (await fetch(`${brokerUrl}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-timeout-ms': 'x' }, body: '{}' })).arrayBuffer();
+  await waitFor(async () => promSum(await broker(), 'warren_schedule_failed_total') !== undefined, { timeoutMs: 10_000, message: 'a scheduled run counted' });
   const scraped = new Set([...(await worker()), ...(await broker())].map((s) => s.name));
   const missing = [...namedSeries()].filter(([series]) => !scraped.has(series)).map(([series, where]) => `${series} (${where})`);
   expect(missing).toEqual([]);

@@ -25,7 +25,7 @@ function run(...args: string[]): { status: number | null; output: string } {
 (promtool ? describe : describe.skip)('promtool', () => {
   it('accepts the alert rules', () => {
     const r = run('check', 'rules', 'alerts.yml');
-    expect(r.output).toMatch(/SUCCESS: 6 rules found/);
+    expect(r.output).toMatch(/SUCCESS: 7 rules found/);
     expect(r.status).toBe(0);
   });
 
@@ -42,9 +42,9 @@ function run(...args: string[]): { status: number | null; output: string } {
 });
 
 describe('alert rules and their tests', () => {
-  it('cover worker down, tracking degraded, DLQ growing, queue backlog and wait, error ratio, each with a test that fires it', () => {
+  it('cover worker down, tracking degraded, DLQ growing, queue backlog and wait, error ratio, failing schedules, each with a test that fires it', () => {
     const alerts = alertRules().map((r) => r.alert);
-    expect(alerts).toEqual(['WarrenWorkerDown', 'WarrenTrackingDegraded', 'WarrenDeadLettersGrowing', 'WarrenQueueBacklog', 'WarrenQueueWaitHigh', 'WarrenErrorRatio']);
+    expect(alerts).toEqual(['WarrenWorkerDown', 'WarrenTrackingDegraded', 'WarrenDeadLettersGrowing', 'WarrenQueueBacklog', 'WarrenQueueWaitHigh', 'WarrenErrorRatio', 'WarrenScheduleFailing']);
     const tests = parse(readFileSync(path.join(observabilityDir, 'alerts.test.yml'), 'utf8')) as { tests: { alert_rule_test: { alertname: string; exp_alerts?: unknown[] }[] }[] };
     const cases = tests.tests.flatMap((t) => t.alert_rule_test);
     for (const alert of alerts) {

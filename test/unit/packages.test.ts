@@ -9,7 +9,7 @@ const root = path.resolve(__dirname, '../..');
 it('packs every workspace package not marked private, each after its @warren dependencies', () => {
   const packages = publishablePackages(root);
   const names = packages.map((p) => p.manifest.name);
-  expect([...names].sort()).toEqual(['@warren/amqp', '@warren/amqp-transport', '@warren/broker', '@warren/calls', '@warren/cli', '@warren/config', '@warren/eventlog', '@warren/inflight', '@warren/jsonrpc', '@warren/logger', '@warren/schedules', '@warren/tracing-node']);
+  expect([...names].sort()).toEqual(['@warren/amqp', '@warren/amqp-transport', '@warren/broker', '@warren/calls', '@warren/cli', '@warren/config', '@warren/eventlog', '@warren/inflight', '@warren/jsonrpc', '@warren/logger', '@warren/redis', '@warren/schedules', '@warren/tracing-node']);
   for (const [i, p] of packages.entries()) {
     for (const dep of warrenDependencies(p.manifest)) expect({ package: p.manifest.name, dep, before: names.indexOf(dep) < i && names.includes(dep) }).toEqual({ package: p.manifest.name, dep, before: true });
   }

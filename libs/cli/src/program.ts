@@ -238,6 +238,7 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .addOption(new Option('-t, --timeout <ms>', 'deadline of each call (default 60000)').argParser(positiveInt))
     .option('--paused', 'add it paused')
     .option('--replace', 'replace a schedule of that name')
+    .option('--allow-unserved', 'accept a method no running service serves yet (the broker refuses it otherwise, and params its schema refuses)')
     .addHelpText('after', "\nExamples:\n  warren schedule add nightly reports.build '{\"full\":true}' --cron '0 2 * * *' --tz Europe/Berlin\n  warren schedule add heartbeat add 1 2 --every 60000 --overlap allow")
     .action(act((s, name: string, method: string, params: string[], flags: AddFlags) => scheduleAddCommand(s, name, method, params, flags)));
   for (const [verb, method, about] of [

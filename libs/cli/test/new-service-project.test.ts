@@ -32,7 +32,7 @@ beforeEach(() => {
 afterEach(() => rmSync(project, { recursive: true, force: true }));
 
 it('scaffolds services/NAME depending on the project\'s own @warren packages, and lists it in warren.config.json', async () => {
-  makeProject(['amqp', 'amqp-transport', 'inflight']);
+  makeProject(['amqp', 'amqp-transport', 'inflight', 'tracing-node']);
   mkdirSync(path.join(project, 'src'));
   // From a directory inside the project: the project is found above it.
   const shell = io(path.join(project, 'src'));
@@ -42,7 +42,7 @@ it('scaffolds services/NAME depending on the project\'s own @warren packages, an
   const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string>; devDependencies: Record<string, string>; scripts: Record<string, string> };
   expect(pkg.name).toBe('acme-app-billing');
   // The project's file: specs, re-pointed from services/billing; what it has only through another package, by its installed version.
-  expect(pkg.dependencies).toEqual({ '@sinclair/typebox': expect.any(String) as unknown, '@warren/amqp': 'file:../../../pk/warren-amqp-0.1.0.tgz', '@warren/inflight': 'file:../../../pk/warren-inflight-0.1.0.tgz', '@warren/jsonrpc': '^0.1.0', '@warren/logger': '^0.1.0' });
+  expect(pkg.dependencies).toEqual({ '@sinclair/typebox': expect.any(String) as unknown, '@warren/amqp': 'file:../../../pk/warren-amqp-0.1.0.tgz', '@warren/inflight': 'file:../../../pk/warren-inflight-0.1.0.tgz', '@warren/jsonrpc': '^0.1.0', '@warren/logger': '^0.1.0', '@warren/tracing-node': 'file:../../../pk/warren-tracing-node-0.1.0.tgz' });
   expect(pkg.devDependencies).toEqual({ '@warren/amqp-transport': 'file:../../../pk/warren-amqp-transport-0.1.0.tgz' });
   expect(pkg.scripts['build']).toBe('tsc -p .');
   // Nothing of Warren's repository is referenced.
@@ -60,13 +60,13 @@ it('refuses, writing nothing, when the project lacks a @warren package the scaff
   makeProject(['amqp']);
   const shell = io(project);
   await expect(run(['new', 'service', 'billing'], shell)).resolves.toBe(2);
-  expect(shell.errors()).toContain('error CLI_USAGE: the scaffold imports @warren/inflight, @warren/amqp-transport, which this project does not have');
+  expect(shell.errors()).toContain('error CLI_USAGE: the scaffold imports @warren/inflight, @warren/tracing-node, @warren/amqp-transport, which this project does not have');
   expect(existsSync(path.join(project, 'services/billing'))).toBe(false);
   expect(existsSync(path.join(project, 'warren.config.json'))).toBe(false);
 });
 
 it('refuses a warren.config.json it cannot read, naming the field, and leaves no directory behind', async () => {
-  makeProject(['amqp', 'amqp-transport', 'inflight']);
+  makeProject(['amqp', 'amqp-transport', 'inflight', 'tracing-node']);
   writeFileSync(path.join(project, 'warren.config.json'), JSON.stringify({ services: [{ name: 'x', main: '/abs.ts' }] }));
   const shell = io(project);
   await expect(run(['new', 'service', 'billing'], shell)).resolves.toBe(2);

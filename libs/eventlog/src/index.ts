@@ -2,12 +2,14 @@
  * @warren/eventlog — the little Redis storage the example services need:
  * capped, expiring lists of events (what the audit service received) and
  * small expiring records (a job's progress). Services may not import ioredis
- * (see eslint.config.mjs); this package is where that driver lives for them.
+ * (see eslint.config.mjs); this package is where that driver lives for them
+ * (its client made by @warren/redis, with command timeouts a blocked event loop cannot fake).
  *
  * Every key is built by `eventLogKeys` and every write sets a TTL, so nothing
  * outlives its usefulness even if every process dies.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '@warren/redis';
 import { eventLogKeys, type EventLogKeys } from './keys';
 import { checkInt, checkPositiveInts } from '@warren/config';
 
@@ -73,9 +75,10 @@ export class RedisEventLog implements EventStore {
   constructor(options: EventLogOptions) {
     this.o = resolveEventLogOptions(options);
     this.keys = eventLogKeys(this.o.keyPrefix);
-    this.redis = new Redis(this.o.url, {
+    // The command timeout is @warren/redis's: a reply that came while a handler blocked the event loop is not failed.
+    this.redis = createRedis(this.o.url, {
       lazyConnect: true,
-      commandTimeout: this.o.commandTimeoutMs,
+      commandTimeoutMs: this.o.commandTimeoutMs,
       maxRetriesPerRequest: 1,
       // How long disconnect() waits for a socket to close before destroying it (its timer would hold the process).
       disconnectTimeout: 200,

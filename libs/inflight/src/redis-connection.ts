@@ -1,12 +1,13 @@
 // The ioredis client of the in-flight store: opened from a RedisConfig (single node, Sentinel,
 // Cluster, or a client the caller owns) with fail-fast settings, closed politely, and our Lua
 // scripts (scripts.ts) defined on it and called by name.
-import { Cluster, Redis, type ClusterOptions, type Command, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { stallTolerantTimeouts, type RedisClient } from '@warren/redis';
 import type { RedisConfig } from './options';
 import { scripts, type ScriptName } from './scripts';
 import { sleep } from './sleep';
 
-export type RedisClient = Redis | Cluster;
+export type { RedisClient } from '@warren/redis';
 
 type Invoke = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -24,7 +25,7 @@ function clientOptions(commandTimeoutMs: number, autoPipelining: boolean): Legac
     enableAutoPipelining: autoPipelining,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    // No `commandTimeout`: ioredis's own fails replies a blocked event loop has not read yet (stallTolerantTimeouts).
+    // No `commandTimeout`: ioredis's own fails replies a blocked event loop has not read yet (@warren/redis stallTolerantTimeouts).
     // ioredis waits this long (default 2 s) for a socket's 'close' on disconnect, and one whose
     // connection was refused never sends another: a process that could not reach Redis would
     // linger 2 s on exit (the CLI, when Redis is away). A live socket closes well within it.
@@ -57,44 +58,6 @@ export function openRedis(config: RedisConfig, commandTimeoutMs: number, autoPip
   } else client = new Redis({ ...base, ...legacy(config), commandTimeout: undefined });
   stallTolerantTimeouts(client, commandTimeoutMs);
   return { client, owned: true };
-}
-
-type Sender = { sendCommand(command: Command, ...rest: never[]): unknown };
-
-/**
- * Fails a command Redis has not answered within `timeoutMs`, as ioredis's `commandTimeout` would, but
- * never one whose reply came while the event loop was blocked. ioredis arms a timer per command, and once
- * the loop was blocked for longer than the timeout (a handler's synchronous work, a long garbage
- * collection), Node runs the timers before it reads the sockets: the command fails although its reply is
- * waiting (measured: 5 of 10 commands sent just before a 400 ms block, 200 ms timeout). The tracker then
- * takes Redis for gone: calls run untracked, and a claim it wrote and thought lost is left with a lease
- * nobody renews, so a redelivery runs the call again. Here a timer that fires looks again after the poll
- * phase of its turn (setImmediate), when every reply already received has been read. A cluster's node
- * clients get the same (pipelines send through them directly).
- */
-export function stallTolerantTimeouts(client: RedisClient, timeoutMs: number): void {
-  const armed = new WeakSet<Command>();
-  const wrap = (target: Sender): void => {
-    const send = target.sendCommand.bind(target) as (command: Command, ...rest: never[]) => unknown;
-    target.sendCommand = (command: Command, ...rest: never[]): unknown => {
-      if (!armed.has(command)) {
-        armed.add(command);
-        armTimeout(command, timeoutMs);
-      }
-      return send(command, ...rest);
-    };
-  };
-  wrap(client as unknown as Sender);
-  if (client instanceof Cluster) client.on('+node', (node: Redis) => wrap(node as unknown as Sender));
-}
-
-function armTimeout(command: Command, timeoutMs: number): void {
-  const expire = (): void => {
-    if (!command.isSettled) command.reject(new Error('Command timed out'));
-  };
-  const timer = setTimeout(() => setImmediate(expire), timeoutMs);
-  const clear = (): void => clearTimeout(timer);
-  command.promise.then(clear, clear);
 }
 
 /** Closes a client politely, then forcibly if Redis does not answer. */

@@ -7,7 +7,8 @@ import { parseClaimReply, parseLiveMarks, parseRecord, queuedRecord, parseWorker
 import type { HistoryBounds, HistoryKind, Keys } from './keys';
 import type { RedisConfig } from './options';
 import { ScriptBatches } from './redis-batches';
-import { closeRedis, defineScripts, openRedis, runScript, stallTolerantTimeouts, type RedisClient } from './redis-connection';
+import { stallTolerantTimeouts } from '@warren/redis';
+import { closeRedis, defineScripts, openRedis, runScript, type RedisClient } from './redis-connection';
 import type { ScriptName } from './scripts';
 import type { CancelReply, ClaimArgs, FinishArgs, HistoryEntry, TrackerStore, ViewStore, WaitingList } from './store-port';
 

@@ -33,11 +33,17 @@ export interface NotificationDefinition<P = unknown, Ctx = unknown> {
  */
 export type Middleware<Ctx> = (next: (call: InboundCall, ctx: Ctx) => Promise<unknown>, call: InboundCall, ctx: Ctx) => Promise<unknown>;
 
-export interface DispatcherOptions {
+export interface DispatcherOptions<Ctx = unknown> {
   /** Put the stack of non-protocol handler errors into `error.data`. Debugging only. @default false */
   readonly exposeErrorStack?: boolean;
   /** Told about notification failures, which can never be answered. @default ignore */
   readonly onNotificationError?: (error: unknown, call: InboundCall) => void;
+  /**
+   * Told about each request whose handler (or middleware, or params check) threw, before the
+   * error is mapped to the wire answer: the one place a service logs what the caller only sees
+   * as a code. Called only on failure, so the success path pays nothing. @default ignore
+   */
+  readonly onRequestError?: (error: unknown, call: InboundCall, ctx: Ctx) => void;
 }
 
 interface Registered<Ctx> {
@@ -63,7 +69,7 @@ export class Dispatcher<Ctx> {
   /** Without middleware, the handler's own return value: a plain value lets `respond` answer without a promise. */
   private chain: (call: InboundCall, ctx: Ctx) => unknown = (call, ctx) => this.invoke(call, ctx);
 
-  constructor(private readonly options: DispatcherOptions = {}) {}
+  constructor(private readonly options: DispatcherOptions<Ctx> = {}) {}
 
   /** Registers a method. Names beginning with `rpc.` are reserved by the specification unless `reserved` is set. */
   method<P, R>(name: string, definition: MethodDefinition<P, R, Ctx>, opts: { reserved?: boolean } = {}): this {
@@ -130,12 +136,12 @@ export class Dispatcher<Ctx> {
     try {
       answer = this.chain({ kind: 'request', method: message.method, params: message.params, id: message.id }, ctx);
     } catch (thrown) {
-      return this.failure(message.id, thrown);
+      return this.failure(message, ctx, thrown);
     }
     if (!isThenable(answer)) return successResponse(message.id, answer);
     return Promise.resolve(answer).then(
       (result) => successResponse(message.id, result),
-      (thrown: unknown) => this.failure(message.id, thrown),
+      (thrown: unknown) => this.failure(message, ctx, thrown),
     );
   }
 
@@ -149,8 +155,16 @@ export class Dispatcher<Ctx> {
     }
   }
 
-  private failure(id: Id, thrown: unknown): ResponseMessage {
-    return failureResponse(id, toJsonRpcError(thrown, this.options.exposeErrorStack === true).toErrorObject());
+  private failure(message: RequestMessage, ctx: Ctx, thrown: unknown): ResponseMessage {
+    const told = this.options.onRequestError;
+    if (told) {
+      try {
+        told(thrown, { kind: 'request', method: message.method, params: message.params, id: message.id }, ctx);
+      } catch {
+        // A failing listener must not turn an answer into a crash: `respond` never throws.
+      }
+    }
+    return failureResponse(message.id, toJsonRpcError(thrown, this.options.exposeErrorStack === true).toErrorObject());
   }
 
   /** Runs the handler; throws what it throws and returns what it returns, promise or not. */

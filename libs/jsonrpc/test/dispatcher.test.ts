@@ -43,3 +43,21 @@ describe('Dispatcher.respond', () => {
     expect(seen).toEqual(['after add']);
   });
 });
+
+describe('DispatcherOptions.onRequestError', () => {
+  it('is told each failing request once, with its call and context, before the answer; never on success; a throwing listener changes nothing', async () => {
+    const told: [unknown, string, string][] = [];
+    const d = new Dispatcher<string>({ onRequestError: (err, call, ctx) => told.push([err, call.method, ctx]) })
+      .method('ok', { handler: () => 1 })
+      .method('sync', { handler: () => { throw new TypeError('sync'); } })
+      .method('async', { handler: () => Promise.reject(new RangeError('async')) })
+      .method('typed', { params: { type: 'array', items: { type: 'number' } }, handler: () => 1 });
+    d.respond(request('ok'), 'c0');
+    expect(d.respond(request('sync'), 'c1')).toMatchObject({ error: { code: ErrorCode.InternalError } });
+    await expect(d.respond(request('async'), 'c2')).resolves.toMatchObject({ error: { code: ErrorCode.InternalError } });
+    d.respond(request('typed', ['x' as unknown as number]), 'c3');
+    expect(told.map(([err, method, ctx]) => [err instanceof InvalidParamsError ? 'InvalidParams' : (err as Error).name, method, ctx])).toEqual([['TypeError', 'sync', 'c1'], ['RangeError', 'async', 'c2'], ['InvalidParams', 'typed', 'c3']]);
+    const loud = new Dispatcher<void>({ onRequestError: () => { throw new Error('listener'); } }).method('sync', { handler: () => { throw new Error('x'); } });
+    expect(loud.respond(request('sync'), undefined)).toMatchObject({ error: { code: ErrorCode.InternalError } });
+  });
+});

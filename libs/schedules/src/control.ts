@@ -3,6 +3,7 @@ import { fireCall, type Fired } from './fire';
 import { nextOccurrence } from './occurrences';
 import { recordEnd, startedState } from './record';
 import { parseSchedule, type Parsed, type Schedule, type ScheduleInput } from './spec';
+import { checkTarget, type ServedMethods, type TargetRefusal } from './target-check';
 import type { ScheduleState, ScheduleStore } from './store-port';
 
 /** One schedule as `schedule.list` answers it: its definition, what it last did, when it fires next. */
@@ -15,7 +16,17 @@ export interface ScheduleEntry extends Schedule {
 }
 
 /** Why a change was refused: names what is wrong; the methods answer it as -32602. */
-export type ControlRefusal = { readonly reason: 'no_such_schedule'; readonly name: string } | { readonly reason: 'schedule_exists'; readonly name: string } | { readonly reason: 'invalid_schedule'; readonly field: string; readonly detail: string };
+export type ControlRefusal = { readonly reason: 'no_such_schedule'; readonly name: string } | { readonly reason: 'schedule_exists'; readonly name: string } | { readonly reason: 'invalid_schedule'; readonly field: string; readonly detail: string } | TargetRefusal;
+
+/** How `add` treats what is already there and what it calls. */
+export interface AddOptions {
+  /** Replace a schedule of the same name. @default false */
+  readonly replace?: boolean;
+  /** Accept a method no running service serves (nor checks its params). @default false */
+  readonly allowUnserved?: boolean;
+  /** Where the schedule comes from. @default 'runtime' */
+  readonly source?: string;
+}
 
 /** What a change gave: done (with a value) or refused. */
 export type ControlResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly refusal: ControlRefusal };
@@ -30,8 +41,10 @@ export class ScheduleControl {
     private readonly store: ScheduleStore,
     /** The client run-nows go through (a getter: the broker's exists only once it has started). */
     private readonly client: () => RpcClient,
-    /** Told of each run-now fired here (the process's counters). @default none */
-    private readonly onRunNow: (name: string) => void = () => undefined,
+    /** Told of each run-now fired here (the process's counters, and the log line if it fails). @default none */
+    private readonly onRunNow: (schedule: Schedule, fired: Fired) => void = () => undefined,
+    /** The methods running services serve, which `add` checks the method and params against (target-check.ts). @default no check */
+    private readonly served?: ServedMethods,
   ) {}
 
   async list(): Promise<ScheduleEntry[]> {
@@ -45,10 +58,16 @@ export class ScheduleControl {
     });
   }
 
-  /** Adds a schedule; an existing name is refused unless `replace`. */
-  async add(input: ScheduleInput, replace = false, source = 'runtime'): Promise<ControlResult<Schedule>> {
+  /**
+   * Adds a schedule; an existing name is refused unless `replace`, and (with `served`) a method no
+   * running service serves unless `allowUnserved`, or params its params schema refuses.
+   */
+  async add(input: ScheduleInput, options: AddOptions = {}): Promise<ControlResult<Schedule>> {
+    const { replace = false, allowUnserved = false, source = 'runtime' } = options;
     const parsed: Parsed = parseSchedule(input, Date.now(), source);
     if (!parsed.ok) return { ok: false, refusal: { reason: 'invalid_schedule', field: parsed.field, detail: parsed.reason } };
+    const target = this.served === undefined ? undefined : checkTarget(input, this.served, allowUnserved);
+    if (target !== undefined) return { ok: false, refusal: target };
     const stored = await this.store.put(parsed.schedule, replace);
     if (!stored) return { ok: false, refusal: { reason: 'schedule_exists', name: input.name } };
     // A replaced schedule starts afresh: nothing of the old timing is caught up.
@@ -78,7 +97,7 @@ export class ScheduleControl {
     const s = await this.store.get(name);
     if (s === undefined) return missing(name);
     const fired: Fired = fireCall(this.client(), s, Date.now);
-    this.onRunNow(name);
+    this.onRunNow(s, fired);
     const state = (await this.store.states([name])).get(name) ?? {};
     await this.store.setState(name, startedState(state, fired, s.timeoutMs, undefined));
     void recordEnd(this.store, name, fired).catch(() => undefined);

@@ -3,11 +3,14 @@ import { toJsonRpcError, type JsonValue, type Params } from '@warren/jsonrpc';
 import type { Schedule } from './spec';
 import type { LastRun } from './store-port';
 
+/** How a fired call ended: what the last run records, and for a failure its wire message (logged, not stored). */
+export type RunEnd = Pick<LastRun, 'outcome' | 'errorCode' | 'finishedAt'> & { readonly errorMessage?: string };
+
 /** A call a schedule fired: its id at once, how it ended later (never rejects). */
 export interface Fired {
   readonly callId: string;
   readonly at: number;
-  readonly ended: Promise<Pick<LastRun, 'outcome' | 'errorCode' | 'finishedAt'>>;
+  readonly ended: Promise<RunEnd>;
 }
 
 /**
@@ -21,7 +24,10 @@ export function fireCall(client: RpcClient, schedule: Schedule, now: () => numbe
   const at = now();
   const ended = client.call(schedule.method, schedule.params as Params | undefined, { timeoutMs: schedule.timeoutMs, id: callId }).then(
     () => ({ outcome: 'ok' as const, finishedAt: now() }),
-    (err: unknown) => ({ outcome: 'error' as const, errorCode: toJsonRpcError(err).code, finishedAt: now() }),
+    (err: unknown) => {
+      const wire = toJsonRpcError(err);
+      return { outcome: 'error' as const, errorCode: wire.code, errorMessage: wire.message, finishedAt: now() };
+    },
   );
   return { callId, at, ended };
 }

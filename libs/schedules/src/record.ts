@@ -15,7 +15,8 @@ export function startedState(state: ScheduleState, fired: Fired, timeoutMs: numb
  * last), and the schedule no longer running. A schedule removed meanwhile stays removed.
  */
 export async function recordEnd(store: ScheduleStore, name: string, fired: Fired): Promise<void> {
-  const end = await fired.ended;
+  // The message is for the log line (failures.ts); the record keeps the code, as schedule.list shows it.
+  const { errorMessage: _logged, ...end } = await fired.ended;
   if ((await store.get(name)) === undefined) return;
   const state = (await store.states([name])).get(name) ?? {};
   const { running, ...rest } = state;

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '@warren/redis';
 import { definitionsTtlMs, occurrenceTtlMs, scheduleKeys, type ScheduleKeys } from './keys';
 import type { Schedule } from './spec';
 import type { ClaimResult, OccurrenceEnd, ScheduleState, ScheduleStore } from './store-port';
@@ -50,7 +51,9 @@ export class RedisScheduleStore implements ScheduleStore {
 
   constructor(options: RedisScheduleStoreOptions) {
     this.keys = scheduleKeys(options.keyPrefix ?? 'warren');
-    this.redis = new Redis(options.url, { lazyConnect: true, commandTimeout: options.commandTimeoutMs ?? 2000, maxRetriesPerRequest: 1, enableOfflineQueue: true });
+    // The command timeout is @warren/redis's: a reply that came while the event loop was blocked is not failed
+    // (ioredis's own would fail it, and a scheduler would take its lease for lost).
+    this.redis = createRedis(options.url, { lazyConnect: true, commandTimeoutMs: options.commandTimeoutMs ?? 2000, maxRetriesPerRequest: 1, enableOfflineQueue: true });
     // Errors surface on the commands; the client's own 'error' events would otherwise be unhandled.
     this.redis.on('error', () => undefined);
   }

@@ -3,7 +3,8 @@ import type { RpcClient } from '@warren/amqp';
 import { checkPositiveInts, definedOnly } from '@warren/config';
 import { silentLogger, type Logger } from '@warren/logger';
 import { Counts, type ScheduleCounts } from './counts';
-import { fireCall } from './fire';
+import { watchFailure } from './failures';
+import { fireCall, type Fired } from './fire';
 import { nextOccurrence } from './occurrences';
 import { planOccurrences } from './plan';
 import { recordEnd, startedState } from './record';
@@ -76,9 +77,10 @@ export class Scheduler {
     return this.counts.snapshot();
   }
 
-  /** Counts a run-now fired elsewhere in this process (the broker's `schedule.runNow`), so /metrics shows it. */
-  countFired(name: string): void {
-    this.counts.add(name, 'fired');
+  /** Counts a run-now fired elsewhere in this process (the broker's `schedule.runNow`) and watches how it ends, so /metrics and the log show it. */
+  firedNow(schedule: Schedule, fired: Fired): void {
+    this.counts.add(schedule.name, 'fired');
+    watchFailure(fired, schedule, { log: this.log, counts: this.counts });
   }
 
   start(): void {
@@ -169,6 +171,7 @@ export class Scheduler {
         const fired = fireCall(client, schedule, Date.now);
         await store.end(name, t, 'fired');
         this.counts.add(name, 'fired');
+        watchFailure(fired, schedule, { log: this.log, counts: this.counts, occurrence: t });
         state = startedState(state, fired, schedule.timeoutMs, t);
         this.log.debug({ schedule: name, occurrence: new Date(t).toISOString(), callId: fired.callId }, 'schedule fired');
         // Waits for the call outside the lock: the ticks go on meanwhile.

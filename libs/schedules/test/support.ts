@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { connectClient, startService, type RpcClient, type WarrenService } from '@warren/amqp';
+import { InvalidParamsError } from '@warren/jsonrpc';
 import { Teardown, amqpUrl, redisUrl, uniqueName } from '@warren/testkit';
 import { TestNamespace } from '../../../test/support/amqp';
 import { deleteRedisKeys } from '../../../test/integration/helpers';
@@ -55,6 +56,8 @@ export class ScheduleBed {
             return 'ok';
           },
         },
+        // Refuses every call: a schedule of it fails each run (failures.int.test.ts).
+        refuse: { handler: () => { throw new InvalidParamsError('refused on purpose'); } },
       },
     });
     this.td.add(() => this.service.close());

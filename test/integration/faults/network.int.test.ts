@@ -75,7 +75,7 @@ it('worker connections cut mid-load: redelivered calls wait for their running fi
 }, 60_000);
 
 it('a stall (packets held, no reset) is detected by heartbeats within a few seconds and recovered', async () => {
-  const rig = await FaultRig.start(td);
+  const rig = await FaultRig.start(td, { heartbeatSeconds: 1 });
   const timers = activeTimers();
   const load = new Load(rig.client, { total: 1000, inflight: 300 });
   await load.settledAtLeast(300);

@@ -25,13 +25,20 @@ export interface RigOptions {
   readonly prefetch?: number;
   /** Tracker lease. @default 2000 */
   readonly leaseMs?: number;
-  /** AMQP heartbeat of every rig connection, seconds. @default 1 */
+  /**
+   * AMQP heartbeat of every rig connection, seconds. A test that stalls a proxy (packets held, no reset)
+   * gives 1, so that heartbeats notice it in test time. Nothing else needs them short, and short they are
+   * fragile: with 1 s, a connection with nothing else to send (a caller while every worker is dead) writes a
+   * heartbeat about once a second, and RabbitMQ closes it after two silent seconds, so an event loop held up
+   * for about a second (the test process's GC, or CPU taken by respawning workers on a 2-core machine) cut
+   * the poison test's caller and failed its unconfirmed calls -32007. @default 5
+   */
   readonly heartbeatSeconds?: number;
   /** The retry policy of `work.run` on every worker, in-process and spawned. @default none */
   readonly retry?: RetryPolicy;
 }
 
-/** Connection options every rig participant uses: fast heartbeats and reconnects, so faults are noticed and healed in test time. */
+/** Connection options every rig participant uses: fast reconnects (and the heartbeat the test asks for), so faults are noticed and healed in test time. */
 function connectionOptions(url: string, name: string, heartbeatSeconds: number): ConnectionOptions {
   return { urls: url, heartbeatSeconds, socketTimeoutMs: 1000, connectionName: name, reconnect: { initialDelayMs: 50, maxDelayMs: 500 } };
 }
@@ -68,7 +75,7 @@ export class FaultRig {
   ) {}
 
   static async start(td: Teardown, options: RigOptions = {}): Promise<FaultRig> {
-    const o = { workers: 2, prefetch: 64, leaseMs: 2000, heartbeatSeconds: 1, ...options };
+    const o = { workers: 2, prefetch: 64, leaseMs: 2000, heartbeatSeconds: 5, ...options };
     const [clientProxy, workerProxy, redisProxy] = await Promise.all([FaultProxy.forUrl(amqpUrl()), FaultProxy.forUrl(amqpUrl()), FaultProxy.forUrl(redisUrl())]);
     const rig = new FaultRig(td, clientProxy, workerProxy, redisProxy, o);
     td.add(() => rig.ns.destroy());

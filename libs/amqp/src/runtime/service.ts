@@ -9,6 +9,7 @@ import type { HandlerContext } from './context';
 import { DeliverySettlement } from './delivery-settlement';
 import { MethodRetries } from './method-retries';
 import { handleNotifications } from './notification-delivery';
+import { logHandlerError } from './handler-errors';
 import { RequestPipeline, type PipelineDeps } from './request-pipeline';
 import { names, type Names } from '../wire/names';
 import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceOptions } from './service-options';
@@ -104,6 +105,7 @@ export class WarrenService {
     this.dispatcher = new Dispatcher<HandlerContext>({
       exposeErrorStack: this.o.exposeErrorStack,
       onNotificationError: (err, call) => this.log.warn({ err, method: call.method }, 'notification handler failed'),
+      onRequestError: (err, _call, ctx) => logHandlerError(err, ctx),
     });
     for (const mw of this.o.middleware) this.dispatcher.use(mw);
     for (const [name, def] of Object.entries(this.o.methods)) this.dispatcher.method(name, this.retries.registered(name, def));

@@ -57,6 +57,7 @@ export interface AddFlags {
   readonly timeout?: number;
   readonly paused?: boolean;
   readonly replace?: boolean;
+  readonly allowUnserved?: boolean;
 }
 
 /** `warren schedule add <name> <method> [params...] (--cron expr [--tz zone] | --every ms)`. */
@@ -64,7 +65,7 @@ export async function scheduleAddCommand(s: Session, name: string, method: strin
   const params = parseParams(words);
   const answer = await callBroker<{ name: string }>(s, 'schedule.add', {
     name, method, params, cron: f.cron, timezone: f.tz, everyMs: f.every, overlap: f.overlap, catchUp: f.catchUp, catchUpMax: f.catchUpMax, timeoutMs: f.timeout,
-    paused: f.paused === true ? true : undefined, replace: f.replace === true ? true : undefined,
+    paused: f.paused === true ? true : undefined, replace: f.replace === true ? true : undefined, allowUnserved: f.allowUnserved === true ? true : undefined,
   }, what);
   if (failed(answer)) return answer;
   s.out(s.settings.json ? JSON.stringify(answer) : `${s.c.green('added')} ${answer.name}`);

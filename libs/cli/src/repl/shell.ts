@@ -73,12 +73,19 @@ export async function replCommand(s: Session, options: ReplOptions = {}): Promis
       s.err(s.c.dim(`history not saved to ${file}: ${err instanceof Error ? err.message : String(err)}`));
     }
   });
+  // Input may end (a piped script, Ctrl-D) while lines read before it still run; a prompt after that
+  // throws ERR_USE_AFTER_CLOSE from Node 24 on (Node 20 ignored it).
+  let open = true;
+  rl.once('close', () => (open = false));
+  const prompt = (): void => {
+    if (open) rl.prompt();
+  };
   // Ctrl-C clears the line (or says how to leave) instead of ending the shell.
   rl.on('SIGINT', () => {
     const typed = rl.line !== '';
     output.write(typed ? '^C\n' : `\n${s.c.dim('(Ctrl-D or exit to leave)')}\n`);
     rl.write(null, { ctrl: true, name: 'u' });
-    rl.prompt();
+    prompt();
   });
   closing.signal.addEventListener('abort', () => rl.close(), { once: true });
   // Taken now, not when the loop starts: lines read during discovery (a piped script) are kept for it.
@@ -88,7 +95,7 @@ export async function replCommand(s: Session, options: ReplOptions = {}): Promis
   try {
     if (terminal) s.out(s.c.dim(`warren repl: ${await refresh()}. help lists the commands.`));
     else await refresh();
-    rl.prompt();
+    prompt();
     for await (const line of lines) {
       const outcome = await runLine(s, state, line);
       if (outcome === 'exit') {
@@ -97,7 +104,7 @@ export async function replCommand(s: Session, options: ReplOptions = {}): Promis
       }
       code = outcome;
       if (closing.signal.aborted) break;
-      rl.prompt();
+      prompt();
     }
   } finally {
     options.stop?.removeEventListener('abort', stopped);

@@ -1,5 +1,5 @@
 // The files `warren new service NAME` writes: a service package in the shape of the example
-// services (service.ts what it is, main.ts where it connects, a test over the in-memory broker),
+// services (service.ts what it is, main.ts where it connects and starts tracing, a test over the in-memory broker),
 // ready to run and passing its test as written. Pure: names in, file texts out.
 
 /** A package's files by path relative to its directory. */
@@ -29,7 +29,7 @@ function packageJson(name: string): string {
       // The repository's jest config (TypeScript through swc, @warren/* mapped to their sources), this package's tests only.
       test: `jest -c ../../jest.config.js services/${name}/ --selectProjects unit`,
     },
-    dependencies: { '@sinclair/typebox': typeboxRange, '@warren/amqp': warrenRange, '@warren/inflight': warrenRange, '@warren/jsonrpc': warrenRange, '@warren/logger': warrenRange },
+    dependencies: { '@sinclair/typebox': typeboxRange, '@warren/amqp': warrenRange, '@warren/inflight': warrenRange, '@warren/jsonrpc': warrenRange, '@warren/logger': warrenRange, '@warren/tracing-node': warrenRange },
     // Only the test's in-memory broker.
     devDependencies: { '@warren/amqp-transport': warrenRange },
   };
@@ -40,7 +40,7 @@ const tsconfig = `{
   "extends": "../../tsconfig.base.json",
   "compilerOptions": { "rootDir": "src", "outDir": "dist", "composite": true },
   "include": ["src"],
-  "references": [{ "path": "../../libs/jsonrpc" }, { "path": "../../libs/logger" }, { "path": "../../libs/amqp" }, { "path": "../../libs/inflight" }]
+  "references": [{ "path": "../../libs/jsonrpc" }, { "path": "../../libs/logger" }, { "path": "../../libs/amqp" }, { "path": "../../libs/tracing-node" }, { "path": "../../libs/inflight" }]
 }
 `;
 
@@ -93,6 +93,7 @@ function mainTs(name: string, id: string): string {
 import { asUser, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
 import { RedisDirectory, createRedisTracker } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
+import { startTracing } from '@warren/tracing-node';
 import { ${id}Defaults, ${id}Service } from './service';
 
 const config = readServiceEnv(process.env, ${id}Defaults);
@@ -106,8 +107,14 @@ async function start(log: Logger, { observer }: StartHooks): Promise<RunningServ
   return { ready: () => service.ready, metrics: { running: () => service.stats().running, tracking: () => tracker?.report?.() }, close: () => service.close().then(() => directory?.close()) };
 }
 
+// Spans only when OTEL_TRACES_EXPORTER asks (console, otlp: docs/observability.md), as in every Warren
+// process; started before the service, flushed before the exit below.
+const tracing = startTracing(process.env, { serviceName: config.name });
 // runServiceMain owns the logger, the signals and the graceful close; only this line exits.
-void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then((code) => process.exit(code));
+void runServiceMain({ name: config.name, logLevel: config.logLevel, ops: config.ops, start, shutdownTimeoutMs: config.shutdownTimeoutMs, ...(config.supervised ? { supervisor: process.stdin } : {}) }).then(async (code) => {
+  await tracing.shutdown();
+  process.exit(code);
+});
 `;
 }
 
@@ -163,7 +170,9 @@ npx warren call ${name}.greet '{"name":"Ada"}'   # "Hello, Ada!"
 npx warren repl                              # then: ${name}.greet name=Ada
 \`\`\`
 
-Configuration (every service's variables): [docs/services.md](../../docs/services.md).
+Configuration (every service's variables): [docs/services.md](../../docs/services.md). Traces: with
+\`OTEL_TRACES_EXPORTER=console\` (or \`otlp\` and the usual \`OTEL_*\` variables) \`main.ts\` prints or
+exports a span for every call it serves ([docs/observability.md](../../docs/observability.md)).
 
 | error | when |
 |---|---|

@@ -6,4 +6,4 @@ const greet = defineMethod(
   (p) => `Hello, ${p.name}!`,
 );
 
-void startService({ urls: process.env.AMQP_URL ?? 'amqp://127.0.0.1', name: 'greeter', methods: { greet } });
+void startService({ urls: process.env.AMQP_URL ?? 'amqp://127.0.0.1', namespace: process.env.WARREN_NAMESPACE || 'warren', name: 'greeter', methods: { greet } });

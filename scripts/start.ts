@@ -21,7 +21,9 @@
 // (watch.ts): a service's src/ restarts that service's processes alone, the broker's its own, a
 // library's every process; the others, and RabbitMQ and Redis, keep running. A restarted process
 // gets one SIGTERM and drains as on Ctrl-C; one that crashes waits for the next change instead
-// of stopping everything.
+// of stopping everything. A service's instances restart one after another, each ready before the
+// next stops (rolling-restart.ts). The project's own services, listed in warren.config.json at the
+// root (project-config.ts), run beside the example ones.
 // Each service answers /metrics, /healthz and /readyz on an ops port of its own: 9464, 9465, ...
 // in the order below (WARREN_OPS_PORT moves the base, `off` turns them off; start-ops.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -34,12 +36,14 @@ import { runEmbedded } from './start-embedded';
 import { chooseStartMode } from './start-mode';
 import { lineFormatter, logFormat } from './log-format';
 import { watchTrees } from './watch';
+import { rollingRestarter, whenReady } from './rolling-restart';
 import { opsPorts } from './start-ops';
+import { projectProcesses, type StartProcess } from './project-config';
 
 const root = path.resolve(__dirname, '..');
 
 /** What runs, and how many of each. Every process gets the same environment, but for its INSTANCE_ID and ops port. */
-const processes: readonly { name: string; file: string; env?: Record<string, string> }[] = [
+const builtIn: readonly StartProcess[] = [
   { name: 'broker', file: 'broker/src/main.ts' },
   { name: 'calculator-1', file: 'services/calculator/src/main.ts', env: { INSTANCE_ID: 'calculator-1' } },
   { name: 'calculator-2', file: 'services/calculator/src/main.ts', env: { INSTANCE_ID: 'calculator-2' } },
@@ -47,6 +51,8 @@ const processes: readonly { name: string; file: string; env?: Record<string, str
   { name: 'jobs-1', file: 'services/jobs/src/main.ts', env: { INSTANCE_ID: 'jobs-1' } },
   { name: 'jobs-2', file: 'services/jobs/src/main.ts', env: { INSTANCE_ID: 'jobs-2' } },
 ];
+/** The built-in processes and the project's own from warren.config.json (project-config.ts); set by main. */
+let processes: readonly StartProcess[] = builtIn;
 
 const children = new Map<string, ChildProcess>();
 let stopping = false;
@@ -59,7 +65,7 @@ const format = lineFormatter(logFormat(process.env, process.stdout.isTTY === tru
 /** Each service's ops port (the broker serves /metrics on its gateway), from WARREN_OPS_PORT (start-ops.ts); set by main. */
 let ops: Record<string, string> = {};
 
-function start(name: string, file: string, env: Record<string, string> = {}): void {
+function start(name: string, file: string, env: Record<string, string> = {}): ChildProcess {
   // detached: a process group of its own, out of reach of the terminal's Ctrl-C (see the top).
   // stdin: the lifeline pipe (see the top); nothing is written to it.
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file)], { cwd: root, env: { ...process.env, ...env, ...(name in ops ? { WARREN_OPS_PORT: ops[name] } : {}), WARREN_SUPERVISOR: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -84,6 +90,7 @@ function start(name: string, file: string, env: Record<string, string> = {}): vo
     if (code !== 0) exitCode = 1;
     if (children.size === 0) process.exit(exitCode);
   });
+  return child;
 }
 
 /** A child still running this long after its SIGTERM is killed: above every child's own drain bound (15 s). */
@@ -104,10 +111,8 @@ async function stop(code: number): Promise<void> {
   }, childBoundMs).unref();
 }
 
-/** Stops `name` (one SIGTERM, its drain bounded as on Ctrl-C) and starts it again, unless everything is stopping. */
-async function restart(name: string): Promise<void> {
-  const p = processes.find((x) => x.name === name);
-  if (p === undefined || stopping) return;
+/** Stops `name` (one SIGTERM, its drain bounded as on Ctrl-C); resolves once it is gone. */
+async function stopForRestart(name: string): Promise<void> {
   const child = children.get(name);
   restarting.add(name);
   try {
@@ -121,14 +126,24 @@ async function restart(name: string): Promise<void> {
   } finally {
     restarting.delete(name);
   }
-  if (!stopping) start(p.name, p.file, p.env);
 }
 
-/** One restart at a time per process: changes during a restart queue one more. */
-const restarts = new Map<string, Promise<void>>();
-function queueRestart(name: string): void {
-  restarts.set(name, (restarts.get(name) ?? Promise.resolve()).then(() => restart(name)));
+/** Starts `name` again, unless everything is stopping; resolves once it is ready, false when it exited instead (rolling-restart.ts). */
+async function startAgain(name: string): Promise<boolean> {
+  const p = processes.find((x) => x.name === name);
+  if (p === undefined || stopping) return false;
+  const child = start(p.name, p.file, p.env);
+  const port = ops[name];
+  await whenReady(child, { boundMs: childBoundMs, ...(port ? { opsUrl: `http://${process.env['WARREN_OPS_HOST'] || '127.0.0.1'}:${port}` } : {}) });
+  return child.exitCode === null && child.signalCode === null;
 }
+
+/** A service's instances restart one after another (each ready before the next stops), services side by side. */
+const roller = rollingRestarter({
+  stop: stopForRestart,
+  start: startAgain,
+  onHalt: (name, kept) => process.stderr.write(`${'watch'.padEnd(12)} | ${name} did not come back; ${kept.join(', ')} keep running the code they started with until the next change\n`),
+});
 
 /** Watches each process's src/ and every library's; a change restarts the processes it feeds. */
 function watchSources(): void {
@@ -138,7 +153,9 @@ function watchSources(): void {
     const all = libs.some((t) => changed.has(t));
     const names = processes.filter((p) => all || changed.has(path.dirname(p.file))).map((p) => p.name);
     process.stdout.write(`${'watch'.padEnd(12)} | ${[...changed].sort().join(', ')} changed: restarting ${names.join(', ')}\n`);
-    for (const name of names) queueRestart(name);
+    const groups = new Map<string, string[]>();
+    for (const p of processes.filter((x) => names.includes(x.name))) groups.set(p.file, [...(groups.get(p.file) ?? []), p.name]);
+    roller.request([...groups.values()]);
   }, { root });
   process.stdout.write(`warren: watching ${own.length + libs.length} source trees; a change restarts the processes it feeds\n`);
 }
@@ -152,11 +169,13 @@ function parseArgs(argv: readonly string[]): { readonly watch: boolean } {
 
 async function main(): Promise<void> {
   watching = parseArgs(process.argv.slice(2)).watch;
+  processes = [...builtIn, ...projectProcesses(root, builtIn)];
   const mode = await chooseStartMode(process.env);
   // A local demo on loopback: without tokens it runs without auth, and says so (the broker
   // itself refuses to start without either). Set GATEWAY_TOKENS (client) and GATEWAY_OPERATOR_TOKENS (the console's) to try auth.
   if (!process.env['GATEWAY_TOKENS'] && !process.env['GATEWAY_OPERATOR_TOKENS']) process.env['GATEWAY_AUTH'] ||= 'none';
   if (mode.kind === 'embedded') {
+    if (processes.length > builtIn.length) process.stderr.write(`warren: embedded mode runs the example services only; warren.config.json's (${processes.slice(builtIn.length).map((p) => p.name).join(', ')}) need RabbitMQ\n`);
     if (watching) throw new RangeError('--watch restarts services as processes of their own, and embedded mode runs them all in this one; run RabbitMQ and Redis (docs/embedded.md) to use it');
     return runEmbedded(mode.why, format);
   }

@@ -1,12 +1,13 @@
 // `npm start -- --watch`: which source trees to watch, and a debounced watcher over them.
 //
-// Node's own fs.watch (recursive, supported on Linux since Node 19.1) rather than chokidar: the
-// trees are a handful of small src/ directories, any change in a tree restarts the same processes
-// (so which file changed, and how an editor saved it, do not matter), and the debounce below
-// folds an editor's write-rename-chmod burst, or a `git checkout` touching many files, into one
-// restart. chokidar's extras (polling, awaitWriteFinish, globbing) would buy nothing here but a dependency.
-import { watch, type FSWatcher } from 'node:fs';
+// chokidar rather than Node's own fs.watch: on Linux fs.watch watches inodes, so an editor's
+// atomic save (write a temporary file, rename it over the old one: `sed -i`, vim, JetBrains'
+// safe write) leaves it watching the replaced inode and blind to every later save of that file.
+// chokidar re-attaches after a rename, sees new and deleted files and new directories, and folds
+// an unlink-then-add of the same path into one change (`atomic`). The debounce below folds an
+// editor's write-rename-chmod burst, or a `git checkout` touching many files, into one restart.
 import path from 'node:path';
+import { watch } from 'chokidar';
 
 /** Quiet time after the last change before restarting. @default 300 */
 export const watchDebounceMs = 300;
@@ -15,12 +16,15 @@ export const watchDebounceMs = 300;
 const watched = /\.(ts|tsx|mts|cts|js|mjs|cjs|json)$/;
 
 export interface TreeWatcher {
-  close(): void;
+  /** Resolves once the initial scan is done: changes from then on are reported. */
+  readonly ready: Promise<void>;
+  close(): Promise<void>;
 }
 
 /**
  * Watches each directory of `trees` (recursively) and calls `onChange` with the trees that
- * changed once `debounceMs` pass without another change. A tree that cannot be watched throws.
+ * changed once `debounceMs` pass without another change: a file changed, added or removed
+ * (however an editor saved it).
  *
  * @example
  * const w = watchTrees(['services/calculator/src'], (changed) => restart(changed), { root });
@@ -29,33 +33,37 @@ export function watchTrees(trees: readonly string[], onChange: (changed: Readonl
   const debounceMs = options.debounceMs ?? watchDebounceMs;
   let pending = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
-  const watchers: FSWatcher[] = [];
   const flush = (): void => {
     timer = undefined;
     const changed = pending;
     pending = new Set();
     onChange(changed);
   };
-  try {
-    for (const tree of trees) {
-      const watcher = watch(path.join(options.root, tree), { recursive: true }, (_event, file) => {
-        if (file !== null && !watched.test(file)) return;
-        pending.add(tree);
-        if (timer !== undefined) clearTimeout(timer);
-        timer = setTimeout(flush, debounceMs);
-      });
-      // A watched directory removed (a branch switch) is reported here; the others keep watching.
-      watcher.on('error', () => undefined);
-      watchers.push(watcher);
-    }
-  } catch (err) {
-    for (const w of watchers) w.close();
-    throw err;
-  }
+  const absolute = trees.map((tree) => ({ tree, dir: path.join(options.root, tree) }));
+  const watcher = watch(
+    absolute.map((t) => t.dir),
+    {
+      ignoreInitial: true,
+      // Directories pass (to be descended into); files only when they are sources.
+      ignored: (file, stats) => stats?.isFile() === true && !watched.test(file),
+    },
+  );
+  watcher.on('all', (event, file) => {
+    if ((event === 'add' || event === 'change' || event === 'unlink') && !watched.test(file)) return;
+    const owner = absolute.find((t) => file === t.dir || file.startsWith(t.dir + path.sep));
+    if (owner === undefined) return;
+    pending.add(owner.tree);
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(flush, debounceMs);
+  });
+  // A watched directory removed (a branch switch) is reported here; the others keep watching.
+  watcher.on('error', () => undefined);
+  const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   return {
-    close() {
+    ready,
+    async close() {
       if (timer !== undefined) clearTimeout(timer);
-      for (const w of watchers) w.close();
+      await watcher.close();
     },
   };
 }

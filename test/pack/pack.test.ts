@@ -1,30 +1,37 @@
-// Installable by others: builds the repository, packs each publishable package with `npm pack`,
-// installs the tarballs into a fresh project outside the repository (third-party dependencies from
-// the npm registry, through the npm cache), and runs a service, a client, the broker's bin and the
-// CLI's bin from them against the local RabbitMQ. Also: the tarballs hold what they must (dist,
-// src, LICENSE) and nothing of the tests; every source map of an installed file resolves to a
-// shipped source; the declarations resolve through the `exports` maps.
+// Installable by others, exactly as docs/running.md "Using the packages from another project" says:
+// the page's sh block (test/pack/doc-block.ts reads it) runs as written in a fresh directory outside
+// the repository: `npm run pack` builds and packs every publishable package, the tarballs are
+// installed with the public registry blocked for the @warren scope, `warren new service` scaffolds
+// a service, which starts against the local RabbitMQ (a unique WARREN_NAMESPACE) and answers
+// `warren call`. Then, from the same installed packages: a plain CommonJS service and client, the
+// broker's bin and the CLI's bin; the tarballs hold what they must (dist, src, LICENSE) and
+// nothing of the tests; every source map of an installed file resolves to a shipped source; the
+// declarations resolve through the `exports` maps.
 // `npm run test:pack` (jest.late.config.js): it writes dist/, so .ci/run runs it after `npm test`,
 // never beside tests that start the `warren` bin (which prefers a built dist/).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Teardown, amqpUrl } from '@warren/testkit';
 import { TestNamespace } from '../support/amqp';
 import { callCjs, consumerTs, serveCjs, tsconfigJson } from './app-files';
+import { docSteps } from './doc-block';
+import { publishablePackages } from '../../scripts/packages';
 
 const root = path.resolve(__dirname, '../..');
-const publishable = ['libs/config', 'libs/jsonrpc', 'libs/calls', 'libs/logger', 'libs/redis', 'libs/amqp-transport', 'libs/amqp', 'libs/inflight', 'libs/eventlog', 'libs/schedules', 'libs/tracing-node', 'libs/cli', 'broker'];
 const td = new Teardown();
 const ns = new TestNamespace();
 ns.service('calc');
+ns.service('billing');
 ns.service('warren-broker');
 let work: string;
 let app: string;
-let packed: { name: string; filename: string; files: { path: string }[] }[];
+let packed: { name: string; files: { path: string }[] }[];
+/** What each shell step of the page's block printed, in order. */
+const outputs: string[] = [];
 
 /** Runs a command to its end; rejects with its output when it fails. */
 function run(cmd: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
@@ -36,45 +43,72 @@ function run(cmd: string, args: readonly string[], cwd: string, env: NodeJS.Proc
   });
 }
 
-/** Starts a long-running command and resolves once a stdout line passes `ready`; stopped (SIGTERM) by the teardown. */
-async function startUntil(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(cmd, args, { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts a long-running command and resolves once a stdout line passes `ready`; its process group is stopped (SIGTERM) by the teardown. */
+async function startUntil(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean, cwd = app): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const stderr: string[] = [];
   child.stderr.on('data', (b: Buffer) => stderr.push(b.toString()));
   td.add(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
-    child.kill('SIGTERM');
+    // The whole group: `npx tsx main.ts` is npm, tsx and the service's node.
+    process.kill(-(child.pid as number), 'SIGTERM');
     await exited;
   });
   const lines = createInterface({ input: child.stdout });
   const exited = once(child, 'exit').then(([code]) => {
-    throw new Error(`${args.join(' ')} exited (${String(code)}) before it was ready: ${stderr.join('')}`);
+    throw new Error(`${[cmd, ...args].join(' ')} exited (${String(code)}) before it was ready: ${stderr.join('')}`);
   });
   const found = new Promise<string>((resolve) => lines.on('line', (l) => ready(l) && resolve(l)));
   return { child, line: await Promise.race([found, exited]) };
 }
 
-const appEnv = (): NodeJS.ProcessEnv => ({ ...process.env, AMQP_URL: amqpUrl(), WARREN_NAMESPACE: ns.namespace, REDIS_URL: '', NODE_PATH: '' });
+/** The environment of a user's shell: none of the npm run variables jest was started under (INIT_CWD would move --out). */
+function userEnv(): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'INIT_CWD'));
+  return { ...env, AMQP_URL: amqpUrl(), WARREN_NAMESPACE: ns.namespace, REDIS_URL: '', NODE_PATH: '', LOG_FORMAT: 'json' };
+}
+const appEnv = userEnv;
+
+/** Runs docs/running.md's block in `work` (beside a `warren` that is this checkout), carrying the directory from step to step. */
+async function followTheDocs(): Promise<string> {
+  let cwd = work;
+  const cwdFile = path.join(work, '.cwd');
+  for (const step of docSteps(root)) {
+    if (step.kind === 'background') {
+      await startUntil('bash', ['-c', step.line], userEnv(), (l) => l.includes('service ready'), cwd);
+      continue;
+    }
+    outputs.push(await run('bash', ['-c', ['set -e', ...step.lines, `pwd > ${JSON.stringify(cwdFile)}`].join('\n')], cwd, userEnv()));
+    cwd = readFileSync(cwdFile, 'utf8').trim();
+  }
+  return cwd;
+}
+
+/** Each tarball's package name and files, read from the tarball. */
+async function readTarballs(dir: string): Promise<typeof packed> {
+  const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
+  return Promise.all(
+    tarballs.map(async (f) => {
+      const file = path.join(dir, f);
+      const manifest = JSON.parse(await run('tar', ['-xzOf', file, 'package/package.json'], dir)) as { name: string };
+      const files = (await run('tar', ['-tzf', file], dir)).split('\n').filter((l) => l !== '' && !l.endsWith('/')).map((l) => ({ path: l.replace(/^package\//, '') }));
+      return { name: manifest.name, files };
+    }),
+  );
+}
 
 beforeAll(async () => {
   td.add(() => ns.destroy());
-  // Built as `npm run build` builds it (tsc -b tsconfig.build.json, then the console bundle); a
+  // `npm run pack` builds as `npm run build` does (tsc -b tsconfig.build.json, then the console bundle); a
   // checkout that had no dist/ gets none back (the `warren` bin would prefer a stale one later).
   if (!existsSync(path.join(root, 'libs/jsonrpc/dist/index.js'))) td.add(() => run(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', '--clean', 'tsconfig.build.json'], root).then(() => undefined));
-  await run('npm', ['run', 'build'], root);
   work = mkdtempSync(path.join(os.tmpdir(), 'warren-pack-'));
   td.add(() => rmSync(work, { recursive: true, force: true }));
-  const tarballs = path.join(work, 'tarballs');
-  app = path.join(work, 'app');
-  mkdirSync(tarballs);
-  mkdirSync(app);
-  const wsArgs = publishable.flatMap((d) => ['-w', d]);
-  packed = JSON.parse(await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs, ...wsArgs], root)) as typeof packed;
-  // A project of its own, outside the repository: nothing resolves to the workspace.
-  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'warren-pack-check', version: '1.0.0', private: true }));
-  const files = readdirSync(tarballs).filter((f) => f.endsWith('.tgz')).map((f) => path.join(tarballs, f));
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...files], app);
+  // The page's "your checkout of Warren, beside the project".
+  symlinkSync(root, path.join(work, 'warren'));
+  app = await followTheDocs();
+  packed = await readTarballs(path.join(work, 'warren-packages'));
   writeFileSync(path.join(app, 'serve.cjs'), serveCjs);
   writeFileSync(path.join(app, 'call.cjs'), callCjs);
   writeFileSync(path.join(app, 'consumer.ts'), consumerTs);
@@ -83,9 +117,21 @@ beforeAll(async () => {
 
 afterAll(() => td.run(), 60_000);
 
+describe('docs/running.md, followed word for word', () => {
+  it('packs, installs with the registry blocked for @warren, scaffolds a service, starts it and calls it', () => {
+    expect(app).toBe(path.join(work, 'my-app'));
+    expect(readFileSync(path.join(app, '.npmrc'), 'utf8')).toContain('@warren:registry=http://127.0.0.1:9/');
+    expect(JSON.parse(readFileSync(path.join(app, 'warren.config.json'), 'utf8'))).toEqual({ services: [{ name: 'billing', main: 'services/billing/src/main.ts' }] });
+    // The last line of the block: `npx warren call billing.greet '{"name":"Ada"}'`.
+    expect(outputs.at(-1)).toContain('Hello, Ada!');
+  });
+});
+
 describe('npm pack of the publishable packages', () => {
   it('packs each with dist (js, declarations, maps), src, LICENSE and package.json, and no tests', () => {
-    expect(packed.map((p) => p.name).sort()).toEqual(['@warren/amqp', '@warren/amqp-transport', '@warren/broker', '@warren/calls', '@warren/cli', '@warren/config', '@warren/eventlog', '@warren/inflight', '@warren/jsonrpc', '@warren/logger', '@warren/redis', '@warren/schedules', '@warren/tracing-node']);
+    // Every workspace package not marked private (test/unit/packages.test.ts names them).
+    expect(packed.map((p) => p.name).sort()).toEqual(publishablePackages(root).map((p) => p.manifest.name).sort());
+    expect(packed.length).toBeGreaterThanOrEqual(13);
     for (const p of packed) {
       const files = p.files.map((f) => f.path);
       expect({ name: p.name, has: ['LICENSE', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/index.js.map', 'src/index.ts'].filter((f) => files.includes(f)) }).toEqual({ name: p.name, has: ['LICENSE', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/index.js.map', 'src/index.ts'] });

@@ -8,3 +8,4 @@ export { percentile, type BenchReport } from './commands/bench';
 export { ExitCode, CliError, UsageError, UnreachableError, showError, type ExitCodeValue, type ShownError } from './errors';
 export type { Io, Settings } from './session';
 export { runRepl, type ReplOptions } from './repl/shell';
+export { readProjectConfig, parseProjectConfig, projectConfigFile, type ProjectConfig, type ProjectService, type ProjectConfigResult } from './project-config';

@@ -9,6 +9,7 @@ import { scheduleAddCommand, scheduleChangeCommand, scheduleListCommand, type Ad
 import { cancelCommand, inflightCommand, statusCommand } from './commands/inflight';
 import { permissionsCommand } from './commands/permissions';
 import { newServiceCommand } from './commands/new-service';
+import { startCommand } from './commands/start';
 import { replCommand } from './repl/shell';
 import { servicesCommand } from './commands/services';
 import { workerCommand } from './commands/workers';
@@ -316,10 +317,17 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .command('new')
     .description('scaffold a new package')
     .command('service')
-    .description('scaffold services/<name>: service.ts with one method, main.ts, a test over the in-memory broker, README (passes its test at once)')
+    .description('scaffold services/<name> in the Warren workspace or npm project (depending on @warren/amqp) around: service.ts with one method, main.ts, a test over the in-memory broker, README; listed in warren.config.json')
     .argument('<name>', 'lower-case letters, digits and hyphens, e.g. billing')
-    .option('--root <dir>', 'the Warren workspace (default: the one around the current directory)')
-    .action(act((s, name: string, flags: { root?: string }) => newServiceCommand(s, name, { ...flags, cwd: io.cwd ?? '.' })));
+    .option('--root <dir>', 'the Warren workspace or npm project (default: the one around the current directory)')
+    .option('--no-config', 'do not list the service in the project\'s warren.config.json')
+    .action(act((s, name: string, flags: { root?: string; config: boolean }) => newServiceCommand(s, name, { ...flags, cwd: io.cwd ?? '.' })));
+
+  program
+    .command('start')
+    .description("run the services warren.config.json lists (one process per instance, one SIGTERM each on Ctrl-C); Warren's own repository has npm start")
+    .option('--root <dir>', 'the project (default: the one around the current directory)')
+    .action(act((s, flags: { root?: string }) => startCommand(s, { ...flags, cwd: io.cwd ?? '.' }, stop)));
 
   program
     .command('bench')

@@ -1,4 +1,4 @@
-// `warren new service NAME` in this repository: the package it writes passes its own test at once
+// `warren new service NAME` in this repository (outside it: new-service-project.test.ts): the package it writes passes its own test at once
 // (`npm test` in the package: jest over the in-memory broker) and type-checks; bad names, a
 // directory already there and a place outside any workspace are refused with a usage error and
 // leave nothing behind. The scaffolded directory is removed on every path.
@@ -30,7 +30,8 @@ it('scaffolds a service whose own npm test passes at once, and which type-checks
   td.add(() => rmSync(dir, { recursive: true, force: true }));
   // From a directory inside the workspace: the workspace is found above it.
   const shell = io(path.join(repoRoot, 'libs', 'cli'));
-  await expect(run(['new', 'service', name], shell)).resolves.toBe(0);
+  // --no-config: the repository's warren.config.json is left alone (npm start, run by other tests, reads it).
+  await expect(run(['new', 'service', name, '--no-config'], shell)).resolves.toBe(0);
   expect(shell.output()).toContain(`created ../../services/${name}: package.json, tsconfig.json, README.md, src/service.ts, src/main.ts, test/service.test.ts`);
   expect(readdirSync(dir).sort()).toEqual(['README.md', 'package.json', 'src', 'test', 'tsconfig.json']);
 
@@ -43,7 +44,7 @@ it('scaffolds a service whose own npm test passes at once, and which type-checks
 
   // Running it again refuses the existing directory.
   const again = io(repoRoot);
-  await expect(run(['new', 'service', name], again)).resolves.toBe(2);
+  await expect(run(['new', 'service', name, '--no-config'], again)).resolves.toBe(2);
   expect(again.errors()).toContain(`error CLI_USAGE: services/${name} already exists`);
 }, 180_000);
 
@@ -55,14 +56,14 @@ it.each(['Demo', '1st', 'a', 'x_y', '../escape', 'bad--name', 'trailing-', 'warr
   expect(readdirSync(path.join(repoRoot, 'services')).sort()).toEqual(before);
 });
 
-it('refuses an existing service directory and a place outside any Warren workspace', async () => {
+it('refuses an existing service directory and a place outside any Warren workspace or project', async () => {
   const existing = io(repoRoot);
-  await expect(run(['new', 'service', 'calculator'], existing)).resolves.toBe(2);
+  await expect(run(['new', 'service', 'calculator', '--no-config'], existing)).resolves.toBe(2);
   expect(existing.errors()).toBe('error CLI_USAGE: services/calculator already exists: choose another name or remove it\n');
   const outside = mkdtempSync(path.join(tmpdir(), 'warren-new-'));
   td.add(() => rmSync(outside, { recursive: true, force: true }));
   const elsewhere = io(outside);
   await expect(run(['new', 'service', 'demo', '--root', outside], elsewhere)).resolves.toBe(2);
-  expect(elsewhere.errors()).toContain('error CLI_USAGE: no Warren workspace');
+  expect(elsewhere.errors()).toContain('error CLI_USAGE: no Warren workspace (a package.json with "services/*" in its workspaces) nor npm project depending on @warren/amqp');
   expect(existsSync(path.join(outside, 'services'))).toBe(false);
 });

@@ -1,0 +1,56 @@
+// A process that always exits (issue 42): `npm start` stopped six times as people and process managers
+// stop it, each time with a job running (report.render, longer than any drain), alternating Ctrl-C
+// (SIGINT to its process group) and a supervisor killed mid-drain (SIGTERM to the group, SIGKILL 2 s
+// later). Every process of that stack (npm, its shell, tsx, the supervisor, the six children, their
+// helpers) must be gone within 25 s of the stop, every time: the drains are bounded (15 s), the
+// supervisor SIGKILLs a child past 20 s, and each child's watchdog thread ends it past 20 s of its own
+// shutdown even when its main thread or its supervisor cannot.
+import { Teardown, waitFor } from '@warren/testkit';
+import { logged, startStack, survivors, type Stack } from './stack';
+
+const td = new Teardown();
+afterAll(() => td.run());
+
+const boundMs = 25_000;
+
+/** Starts a job that outlives every drain, and resolves once a jobs worker runs it. */
+async function jobRunning(stack: Stack): Promise<void> {
+  const before = logged(stack.lines, 'render started').length;
+  const call = fetch(`http://127.0.0.1:${stack.port}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","method":"report.render","params":{"size":60},"id":7}' });
+  // Its answer never comes (the stack is stopped under it); the request only has to be taken.
+  void call.then((r) => r.text(), () => undefined);
+  await waitFor(() => logged(stack.lines, 'render started').length > before, { timeoutMs: 20_000, message: 'the job started' });
+}
+
+async function stopAndCount(stack: Stack, how: 'ctrl-c' | 'term-then-kill'): Promise<number> {
+  const group = stack.npm.pid ?? 0;
+  const stoppedAt = Date.now();
+  if (how === 'ctrl-c') process.kill(-group, 'SIGINT');
+  else {
+    process.kill(-group, 'SIGTERM');
+    await new Promise((r) => setTimeout(r, 2000));
+    // The supervisor (and npm, its shell, tsx) die mid-drain; the children are in groups of their own.
+    process.kill(-group, 'SIGKILL');
+  }
+  await waitFor(() => survivors(stack.tree, stack.groups).length === 0, {
+    timeoutMs: boundMs - (Date.now() - stoppedAt),
+    intervalMs: 100,
+    message: `${how}: still running ${boundMs / 1000} s after the stop: ${survivors(stack.tree, stack.groups).join(', ')}; last lines:\n${stack.lines.slice(-12).join('\n')}`,
+  });
+  return Date.now() - stoppedAt;
+}
+
+it('six stops of npm start with a job running, Ctrl-C and a killed supervisor in turn: every process gone within 25 s each time', async () => {
+  const took: string[] = [];
+  for (let round = 0; round < 6; round++) {
+    const how = round % 2 === 0 ? 'ctrl-c' : 'term-then-kill';
+    const stack = await startStack(td);
+    expect(stack.tree.length).toBeGreaterThanOrEqual(10);
+    await jobRunning(stack);
+    const ms = await stopAndCount(stack, how);
+    took.push(`${how} ${ms} ms`);
+    // A Ctrl-C drains: every child said it stopped (the jobs workers by their drain's bound, the job requeued).
+    if (how === 'ctrl-c') expect(logged(stack.lines, 'service stopped').length + logged(stack.lines, 'shutdown took too long; exiting').length).toBe(5);
+  }
+  console.log(`every process of the stack gone after: ${took.join(', ')}`);
+}, 6 * 90_000);

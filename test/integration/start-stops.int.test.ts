@@ -54,3 +54,22 @@ it('six stops of npm start with a job running, Ctrl-C and a killed supervisor in
   }
   console.log(`every process of the stack gone after: ${took.join(', ')}`);
 }, 6 * 90_000);
+
+// The supervisor's own bound, for a child that cannot act at all: a stopped process (SIGSTOP) runs no
+// thread, not even its watchdog. npm start says which child it kills, and after how long.
+it('a child that has not exited 20 s after its SIGTERM is SIGKILLed by the supervisor, which says so', async () => {
+  const stack = await startStack(td);
+  const line = stack.lines.find((l) => l.startsWith('calculator-1') && l.includes('"pid":'));
+  const pid = Number(/"pid":(\d+)/.exec(line ?? '')?.[1] ?? 0);
+  expect(stack.tree).toContain(pid);
+  process.kill(pid, 'SIGSTOP');
+  const stoppedAt = Date.now();
+  process.kill(-(stack.npm.pid ?? 0), 'SIGINT');
+  await waitFor(() => survivors(stack.tree, stack.groups).length === 0, { timeoutMs: boundMs, intervalMs: 100, message: `still running: ${survivors(stack.tree, stack.groups).join(', ')}` });
+  const tookMs = Date.now() - stoppedAt;
+  expect(tookMs).toBeGreaterThanOrEqual(19_900);
+  expect(stack.lines.filter((l) => /^calculator-1 +\| still running 2\d(\.\d)? s after its SIGTERM \(bound 20 s\); sending SIGKILL$/.test(l))).toHaveLength(1);
+  // Only that one: the others drained in time.
+  expect(stack.lines.filter((l) => l.includes('sending SIGKILL'))).toHaveLength(1);
+  console.log(`a stopped child: SIGKILLed by the supervisor, the stack gone ${tookMs} ms after Ctrl-C`);
+}, 120_000);

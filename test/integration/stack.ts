@@ -78,7 +78,7 @@ export async function startStack(td: Teardown, extraEnv: Record<string, string> 
   td.add(() => ns.destroy());
   td.add(() => deleteRedisKeys(ns.namespace));
   const port = await freePort();
-  const env = { ...process.env, AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), LOG_FORMAT: 'json', ...extraEnv };
+  const env: NodeJS.ProcessEnv = { ...process.env, AMQP_URL: amqpUrl(), REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, GATEWAY_PORT: String(port), LOG_FORMAT: 'json', ...extraEnv };
   // Whatever the test's own environment says about ops ports, a user's stack sets none.
   delete env['WARREN_OPS_PORT'];
   const npm = spawn('npm', ['start', '--silent'], { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { spawnTs, waitFor } from '@warren/testkit';
 
 const fixture = path.join(__dirname, 'fixtures', 'blocking-main.ts');
+const idle = path.join(__dirname, 'fixtures', 'idle-watchdog.ts');
 const watchdogLine = (lines: readonly string[]): Record<string, unknown> | undefined =>
   lines.map((l) => (l.startsWith('{') ? (JSON.parse(l) as Record<string, unknown>) : {})).find((l) => l['component'] === 'watchdog');
 
@@ -67,3 +68,20 @@ it('ends a supervised process whose main thread blocked before any signal, once 
     rmSync(dir, { recursive: true, force: true });
   }
 }, 40_000);
+
+describe('the thread itself (0.2 s bounds)', () => {
+  it('keeps no healthy process alive: one with nothing else to do exits on its own', async () => {
+    const exit = await spawnTs(idle, [], { MODE: 'idle' }).exited;
+    expect(exit).toMatchObject({ code: 0, signal: null });
+  });
+
+  it('SIGKILLs a process whose shutdown outlived the bound, and stays quiet once closed', async () => {
+    const armed = spawnTs(idle, [], { MODE: 'armed' });
+    expect(await armed.exited).toMatchObject({ signal: 'SIGKILL' });
+    expect(armed.stdout).not.toContain('survived');
+    expect(watchdogLine(armed.stderr)).toMatchObject({ name: 'idle', boundMs: 200 });
+    const disarmed = spawnTs(idle, [], { MODE: 'disarmed' });
+    expect(await disarmed.exited).toMatchObject({ code: 0, signal: null });
+    expect(disarmed.stdout).toContain('survived');
+  });
+});

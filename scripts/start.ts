@@ -14,8 +14,10 @@
 // closes it, the child reads end-of-file and drains as on SIGTERM
 // (libs/amqp/src/runtime/supervisor-watch.ts). A child's drain is bounded by its
 // SHUTDOWN_TIMEOUT_MS (15 s; the broker's 15 s): calls still unacknowledged then
-// are redelivered. This script waits for every child, and SIGKILLs any still
-// there after childBoundMs, then exits.
+// are redelivered. This script waits for every child, and SIGKILLs (with its process
+// group) any still there after childBoundMs, saying which and after how long, then exits.
+// Each child also runs a watchdog thread that ends it should its main thread block for
+// good (libs/amqp/src/runtime/watchdog.ts), even once this script is gone.
 // Logs are pretty on a terminal, JSON otherwise (LOG_FORMAT, log-format.ts).
 // `npm start -- --watch` (RabbitMQ mode only) restarts the processes whose sources changed
 // (watch.ts): a service's src/ restarts that service's processes alone, the broker's its own, a

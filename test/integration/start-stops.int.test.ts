@@ -5,7 +5,11 @@
 // helpers) must be gone within 25 s of the stop, every time: the drains are bounded (15 s), the
 // supervisor SIGKILLs a child past 20 s, and each child's watchdog thread ends it past 20 s of its own
 // shutdown even when its main thread or its supervisor cannot.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Teardown, waitFor } from '@warren/testkit';
+import { repoRoot } from './helpers';
 import { logged, startStack, survivors, type Stack } from './stack';
 
 const td = new Teardown();
@@ -40,17 +44,31 @@ async function stopAndCount(stack: Stack, how: 'ctrl-c' | 'term-then-kill'): Pro
   return Date.now() - stoppedAt;
 }
 
-it('six stops of npm start with a job running, Ctrl-C and a killed supervisor in turn: every process gone within 25 s each time', async () => {
+/** Every main loads nothing after its signal (test/fixtures/late-loads.cjs records what it would). */
+function watchLateLoads(): { env: Record<string, string>; loaded: () => string[] } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'warren-late-'));
+  td.add(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'late');
+  const preload = path.join(repoRoot, 'test', 'fixtures', 'late-loads.cjs');
+  return {
+    env: { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --require ${preload}`.trim(), LATE_LOADS_FILE: file },
+    loaded: () => readFileSync(file, { encoding: 'utf8', flag: 'a+' }).split('\n').filter(Boolean),
+  };
+}
+
+it('six stops of npm start with a job running, Ctrl-C and a killed supervisor in turn: every process gone within 25 s each time, no module loaded after a signal', async () => {
   const took: string[] = [];
+  const late = watchLateLoads();
   for (let round = 0; round < 6; round++) {
     const how = round % 2 === 0 ? 'ctrl-c' : 'term-then-kill';
-    const stack = await startStack(td);
+    const stack = await startStack(td, late.env);
     expect(stack.tree.length).toBeGreaterThanOrEqual(10);
     await jobRunning(stack);
     const ms = await stopAndCount(stack, how);
     took.push(`${how} ${ms} ms`);
     // A Ctrl-C drains: every child said it stopped (the jobs workers by their drain's bound, the job requeued).
     if (how === 'ctrl-c') expect(logged(stack.lines, 'service stopped').length + logged(stack.lines, 'shutdown took too long; exiting').length).toBe(5);
+    expect(late.loaded()).toEqual([]);
   }
   console.log(`every process of the stack gone after: ${took.join(', ')}`);
 }, 6 * 90_000);

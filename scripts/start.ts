@@ -14,8 +14,10 @@
 // closes it, the child reads end-of-file and drains as on SIGTERM
 // (libs/amqp/src/runtime/supervisor-watch.ts). A child's drain is bounded by its
 // SHUTDOWN_TIMEOUT_MS (15 s; the broker's 15 s): calls still unacknowledged then
-// are redelivered. This script waits for every child, and SIGKILLs any still
-// there after childBoundMs, then exits.
+// are redelivered. This script waits for every child, and SIGKILLs (with its process
+// group) any still there after childBoundMs, saying which and after how long, then exits.
+// Each child also runs a watchdog thread that ends it should its main thread block for
+// good (libs/amqp/src/runtime/watchdog.ts), even once this script is gone.
 // Logs are pretty on a terminal, JSON otherwise (LOG_FORMAT, log-format.ts).
 // `npm start -- --watch` (RabbitMQ mode only) restarts the processes whose sources changed
 // (watch.ts): a service's src/ restarts that service's processes alone, the broker's its own, a
@@ -25,7 +27,8 @@
 // next stops (rolling-restart.ts). The project's own services, listed in warren.config.json at the
 // root (project-config.ts), run beside the example ones.
 // Each service answers /metrics, /healthz and /readyz on an ops port of its own: 9464, 9465, ...
-// in the order below (WARREN_OPS_PORT moves the base, `off` turns them off; start-ops.ts).
+// in the order below, or the next free ones when another stack holds those (WARREN_OPS_PORT moves the
+// base, `off` turns them off; start-ops.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { once } from 'node:events';
@@ -37,7 +40,7 @@ import { chooseStartMode } from './start-mode';
 import { lineFormatter, logFormat } from './log-format';
 import { watchTrees } from './watch';
 import { rollingRestarter, whenReady } from './rolling-restart';
-import { opsPorts } from './start-ops';
+import { freeOpsPorts } from './start-ops';
 import { projectProcesses, type StartProcess } from './project-config';
 
 const root = path.resolve(__dirname, '..');
@@ -96,6 +99,21 @@ function start(name: string, file: string, env: Record<string, string> = {}): Ch
 /** A child still running this long after its SIGTERM is killed: above every child's own drain bound (15 s). */
 const childBoundMs = 20_000;
 
+/**
+ * The supervisor's last word to a child that outlived its bound: says so (which child, after how long), then
+ * SIGKILLs its whole process group (the child and any helper of its own, such as tsx's esbuild service).
+ */
+function escalate(name: string, child: ChildProcess, sinceMs: number): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  process.stderr.write(`${name.padEnd(12)} | still running ${Math.round((Date.now() - sinceMs) / 100) / 10} s after its SIGTERM (bound ${childBoundMs / 1000} s); sending SIGKILL\n`);
+  try {
+    // detached: its pid is its group's id (never 0 here: a child that failed to spawn has exited already).
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
 let exitCode = 0;
 async function stop(code: number): Promise<void> {
   if (stopping) return;
@@ -105,8 +123,9 @@ async function stop(code: number): Promise<void> {
   for (const [name, child] of children) if (!restarting.has(name)) child.kill('SIGTERM');
   if (children.size === 0) process.exit(exitCode);
   // Each process drains its own work; this only bounds a process that hangs.
+  const termAt = Date.now();
   setTimeout(() => {
-    for (const child of children.values()) child.kill('SIGKILL');
+    for (const [name, child] of children) escalate(name, child, termAt);
     process.exit(1);
   }, childBoundMs).unref();
 }
@@ -119,7 +138,8 @@ async function stopForRestart(name: string): Promise<void> {
     if (child !== undefined && child.exitCode === null && child.signalCode === null) {
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
-      const bound = setTimeout(() => child.kill('SIGKILL'), childBoundMs);
+      const termAt = Date.now();
+      const bound = setTimeout(() => escalate(name, child, termAt), childBoundMs);
       await exited;
       clearTimeout(bound);
     }
@@ -180,13 +200,14 @@ async function main(): Promise<void> {
     return runEmbedded(mode.why, format);
   }
   const provided = mode.provided;
-  ops = opsPorts(process.env, processes.filter((p) => p.name !== 'broker').map((p) => p.name));
+  const opsHost = process.env['WARREN_OPS_HOST'] || '127.0.0.1';
+  // Free ones only: another stack on this machine may hold the first (start-ops.ts).
+  ops = await freeOpsPorts(process.env, processes.filter((p) => p.name !== 'broker').map((p) => p.name), opsHost);
   // Every process gets both URLs explicitly: services track calls in Redis only when REDIS_URL is set.
   process.env['AMQP_URL'] ||= defaultUrls(process.env).rabbitmq;
   process.env['REDIS_URL'] ||= defaultUrls(process.env).redis;
   process.stdout.write(`warren: RabbitMQ ${provided.rabbitmq}, Redis ${provided.redis}, gateway auth ${process.env['GATEWAY_AUTH'] === 'none' ? 'off (GATEWAY_AUTH=none)' : 'on'}\n`);
   const opsList = Object.entries(ops).filter(([, port]) => port !== '');
-  const opsHost = process.env['WARREN_OPS_HOST'] || '127.0.0.1';
   process.stdout.write(opsList.length === 0 ? 'warren: ops ports off (WARREN_OPS_PORT=off)\n' : `warren: ops ports (/metrics, /healthz, /readyz): ${opsList.map(([name, port]) => `${name} ${opsHost}:${port}`).join(', ')}\n`);
   // Before the children start: a signal in between must not kill this script and orphan them.
   process.on('SIGINT', () => void stop(0));

@@ -1,7 +1,7 @@
 // The broker process: reads the environment, starts the broker, listens, and
 // shuts down gracefully on SIGINT/SIGTERM. The only broker file that reads
 // process.env or exits.
-import { recordAnnounced, shutdownHandler, watchSupervisor } from '@warren/amqp';
+import { recordAnnounced, shutdownHandler, startWatchdog, watchSupervisor } from '@warren/amqp';
 import { envGiven } from '@warren/config';
 import { InflightView, RedisDirectory } from '@warren/inflight';
 import { createLogger, redactUrl } from '@warren/logger';
@@ -22,6 +22,10 @@ const tracing = startTracing(process.env, { serviceName: 'warren-broker' });
 async function main(): Promise<void> {
   const { redisUrl, logLevel, keyPrefix, scheduler, ...options } = brokerOptionsFromEnv(process.env);
   const logger = createLogger({ name: 'warren-broker', level: logLevel });
+  const supervised = envGiven(process.env, 'WARREN_SUPERVISOR') === 'stdin';
+  // The last resort should the main thread block for good (watchdog.ts): SIGKILL once a shutdown, or the
+  // supervisor's death, is older than the shutdown's bound plus a margin. Unref'd: it keeps nothing alive.
+  const watchdog = startWatchdog({ name: 'warren-broker', shutdownTimeoutMs, watchParent: supervised });
   // With Redis, the broker shows the cluster's in-flight calls (GET /inflight), serves the
   // in-flight view as JSON-RPC (inflight.list/status/cancel/workers, $/cancelRequest), and
   // marks the calls it relays queued until a worker takes them.
@@ -43,15 +47,19 @@ async function main(): Promise<void> {
   const recording = directory === undefined ? undefined : recordAnnounced(broker.registry, directory, logger);
   // Installed before listening: a signal while the first discovery round runs still drains.
   const stop = shutdownHandler({ log: logger, close: () => (schedules?.close() ?? Promise.resolve()).then(() => broker.close()).then(async () => { recording?.close(); redisProbe?.close(); await Promise.all([view?.close(), directory?.close(), scheduleStore?.close()]); }), timeoutMs: shutdownTimeoutMs, stoppedMessage: 'broker stopped' });
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  const begin = (signal: NodeJS.Signals): void => {
+    watchdog.shutdownStarted();
+    stop(signal);
+  };
+  process.on('SIGINT', begin);
+  process.on('SIGTERM', begin);
   // Under `npm start`, stdin is the supervisor's pipe: its end means the supervisor is gone (even SIGKILLed), and the
   // broker drains as on SIGTERM rather than serve on as an orphan (supervisor-watch.ts). A drain under way is bounded already.
-  if (envGiven(process.env, 'WARREN_SUPERVISOR') === 'stdin') {
+  if (supervised) {
     const watch = watchSupervisor(process.stdin, () => {
       if (stop.stopping) return;
       logger.warn('supervisor gone (its pipe closed); shutting down');
-      stop('SIGHUP');
+      begin('SIGHUP');
     });
     void stop.exitCode.then(() => watch.close());
   }

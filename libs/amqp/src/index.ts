@@ -82,4 +82,5 @@ export { asUser, readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env }
 export { runServiceMain, type RunningService, type StartHooks } from './runtime/service-main';
 export { shutdownHandler } from './runtime/shutdown';
 export { watchSupervisor } from './runtime/supervisor-watch';
+export { startWatchdog } from './runtime/watchdog';
 export { publishWorkerControl, type WorkerAction, type WorkerReport } from './wire/worker-control';

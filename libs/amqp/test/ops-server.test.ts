@@ -53,7 +53,7 @@ describe('startOpsServer', () => {
     expect((await get(`${ops.url}/broken`)).status).toBe(500);
   });
 
-  it('rejects when the port is taken, so a main fails to start rather than run unprobed', async () => {
+  it('rejects when the port is taken (runServiceMain then runs on without it)', async () => {
     const first = await startOpsServer({ port: 0, name: 'a', ready: () => true });
     td.add(() => first.close());
     await expect(startOpsServer({ port: Number(new URL(first.url).port), name: 'b', ready: () => true })).rejects.toThrow(/EADDRINUSE/);
@@ -107,6 +107,27 @@ describe('runServiceMain with an ops port', () => {
     await expect(code).resolves.toBe(0);
     expect(service?.ready).toBe(false);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+
+  // Two stacks on one machine (issue 42): a port another process holds costs this one its probes, not its start.
+  it('a service whose ops port is taken logs it and runs on without one', async () => {
+    const other = await startOpsServer({ port: 0, name: 'other', ready: () => true });
+    td.add(() => other.close());
+    const port = Number(new URL(other.url).port);
+    const warnings: unknown[] = [];
+    const logger = silentLogger();
+    jest.spyOn(logger, 'warn').mockImplementation(((obj: unknown, msg?: string) => void warnings.push([obj, msg])) as typeof logger.warn);
+    const proc = fakeProcess();
+    const close = jest.fn(() => Promise.resolve());
+    let started = false;
+    const code = runServiceMain({ name: 'calc', logger, process: proc, ops: { port, host: '127.0.0.1' }, start: () => ((started = true), Promise.resolve({ close })) });
+    await waitFor(() => started);
+    expect(warnings).toEqual([[{ port, host: '127.0.0.1' }, expect.stringMatching(/ops port already taken/)]]);
+    // The other process's server still answers its own name: this one never took the port.
+    expect(JSON.parse((await get(`${other.url}/healthz`)).body)).toMatchObject({ name: 'other' });
+    proc.emitter.emit('SIGTERM', 'SIGTERM');
+    await expect(code).resolves.toBe(0);
+    expect(close).toHaveBeenCalledTimes(1);
   });
 
   it('closes the ops port when starting fails', async () => {

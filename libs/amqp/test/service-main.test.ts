@@ -44,7 +44,7 @@ it('resolves 1 with one line on stderr when starting fails, and installs no hand
   expect(proc.emitter.listenerCount('SIGTERM')).toBe(0);
 });
 
-it('resolves 1 when closing fails, and 1 at once on a second signal', async () => {
+it('resolves 1 when closing fails, and 1 at once on a second signal more than a second after the first', async () => {
   const failing = fakeProcess();
   const failed = runServiceMain({ name: 'a', logger: silentLogger(), process: failing, start: () => Promise.resolve({ close: () => Promise.reject(new Error('x')) }) });
   await tick();
@@ -56,8 +56,27 @@ it('resolves 1 when closing fails, and 1 at once on a second signal', async () =
   const second = runServiceMain({ name: 'b', logger: silentLogger(), process: stuck, start: () => Promise.resolve({ close }) });
   await tick();
   stuck.emitter.emit('SIGTERM', 'SIGTERM');
+  const firstAt = Date.now();
+  jest.spyOn(Date, 'now').mockReturnValue(firstAt + 1000);
   stuck.emitter.emit('SIGTERM', 'SIGTERM');
   await expect(second).resolves.toBe(1);
+  expect(close).toHaveBeenCalledTimes(1);
+});
+
+it('drains on when the same Ctrl-C comes twice (the terminal\'s, then a launcher\'s relay)', async () => {
+  const proc = fakeProcess();
+  let closed: () => void = () => undefined;
+  const close = jest.fn(() => new Promise<void>((r) => (closed = r)));
+  const code = runServiceMain({ name: 'calc', logger: silentLogger(), process: proc, start: () => Promise.resolve({ close }) });
+  await tick();
+  proc.emitter.emit('SIGINT', 'SIGINT');
+  proc.emitter.emit('SIGINT', 'SIGINT');
+  let settled = false;
+  void code.then(() => (settled = true));
+  await tick();
+  expect(settled).toBe(false);
+  closed();
+  await expect(code).resolves.toBe(0);
   expect(close).toHaveBeenCalledTimes(1);
 });
 

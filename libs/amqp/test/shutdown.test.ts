@@ -29,15 +29,38 @@ it('resolves 1 when closing fails', async () => {
   await expect(stop.exitCode).resolves.toBe(1);
 });
 
-it('resolves 1 at once on a second signal, without closing again', async () => {
+it('resolves 1 at once on a second signal after repeatWindowMs, without closing again', async () => {
+  jest.useFakeTimers();
   const exit = forbidExit();
   const close = jest.fn(() => new Promise<void>(() => undefined));
   const stop = shutdownHandler({ log: silentLogger(), close });
   stop('SIGTERM');
+  await jest.advanceTimersByTimeAsync(1000);
   stop('SIGTERM');
   await expect(stop.exitCode).resolves.toBe(1);
   expect(close).toHaveBeenCalledTimes(1);
   expect(exit).not.toHaveBeenCalled();
+});
+
+// One Ctrl-C reaches every process of the terminal's foreground group, and a launcher there (tsx, npm)
+// may relay it to its child again: the same stop, delivered twice, must drain, not exit at once.
+it('takes a signal within repeatWindowMs of the first as the same stop: it drains on', async () => {
+  jest.useFakeTimers();
+  let closed: () => void = () => undefined;
+  const close = jest.fn(() => new Promise<void>((r) => (closed = r)));
+  const stop = shutdownHandler({ log: silentLogger(), close, repeatWindowMs: 500 });
+  const seen: number[] = [];
+  void stop.exitCode.then((code) => seen.push(code));
+  stop('SIGINT');
+  await jest.advanceTimersByTimeAsync(10);
+  stop('SIGINT');
+  await jest.advanceTimersByTimeAsync(480);
+  stop('SIGTERM');
+  await jest.advanceTimersByTimeAsync(1);
+  expect(seen).toEqual([]);
+  closed();
+  await expect(stop.exitCode).resolves.toBe(0);
+  expect(close).toHaveBeenCalledTimes(1);
 });
 
 it('resolves 1 when closing takes longer than timeoutMs, and a later close changes nothing', async () => {

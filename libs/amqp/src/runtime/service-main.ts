@@ -3,6 +3,7 @@ import { startOpsServer, type OpsServer } from './ops-server';
 import type { OpsEnv } from './service-env';
 import { shutdownHandler } from './shutdown';
 import { watchSupervisor } from './supervisor-watch';
+import { startWatchdog, type Watchdog } from './watchdog';
 import type { ServiceObserver } from './service-observer';
 import { WorkerMetrics, type WorkerMetricsSources } from './worker-metrics';
 
@@ -58,15 +59,52 @@ export interface ServiceMainOptions {
   readonly supervisor?: NodeJS.ReadableStream;
   /**
    * Where to answer `/healthz`, `/readyz` and `/metrics` (readServiceEnv's `ops`, from `WARREN_OPS_PORT`).
-   * Listening before `start` runs (alive, not ready), closed after the service. @default off
+   * Listening before `start` runs (alive, not ready), closed after the service. A port already
+   * taken (EADDRINUSE) is logged and the service runs on without it. @default off
    */
   readonly ops?: OpsEnv | undefined;
+  /**
+   * The last-resort thread (watchdog.ts) that SIGKILLs this process once a shutdown has run
+   * `shutdownTimeoutMs` plus `marginMs`, or once the supervisor is gone (with `supervisor`) and the
+   * process is still there that long after: a main thread stuck for good cannot end itself. It stays
+   * armed after this function resolves, so the main's own exit path (a trace flush) is covered too.
+   * Needs `shutdownTimeoutMs`. @default on with the real `process`, off with a fake one (tests)
+   */
+  readonly watchdog?: false | { readonly marginMs?: number };
+}
+
+/** Starts the ops port, or says why the service runs without one (a port taken is no reason to stop). */
+async function listenOps(options: ServiceMainOptions, log: Logger, metrics: WorkerMetrics, ready: () => boolean): Promise<OpsServer | undefined> {
+  if (!options.ops) return undefined;
+  const registry = metrics.registry;
+  try {
+    const ops = await startOpsServer({
+      ...options.ops,
+      name: options.name,
+      ready,
+      routes: { '/metrics': async () => ({ status: 200, body: await registry.metrics(), contentType: registry.contentType }) },
+    });
+    log.info({ url: ops.url, routes: ['/healthz', '/readyz', '/metrics'] }, 'ops endpoint listening');
+    return ops;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    log.warn({ port: options.ops.port, host: options.ops.host }, 'ops port already taken; running on without /healthz, /readyz and /metrics');
+    return undefined;
+  }
+}
+
+/** The watchdog this main runs, if any (see {@link ServiceMainOptions.watchdog}). */
+function watchdogFor(options: ServiceMainOptions): Watchdog | undefined {
+  const wanted = options.watchdog ?? (options.process === undefined ? {} : false);
+  if (wanted === false || options.shutdownTimeoutMs === undefined) return undefined;
+  return startWatchdog({ name: options.name, shutdownTimeoutMs: options.shutdownTimeoutMs, watchParent: options.supervisor !== undefined, ...(wanted.marginMs === undefined ? {} : { marginMs: wanted.marginMs }) });
 }
 
 /**
  * The skeleton every service main shares: build the logger, start, close
- * gracefully on the first SIGTERM/SIGINT (a second one ends it at once) or
- * when its `supervisor` is gone.
+ * gracefully on the first SIGTERM/SIGINT (a second one, more than a second
+ * later, ends it at once: shutdown.ts) or when its `supervisor` is gone, with a
+ * watchdog thread that ends the process should its main thread block for good.
  * Resolves the exit code (1 if starting failed, with one line on stderr;
  * then the shutdown's) and never exits: only the outermost main does, so
  * it can be run in a test or beside other work.
@@ -82,25 +120,20 @@ export async function runServiceMain(options: ServiceMainOptions): Promise<numbe
   let stopping = false;
   let ops: OpsServer | undefined;
   let log: Logger;
+  let dog: Watchdog | undefined;
   try {
     log = options.logger ?? createLogger({ name: options.name, level: options.logLevel ?? 'info' });
+    // First: it must already run when the main thread blocks, whenever that is.
+    dog = watchdogFor(options);
     // One registry per process, made here (not at import): the ops port is its only reader.
     const metrics = options.ops ? new WorkerMetrics({ service: options.name }) : undefined;
-    if (options.ops && metrics) {
-      const registry = metrics.registry;
-      // Not ready while starting, while the service says so (reconnecting), and from the first signal on.
-      ops = await startOpsServer({
-        ...options.ops,
-        name: options.name,
-        ready: () => !stopping && running !== undefined && (running.ready?.() ?? true),
-        routes: { '/metrics': async () => ({ status: 200, body: await registry.metrics(), contentType: registry.contentType }) },
-      });
-      log.info({ url: ops.url, routes: ['/healthz', '/readyz', '/metrics'] }, 'ops endpoint listening');
-    }
+    // Not ready while starting, while the service says so (reconnecting), and from the first signal on.
+    ops = metrics === undefined ? undefined : await listenOps(options, log, metrics, () => !stopping && running !== undefined && (running.ready?.() ?? true));
     running = await options.start(log, { observer: metrics });
     if (metrics && running.metrics) metrics.sample(running.metrics);
   } catch (err) {
     await ops?.close();
+    dog?.close();
     // The logger may not exist yet (a bad setting); stderr always does.
     proc.stderr.write(`${options.name} failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
@@ -122,21 +155,27 @@ export async function runServiceMain(options: ServiceMainOptions): Promise<numbe
     stoppedMessage: 'service stopped',
     ...(options.shutdownTimeoutMs === undefined ? {} : { timeoutMs: options.shutdownTimeoutMs }),
   });
-  for (const signal of signals) proc.on(signal, stop);
+  const watchdog = dog;
+  // Every way a shutdown starts goes through here: the watchdog's clock starts with it.
+  const begin = (signal: NodeJS.Signals): void => {
+    watchdog?.shutdownStarted();
+    stop(signal);
+  };
+  for (const signal of signals) proc.on(signal, begin);
   void service.drained?.then(() => {
     if (stop.stopping) return;
     log.info('drained by an operator; shutting down');
-    stop('SIGTERM');
+    begin('SIGTERM');
   });
   // Gone during a drain already under way: that drain is bounded by shutdownTimeoutMs; cutting it short would help nothing.
   const watch = options.supervisor === undefined ? undefined : watchSupervisor(options.supervisor, () => {
     if (stop.stopping) return;
     log.warn('supervisor gone (its pipe closed); shutting down');
-    stop('SIGHUP');
+    begin('SIGHUP');
   });
   const code = await stop.exitCode;
   watch?.close();
-  for (const signal of signals) proc.off(signal, stop);
+  for (const signal of signals) proc.off(signal, begin);
   // A second signal or a timeout ends the shutdown early: the port must not keep the process alive.
   await ops?.close();
   return code;

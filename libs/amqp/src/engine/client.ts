@@ -1,6 +1,6 @@
 import type { WireModel, WireConfirmChannel, WireConnection } from '@warren/amqp-transport';
 import {
-  JsonRpcError, PendingCalls, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError, RpcNoRouteError, RpcNotConfirmedError,
+  JsonRpcError, PendingCalls, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError, RpcNoRouteError,
   RpcReplyQueueLostError, RpcShuttingDownError, RpcTimeoutError, RpcTooLargeError, RpcUnreadableReplyError, failureResponse, isErrorResponse,
   notificationMessage, requestMessage, toJsonRpcError, encode as encodeMessage, type JsonValue, type LocalError, type NotificationMessage,
   type Params, type RequestMessage, type ResponseMessage, type SettleListener,

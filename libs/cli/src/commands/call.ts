@@ -8,7 +8,7 @@ import { progressView } from '../call-progress';
 import { parseId, parseParams } from '../params';
 import { delayFlags } from '../when';
 import type { Session } from '../session';
-import { notifyWarning } from './enqueue';
+import { notifyWarning } from './notify-warning';
 
 export interface CallFlags {
   readonly timeout?: number;

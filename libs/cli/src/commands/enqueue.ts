@@ -2,7 +2,6 @@ import { RpcClient } from '@warren/amqp';
 import { InflightError, inflightJobStore, InflightView } from '@warren/inflight';
 import { wireErrorOf } from '@warren/jsonrpc';
 import { ExitCode, UsageError, type ExitCodeValue } from '../errors';
-import { lookUpServices } from '../availability';
 import { parseParams } from '../params';
 import { delayFlags } from '../when';
 import type { Session } from '../session';
@@ -53,16 +52,4 @@ export async function enqueueCommand(s: Session, method: string, words: readonly
 /** `warren job show <id>`: a job's state (queued, running, done, failed...) and outcome, from the in-flight store. */
 export function jobShowCommand(s: Session, id: string): Promise<ExitCodeValue> {
   return statusCommand(s, id);
-}
-
-/**
- * After `warren notify` found nobody subscribing (RabbitMQ returned it), or named a method a service
- * serves: a warning that names `warren enqueue`, the way to queue a job on a method's queue.
- */
-export async function notifyWarning(s: Session, method: string, routed: boolean): Promise<void> {
-  const served = (await lookUpServices(s, [method])).get(method);
-  if (routed && served === undefined) return;
-  const what = routed ? 'it reached its subscribers' : 'nobody subscribes to it: RabbitMQ dropped it';
-  const hint = served === undefined ? '' : `; ${method} is a method of ${served.service}: to queue a job on it, use \`warren enqueue ${method} ...\``;
-  s.err(s.c.yellow(`warning: ${what}${hint}`));
 }

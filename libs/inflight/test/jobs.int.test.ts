@@ -55,7 +55,7 @@ it('fails at once with -32601 when no queue is bound for the method, and frees t
   expect(client.stats().pending).toBe(0);
 });
 
-it('a job id enqueued 100 times at once from three clients is published once and runs once', async () => {
+it('a job id enqueued 100 times at once from three clients, beside 100 other jobs, is published once and runs once', async () => {
   const others = await Promise.all([1, 2].map(() => connectClient({ urls: amqpUrl(), namespace: ns.namespace })));
   for (const c of others) {
     td.add(() => c.close());
@@ -63,12 +63,18 @@ it('a job id enqueued 100 times at once from three clients is published once and
   }
   const clients = [client, ...others];
   const id = `dup-${tp.prefix}`;
+  // Under load: 100 other jobs enqueued at the same time, through the same clients, to the same worker.
+  const load = Array.from({ length: 100 }, (_, i) => clients[i % 3]!.enqueue('work', { ms: 1, value: i }));
   const results = await Promise.all(Array.from({ length: 100 }, (_, i) => clients[i % 3]!.enqueue('work', { ms: 50, value: i }, { jobId: id })));
+  const loaded = await Promise.all(load);
+  expect(loaded.every((r) => !r.duplicate)).toBe(true);
   expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
   expect(results.every((r) => r.id === id)).toBe(true);
   // Every duplicate says where the first one is.
   expect(results.filter((r) => r.duplicate).every((r) => r.existing !== undefined && ['queued', 'running', 'done'].includes(r.existing.state))).toBe(true);
-  await waitFor(async () => (await client.job(id)).state === 'done', { message: 'job done' });
+  await waitFor(async () => (await client.job(id)).state === 'done', { message: 'job done', timeoutMs: 20_000 });
+  await waitFor(async () => (await Promise.all(loaded.map((o) => client.job(o.id)))).every((j) => j.state === 'done'), { message: 'load done', timeoutMs: 20_000 });
+  expect(await Promise.all(loaded.map((o) => starts(o.id)))).toEqual(loaded.map(() => 1));
   const winner = results.find((r) => !r.duplicate);
   expect(await client.job(id)).toMatchObject({ state: 'done', response: { id } });
   expect(await starts(id)).toBe(1);

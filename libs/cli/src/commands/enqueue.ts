@@ -2,6 +2,7 @@ import { RpcClient } from '@warren/amqp';
 import { InflightError, inflightJobStore, InflightView } from '@warren/inflight';
 import { wireErrorOf } from '@warren/jsonrpc';
 import { ExitCode, UsageError, type ExitCodeValue } from '../errors';
+import { GatewayCaller } from '../gateway-caller';
 import { parseParams } from '../params';
 import { delayFlags } from '../when';
 import type { Session } from '../session';
@@ -27,13 +28,14 @@ export async function enqueueCommand(s: Session, method: string, words: readonly
   const delay = delayFlags(flags);
   const params = parseParams(words);
   const [client, view] = await Promise.all([s.client(), s.view()]);
-  if (!(client instanceof RpcClient)) throw new UsageError('enqueue needs RabbitMQ (--via amqp); through the gateway use POST /jobs (docs/jobs.md)');
-  if (view instanceof InflightView) client.useJobStore(inflightJobStore(view));
+  if (!(client instanceof RpcClient) && !(client instanceof GatewayCaller)) throw new UsageError('enqueue needs RabbitMQ or the gateway');
+  // Over RabbitMQ the job's id is reserved in Redis here; through the gateway (POST /jobs) the broker does it.
+  if (view instanceof InflightView && client instanceof RpcClient) client.useJobStore(inflightJobStore(view));
   const options = { ...delay, ...(flags.id === undefined ? {} : { jobId: flags.id }), ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }) };
   try {
     const job = await client.enqueue(method, params, options).catch((err: unknown) => {
       // Redis away: a job without --id still goes (a tracked worker still runs one id once), told apart from a duplicate by nobody.
-      if (!(err instanceof InflightError) || flags.id !== undefined) throw err;
+      if (!(err instanceof InflightError) || flags.id !== undefined || !(client instanceof RpcClient)) throw err;
       s.err(s.c.yellow(`warning: ${s.redisLabel} does not answer: the job is not recorded, so \`warren job show\` will not know it until a worker takes it`));
       client.useJobStore(undefined);
       return client.enqueue(method, params, options);

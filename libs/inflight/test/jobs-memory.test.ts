@@ -4,7 +4,8 @@
 // Without a job store, a job still runs, and a duplicate id is told only while this client has it on the wire.
 import { connectClient, startService, type RpcClient, type WarrenService } from '@warren/amqp';
 import { MemoryBroker } from '@warren/amqp-transport';
-import { ErrorCode, wireErrorOf } from '@warren/jsonrpc';
+import { ErrorCode, RpcNoRouteError, wireErrorOf } from '@warren/jsonrpc';
+import type { Logger } from '@warren/logger';
 import { waitFor } from '@warren/testkit';
 import { inflightJobStore } from '../src/job-store';
 import { createMemoryTracker, memoryInflightView } from '../src/memory';
@@ -61,12 +62,29 @@ it('without a job store a job still runs, and job(id) says a store is needed', a
     expect(job.duplicate).toBe(false);
     await waitFor(() => runs.get('mem-bare') === 1, { message: 'job ran' });
     await expect(bare.job('mem-bare')).rejects.toThrow(/no job store/);
-    // The tracked worker still runs one id once: a second copy is answered from the stored outcome.
+    // The tracked worker still runs one id once: a second copy is answered from the stored outcome, not run.
+    const fromStore = service.stats().answeredFromStore;
     await bare.enqueue('render', { size: 1 }, { jobId: 'mem-bare' });
-    await waitFor(async () => (await view.status('mem-bare')).state === 'done', { message: 'done' });
-    await bare.notify('render', {}).catch(() => undefined);
+    await waitFor(() => service.stats().answeredFromStore === fromStore + 1, { message: 'second copy answered from the store' });
     expect(runs.get('mem-bare')).toBe(1);
   } finally {
     await bare.close();
+  }
+});
+
+it('a notification nobody subscribes to is warned about once per method (then at debug), or rejected with ifUnrouted: fail', async () => {
+  const lines: { level: string; method: unknown }[] = [];
+  const log = (level: string) => (obj: { method?: unknown }) => void lines.push({ level, method: obj.method });
+  const logger = { child: () => logger, warn: log('warn'), debug: log('debug'), info: log('info'), error: log('error') } as unknown as Logger;
+  const noisy = await connectClient({ connection: bus.connect(), logger });
+  try {
+    await noisy.notify('nobody.listens', {});
+    await noisy.notify('nobody.listens', {});
+    await noisy.notify('render', {});
+    const dropped = lines.filter((l) => l.level === 'warn' || l.level === 'debug');
+    expect(dropped).toEqual([{ level: 'warn', method: 'nobody.listens' }, { level: 'debug', method: 'nobody.listens' }, { level: 'warn', method: 'render' }]);
+    await expect(noisy.notify('render', {}, { ifUnrouted: 'fail' })).rejects.toBeInstanceOf(RpcNoRouteError);
+  } finally {
+    await noisy.close();
   }
 });

@@ -20,13 +20,19 @@ export interface NotifierDeps {
   readonly defaultTimeoutMs: number;
 }
 
+/** How many method names the once-per-method warning remembers; past it, every such notification is logged at debug. */
+const maxWarnedMethods = 1000;
+
 /**
  * How an RpcClient publishes a notification (an event): to the events exchange, mandatory, with its
  * span, confirmed. One RabbitMQ returned (no queue bound for it: no subscriber, so it is dropped) is
- * logged as a warning naming `enqueue`, the way to queue work on a method's queue, or, with
+ * logged as a warning naming `enqueue` (once per method), the way to queue work on a method's queue, or, with
  * `ifUnrouted: 'fail'`, rejected with RpcNoRouteError (-32601) once confirmed.
  */
 export class Notifier {
+  /** Methods already warned about: the warning is logged once per method. */
+  private readonly warned = new Set<string>();
+
   constructor(private readonly d: NotifierDeps) {}
 
   async send(method: string, body: Buffer, opts: NotifyOptions): Promise<void> {
@@ -41,6 +47,9 @@ export class Notifier {
     if (span) confirmed.then(() => endWithResponse(span, undefined), (err: unknown) => endWithError(span, err));
     if ((await confirmed) !== false) return;
     if (opts.ifUnrouted === 'fail') throw new RpcNoRouteError(method);
-    this.d.log.warn({ method }, 'notification reached no subscriber (no queue is bound for it on the events exchange): dropped; to queue a job on a method, use enqueue (docs/jobs.md)');
+    // Once per method (a gateway relays untrusted names: no log line per message), at debug after that.
+    const first = !this.warned.has(method) && this.warned.size < maxWarnedMethods;
+    if (first) this.warned.add(method);
+    this.d.log[first ? 'warn' : 'debug']({ method }, 'notification reached no subscriber (no queue is bound for it on the events exchange): dropped; to queue a job on a method, use enqueue (docs/jobs.md)');
   }
 }

@@ -1,4 +1,4 @@
-import type { CallOptions, NotifyOptions, RelayTarget, RpcClient } from '@warren/amqp';
+import type { CallOptions, EnqueueOptions, EnqueuedJob, NotifyOptions, RelayTarget, RpcClient } from '@warren/amqp';
 import { ErrorCode, OverloadedError, UnauthorizedError, failureResponse, isErrorResponse, toJsonRpcError, type Id, type JsonValue, type RequestMessage, type ResponseMessage } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { authorize, internalAsker, type Asker, type Verdict } from './authz';
@@ -144,6 +144,36 @@ export class CallGate {
 
   private authorize(asker: Asker, method: string, params: unknown): Verdict {
     return authorize(asker, method, params, (callId) => this.owns(asker, callId));
+  }
+
+  /**
+   * Enqueues a job (POST /jobs, docs/jobs.md): the rule and the gate's limit as for a call, then the broker's client
+   * enqueues it, its id owned by `asker` (a client token then sees it through inflight.status). Rejects with what refused it.
+   */
+  async enqueue(method: string, params: RequestMessage['params'], opts: EnqueueOptions, asker: Asker): Promise<EnqueuedJob> {
+    const verdict = this.authorize(asker, method, params);
+    if (verdict.kind === 'deny') throw this.denied(method, 'http', verdict);
+    if (this.full()) {
+      this.refused(method, 'http', undefined);
+      throw this.overloaded();
+    }
+    const key = `job.${(++this.notifications).toString(36)}`;
+    const call: GatewayCall = { callId: key, method, via: 'http', startedAt: Date.now() };
+    const started = performance.now();
+    this.enter(key, call, asker.token);
+    let code: number | undefined;
+    try {
+      const job = await this.o.client.enqueue(method, params, opts);
+      if (asker.token !== undefined && !job.duplicate) this.owners.started(job.id, asker.token);
+      this.owners.finished(job.id);
+      return job;
+    } catch (err) {
+      code = toJsonRpcError(err).code;
+      throw err;
+    } finally {
+      this.leave(key, call);
+      this.record(call, performance.now() - started, code);
+    }
   }
 
   /** A refusal of the rule: -32006 with `data.reason` (and the call id it was about), logged at debug; nothing is relayed. */

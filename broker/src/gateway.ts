@@ -11,6 +11,7 @@ import { isLoopbackAddress, registerHostGuard } from './http/host-guard';
 import { registerOpsRoutes } from './http/ops-routes';
 import { lazyRequestLogger } from './http/request-logger';
 import { registerRpcRoute } from './http/rpc-route';
+import { registerJobsRoute } from './http/jobs-route';
 import { registerSecurityHeaders } from './http/security-headers';
 import { serverTimeouts } from './http/timeouts';
 import type { InflightSource } from './inflight';
@@ -163,6 +164,7 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
   });
 
   registerRpcRoute(app, { gate: calls, allow, decodeLimits, defaultTimeoutMs: o.defaultTimeoutMs, maxTimeoutMs: o.maxTimeoutMs, maxConcurrentCalls: o.maxConcurrentCalls });
+  registerJobsRoute(app, { gate: calls });
   // GET /inflight and the console's feed read the whole cluster's calls (a GET per call listed): however
   // many clients poll, one read at a time reaches the store.
   const source = o.inflight;

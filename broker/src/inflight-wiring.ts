@@ -1,5 +1,5 @@
 import { idText, isErrorResponse } from '@warren/jsonrpc';
-import { delayedMethods, inflightMethods, inflightNotifications, trackDelayed, trackQueued, type InflightCall, type InflightView } from '@warren/inflight';
+import { delayedMethods, inflightJobStore, inflightMethods, inflightNotifications, trackDelayed, trackQueued, type InflightCall, type InflightView } from '@warren/inflight';
 import type { Logger } from '@warren/logger';
 import type { Broker, BrokerOptions } from './broker';
 
@@ -36,6 +36,8 @@ export function inflightWiring(view: InflightView): {
       // Its own methods (inflight.*, dlq.*, ...) are left out: the broker's service tracks nothing, so a
       // mark would stay `queued` until the deadline (and be listed in In flight all that time).
       const catalogue = broker.gateway.catalogue;
+      // POST /jobs reserves job ids in the same store (docs/jobs.md: de-duplication, state by id).
+      broker.client.useJobStore(inflightJobStore(view));
       trackQueued(broker.client, view, logger, { untrackedAnswers: false, mark: (call) => catalogue.current().methods.get(call.method)?.service !== broker.service.name });
       recordUntracked(broker, view, logger);
       // Delayed calls relayed through the gateway are listed until due, with their service and the token that sent them.

@@ -57,6 +57,7 @@ export type { DelayOptions } from './engine/delay-options';
 export { maxDelayMs } from './wire/delay';
 export { RpcClient } from './engine/client';
 export type { CallOptions, NotifyOptions } from './engine/call-options';
+export type { EnqueueOptions, EnqueuedJob } from './engine/enqueue';
 export type { ClientOptions } from './engine/client-options';
 export { relayPayload, type RelayTarget } from './engine/relay';
 export { WarrenService } from './runtime/service';

@@ -1,14 +1,16 @@
 // What the runtime reads off a delivery decides whether a tracked handler may start before its claim is
-// answered (firstDelivery): only a message RabbitMQ has never delivered before, and no retry.
+// answered (firstDelivery): only a message RabbitMQ has never delivered before, no retry, and a call (with a
+// reply_to): a job (none) may have a copy under its id, so its claim is awaited.
 import type { WireMessage } from '@warren/amqp-transport';
 import { Header } from '../src/wire/headers';
 import { readDelivery } from '../src/wire/delivery';
 
-const message = (redelivered: boolean, headers: Record<string, unknown> = {}): WireMessage =>
-  ({ content: Buffer.alloc(0), fields: { deliveryTag: 1, redelivered, exchange: '', routingKey: 'q' }, properties: { correlationId: 'c1', headers } }) as unknown as WireMessage;
+const message = (redelivered: boolean, headers: Record<string, unknown> = {}, replyTo = 'warren.reply.c'): WireMessage =>
+  ({ content: Buffer.alloc(0), fields: { deliveryTag: 1, redelivered, exchange: '', routingKey: 'q' }, properties: { correlationId: 'c1', headers, replyTo } }) as unknown as WireMessage;
 
 it.each([
   { name: 'a first delivery', msg: message(false), first: true, attempt: 1 },
+  { name: 'a first delivery of a job (no reply_to)', msg: message(false, {}, ''), first: false, attempt: 1 },
   { name: 'a redelivery on a classic queue', msg: message(true), first: false, attempt: 2 },
   { name: "a quorum queue's redelivery (delivery count 1)", msg: message(true, { [Header.deliveryCount]: 1 }), first: false, attempt: 2 },
   { name: 'a redelivery whose publisher forged a delivery count of 0', msg: message(true, { [Header.deliveryCount]: 0 }), first: false, attempt: 1 },

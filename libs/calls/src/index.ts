@@ -4,6 +4,7 @@
  * See README.md.
  */
 export type { CallInfo, RunningCall } from './call-info';
+export type { JobState, JobStatus, JobStore } from './jobs';
 export { trackingStates, type CallTracker, type RunInfo, type Executed, type TrackedOutcome, type Settle, type DeadLetterSettle, type TrackingReport } from './tracker';
 export { outcomeOf } from './outcome';
 export type { Abortable } from './abortable';

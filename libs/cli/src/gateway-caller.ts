@@ -1,4 +1,5 @@
-import type { CallOptions, DelayOptions } from '@warren/amqp';
+import type { CallOptions, DelayOptions, EnqueueOptions, EnqueuedJob } from '@warren/amqp';
+import type { JobState } from '@warren/calls';
 import { ErrorCode, JsonRpcError, encode, notificationMessage, requestMessage, type ErrorObject, type JsonValue, type NotificationMessage, type Params, type RequestMessage } from '@warren/jsonrpc';
 import type { CancelOutcome, CallStatus, InflightCall } from '@warren/inflight';
 import { UnreachableError, UsageError } from './errors';
@@ -55,6 +56,27 @@ export class GatewayCaller implements Caller {
   async notify(method: string, params?: Params, options: Pick<CallOptions, 'timeoutMs' | 'delayMs' | 'notBefore'> = {}): Promise<void> {
     const body = (await this.post(notificationMessage(method, params), options.timeoutMs, options)) as { error?: ErrorObject } | undefined;
     if (body?.error !== undefined) throw JsonRpcError.fromErrorObject(body.error);
+  }
+
+  /** Enqueues a job through `POST /jobs` (docs/gateway.md, "POST /jobs"); a refusal comes back as its JSON-RPC error. */
+  async enqueue(method: string, params: Params | undefined, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) };
+    if (options.timeoutMs !== undefined) headers['x-timeout-ms'] = String(options.timeoutMs);
+    if (options.delayMs !== undefined) headers['x-delay-ms'] = String(options.delayMs);
+    const notBefore = options.notBefore instanceof Date ? options.notBefore.getTime() : options.notBefore;
+    if (notBefore !== undefined) headers['x-not-before'] = String(notBefore);
+    const body = JSON.stringify({ method, ...(params === undefined ? {} : { params }), ...(options.jobId === undefined ? {} : { id: options.jobId }) });
+    let response: Response;
+    try {
+      response = await fetch(new URL('/jobs', this.base), { method: 'POST', headers, body, signal: AbortSignal.timeout(gatewayMaxTimeoutMs + this.connectTimeoutMs) });
+    } catch (err) {
+      throw new UnreachableError(`the gateway at ${this.base}`, err);
+    }
+    const answer = (await response.json().catch(() => undefined)) as (EnqueuedJob & { state?: JobState; error?: ErrorObject }) | undefined;
+    if (answer?.error !== undefined) throw JsonRpcError.fromErrorObject(answer.error);
+    if (response.status !== 202 || answer === undefined || typeof answer.id !== 'string') throw new JsonRpcError(ErrorCode.InternalError, `the gateway answered HTTP ${response.status} to POST /jobs`);
+    const { state, ...job } = answer;
+    return state === undefined ? job : { ...job, existing: { id: job.id, state } };
   }
 
   nextCallId(): string {

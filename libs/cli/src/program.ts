@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import type { WorkerAction } from '@warren/amqp';
 import { benchCommand } from './commands/bench';
 import { batchCommand, callCommand, notifyCommand, reportError } from './commands/call';
+import { enqueueCommand, jobShowCommand, type EnqueueFlags } from './commands/enqueue';
 import { genCommand, type GenFlags } from './commands/gen';
 import { namespaceRmCommand, type NamespaceRmFlags } from './commands/namespace';
 import { dlqListCommand, dlqPurgeCommand, dlqReplayCommand, dlqShowCommand } from './commands/dlq';
@@ -158,8 +159,28 @@ export function buildProgram(io: Io, setCode: (code: ExitCodeValue) => void, sto
     .option('--persistent', 'persist the message to disk')
     .option('--at <time>', 'deliver no earlier than this time (ISO 8601); waits in RabbitMQ, durably')
     .option('--in <duration>', 'deliver after this long (90s, 10m, 1h30m, 2d, or ms)')
-    .addHelpText('after', '\nExamples:\n  warren notify notify_hello 7\n  warren notify logMessage "User logged in"\n  warren notify report.render \'{"id":7}\' --in 10m')
+    .addHelpText('after', '\nExamples:\n  warren notify notify_hello 7\n  warren notify logMessage "User logged in"\n  warren notify logMessage "later" --in 10m\nA notification nobody subscribes to is dropped: exits 1 and says so. To queue a job on a method, use enqueue.')
     .action(act((s, method: string, params: string[], flags: { timeout?: number; persistent?: boolean; at?: string; in?: string }) => notifyCommand(s, method, params, flags)));
+
+  program
+    .command('enqueue')
+    .description("queue a job on a method's queue: persistent, confirmed, nobody waits for it; prints its id (docs/jobs.md)")
+    .argument('<method>', 'method name, e.g. report.render')
+    .argument('[params...]', 'as for call')
+    .option('--id <id>', 'the job id: enqueueing an id already queued, running or kept is a no-op that says so (default: a random id)')
+    .addOption(new Option('-t, --timeout <ms>', 'time the job has to finish, from when it is due (default 3600000)').argParser(positiveInt))
+    .option('--at <time>', 'start no earlier than this time (ISO 8601); waits in RabbitMQ, durably')
+    .option('--in <duration>', 'start after this long (90s, 10m, 1h30m, 2d, or ms)')
+    .addHelpText('after', '\nExamples:\n  warren enqueue report.render \'{"size":2}\' --in 3s\n  warren enqueue report.render \'{"size":2}\' --id report-7\n  warren job show report-7')
+    .action(act((s, method: string, params: string[], flags: EnqueueFlags) => enqueueCommand(s, method, params, flags)));
+
+  program
+    .command('job')
+    .description("a job's state and outcome")
+    .command('show')
+    .description("a job's state (queued, running, done, failed, cancelled, expired, unknown) and its stored outcome, while the in-flight store keeps it")
+    .argument('<id>', 'the job id (printed by enqueue)')
+    .action(act((s, id: string) => jobShowCommand(s, id)));
 
   program
     .command('batch')

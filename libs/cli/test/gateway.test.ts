@@ -29,6 +29,11 @@ beforeAll(async () => {
       seen.push({ path: req.url ?? '', headers: req.headers, body });
       res.setHeader('content-type', 'application/json');
       if (req.url === '/readyz') return res.end(JSON.stringify({ status: 'ready', mode }));
+      if (req.url === '/jobs') {
+        const j = body as { method: string; id?: string };
+        if (j.method === 'nope') return res.writeHead(404).end(JSON.stringify({ error: { code: -32601, message: 'Method not found' } }));
+        return res.writeHead(202).end(JSON.stringify(j.id === 'taken' ? { id: 'taken', duplicate: true, deadline: 2, state: 'running' } : { id: j.id ?? 'gw.1', duplicate: false, deadline: 1 }));
+      }
       const m = body as { method: string; params?: unknown; id?: unknown };
       if (m.id === undefined) return res.writeHead(204).end();
       if (m.method === 'add') return res.end(JSON.stringify({ jsonrpc: '2.0', result: (m.params as number[]).reduce((a, b) => a + b, 0), id: m.id }));
@@ -87,6 +92,19 @@ it('--via gateway: notify posts a notification, status reads inflight.status', a
   await expect(run(['--json', 'status', 'abc'], io)).resolves.toBe(0);
   expect(JSON.parse(io.output().trim().split('\n').pop() ?? '')).toMatchObject({ callId: 'abc', state: 'done' });
   expect(seen[1]?.body).toMatchObject({ method: 'inflight.status', params: { callId: 'abc' } });
+});
+
+it('--via gateway: enqueue posts to /jobs (id, delay and timeout as body and headers); a taken id says so; -32601 exits 1', async () => {
+  const io = fakeIo({ WARREN_GATEWAY: base, WARREN_VIA: 'gateway' });
+  await expect(run(['enqueue', 'report.render', '{"size":2}', '--in', '3s', '--id', 'r-1', '--timeout', '5000'], io)).resolves.toBe(0);
+  expect(io.output()).toBe('queued r-1\n');
+  const posted = seen.find((s) => s.path === '/jobs');
+  expect(posted?.body).toEqual({ method: 'report.render', params: { size: 2 }, id: 'r-1' });
+  expect(posted?.headers).toMatchObject({ 'x-delay-ms': '3000', 'x-timeout-ms': '5000' });
+  await expect(run(['enqueue', 'report.render', '--id', 'taken'], io)).resolves.toBe(0);
+  expect(io.output()).toContain('duplicate taken: already running, not queued again');
+  await expect(run(['enqueue', 'nope'], io)).resolves.toBe(1);
+  expect(io.errors()).toContain('error -32601');
 });
 
 it('--via gateway with nothing listening exits 3; a --via it cannot read exits 2', async () => {

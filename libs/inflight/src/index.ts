@@ -19,6 +19,7 @@ export type { CallState, CallStatus } from './record-codec';
 export { RedisDirectory } from './directory';
 export { cancelOnAbort, callWithRecovery, trackQueued, type QueuedMarks } from './client';
 export { trackDelayed, type DelayedCall } from './delayed';
+export { inflightJobStore } from './job-store';
 // The view over JSON-RPC (the broker serves these).
 export { inflightMethods, inflightNotifications, delayedMethods } from './methods';
 export { InflightError } from './errors';

@@ -245,15 +245,27 @@ export class InflightView {
     // Once per call: while Redis is away the mark is skipped at once rather than waited for, so an
     // outage under load does not pile up a waiter per call.
     if (!this.store.connected) return false;
-    return this.op(async () => {
-      const meta = encodeMeta({ service: call.service ?? '', method: call.method, deadline: call.deadline, rid: idText(call.id) });
-      const ttlMs = callTtlMs(call.deadline, Date.now(), this.o.graceMs);
-      // Listed after the record is written (two slots on Redis Cluster): a worker that took it in between
-      // left a record the next `list` finds running, and drops the entry.
-      const marked = await this.store.markQueued(call.callId, meta, ttlMs);
-      if (marked) await this.store.listWaiting('queued', call.callId, call.deadline, ttlMs);
-      return marked;
-    });
+    return this.op(() => this.mark(call));
+  }
+
+  /**
+   * {@link markQueued} for a job id (job-store.ts): the same one `SET NX`, so of two reservations of one
+   * id at once exactly one is true; false when the id has a record (queued, running, or finished and
+   * kept). Unlike a mark it is no best effort: it waits for Redis as every lookup does, and rejects
+   * with InflightUnavailableError when Redis cannot answer.
+   */
+  async reserveJob(call: QueuedCall): Promise<boolean> {
+    return this.op(() => this.mark(call));
+  }
+
+  private async mark(call: QueuedCall): Promise<boolean> {
+    const meta = encodeMeta({ service: call.service ?? '', method: call.method, deadline: call.deadline, rid: idText(call.id) });
+    const ttlMs = callTtlMs(call.deadline, Date.now(), this.o.graceMs);
+    // Listed after the record is written (two slots on Redis Cluster): a worker that took it in between
+    // left a record the next `list` finds running, and drops the entry.
+    const marked = await this.store.markQueued(call.callId, meta, ttlMs);
+    if (marked) await this.store.listWaiting('queued', call.callId, call.deadline, ttlMs);
+    return marked;
   }
 
   /**

@@ -37,7 +37,15 @@ export interface CallOptions extends DelayOptions {
 }
 
 /** `timeoutMs` bounds the wait for RabbitMQ's confirm; a delayed notification is confirmed once it waits in the chain. */
-export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'tracestate' | 'persistent' | 'delayMs' | 'notBefore'>;
+export type NotifyOptions = Pick<CallOptions, 'timeoutMs' | 'traceparent' | 'tracestate' | 'persistent' | 'delayMs' | 'notBefore'> & {
+  /**
+   * A notification no queue is bound for (nobody subscribes to its method on the events exchange) is dropped by
+   * RabbitMQ, which returns it (mandatory publish): `warn` logs a warning that names `enqueue` (a notification never
+   * reaches a method's request queue); `fail` rejects with RpcNoRouteError (-32601) once it is confirmed. Not known
+   * for a delayed notification (routed only when due). @default 'warn'
+   */
+  readonly ifUnrouted?: 'warn' | 'fail';
+};
 
 export type BatchEntry = { readonly method: string; readonly params?: Params; readonly notification?: boolean };
 /** One entry per batch item, in request order; notifications are fulfilled with `undefined`. */

@@ -13,8 +13,8 @@ export interface ClientChannelHooks {
   readonly replyMode: ReplyMode;
   readonly replyQueue: string;
   readonly replyQueueExpiresMs: number;
-  /** RabbitMQ returned a request (mandatory publish, no queue bound for `routingKey`). */
-  readonly returned: (callId: string | undefined, routingKey: string) => void;
+  /** RabbitMQ returned a request, job or notification (mandatory publish, no queue bound for `routingKey`). */
+  readonly returned: (callId: string | undefined, routingKey: string, messageId: string | undefined) => void;
   /** The channel closed (by RabbitMQ, with its connection, or by the client). */
   readonly closed: (ch: WireConfirmChannel) => void;
   /** The named reply queue cannot be declared: its home node is down (404). The open fails after this. */
@@ -30,7 +30,7 @@ export interface ClientChannelHooks {
 export async function openClientChannel(model: WireModel, h: ClientChannelHooks): Promise<WireConfirmChannel> {
   const ch = await model.createConfirmChannel();
   ch.on('error', (err: Error) => h.log.warn({ err }, 'client channel error'));
-  ch.on('return', (msg) => h.returned(msg.properties.correlationId as string | undefined, msg.fields.routingKey));
+  ch.on('return', (msg) => h.returned(msg.properties.correlationId as string | undefined, msg.fields.routingKey, msg.properties.messageId as string | undefined));
   ch.on('close', () => h.closed(ch));
   await applyTopology(ch, coreTopology(h.n));
   if (h.replyMode === 'named') {

@@ -50,6 +50,9 @@ export interface OutboxDeps {
 export class ClientOutbox {
   private readonly headers = new PublishHeaders();
   private readonly delay: DelayChain;
+  /** Message ids of notifications published and not confirmed yet, and those of them RabbitMQ returned. */
+  private readonly notesOnWire = new Set<string>();
+  private readonly returnedNotes = new Set<string>();
 
   constructor(private readonly d: OutboxDeps) {
     this.delay = new DelayChain(d.n);
@@ -96,14 +99,22 @@ export class ClientOutbox {
     }
   }
 
-  /** Publishes a notification (held while disconnected): resolves on RabbitMQ's confirm, else rejects with a LocalError. */
-  notification(note: OutboundNotification): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  /**
+   * Publishes a notification (held while disconnected), mandatory: resolves on RabbitMQ's confirm with
+   * whether a subscriber's queue took it (`false`: RabbitMQ returned it, nobody subscribes; `undefined`:
+   * delayed, so only checked when due, and not reported), else rejects with a LocalError.
+   */
+  notification(note: OutboundNotification): Promise<boolean | undefined> {
+    return new Promise<boolean | undefined>((resolve, reject) => {
       const timer = setTimeout(() => reject(new RpcNotConfirmedError('not_confirmed_in_time')), note.timeoutMs);
+      let delayed = false;
       const settle = (err?: unknown): void => {
         clearTimeout(timer);
+        // RabbitMQ sends a mandatory publish's return before its confirm.
+        const routed = delayed ? undefined : !this.returnedNotes.delete(note.messageId);
+        this.notesOnWire.delete(note.messageId);
         if (err) reject(new RpcNotConfirmedError('not_confirmed', { cause: err }));
-        else resolve();
+        else resolve(routed);
       };
       const fail = (err: LocalError): void => {
         clearTimeout(timer);
@@ -113,8 +124,10 @@ export class ClientOutbox {
         const ch = this.d.channel();
         if (!ch) return this.d.holdOrFail(publish, fail);
         try {
-          const props = { contentType: 'application/json', messageId: note.messageId, persistent: note.persistent, headers: this.headers.forEvent(note.traceparent, note.tracestate) };
-          if (note.dueAt !== undefined && note.dueAt > Date.now()) this.delay.publish(ch, 'event', note.method, note.body, props, note.dueAt, (err) => settle(err ?? undefined));
+          const props = { mandatory: true, contentType: 'application/json', messageId: note.messageId, persistent: note.persistent, headers: this.headers.forEvent(note.traceparent, note.tracestate) };
+          delayed = note.dueAt !== undefined && note.dueAt > Date.now();
+          this.notesOnWire.add(note.messageId);
+          if (delayed && note.dueAt !== undefined) this.delay.publish(ch, 'event', note.method, note.body, props, note.dueAt, (err) => settle(err ?? undefined));
           else ch.publish(this.d.n.eventExchange, note.method, note.body, props, (err) => settle(err ?? undefined));
         } catch (err) {
           settle(err);
@@ -122,5 +135,10 @@ export class ClientOutbox {
       };
       publish();
     });
+  }
+
+  /** RabbitMQ returned a notification (mandatory, no queue bound for its method): its confirm resolves `false`. */
+  notificationReturned(messageId: string): void {
+    if (this.notesOnWire.has(messageId)) this.returnedNotes.add(messageId);
   }
 }

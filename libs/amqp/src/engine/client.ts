@@ -1,10 +1,11 @@
 import type { WireModel, WireConfirmChannel, WireConnection } from '@warren/amqp-transport';
 import {
-  JsonRpcError, PendingCalls, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError, RpcNoRouteError, RpcNotConfirmedError,
+  JsonRpcError, PendingCalls, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError, RpcNoRouteError,
   RpcReplyQueueLostError, RpcShuttingDownError, RpcTimeoutError, RpcTooLargeError, RpcUnreadableReplyError, failureResponse, isErrorResponse,
   notificationMessage, requestMessage, toJsonRpcError, encode as encodeMessage, type JsonValue, type LocalError, type NotificationMessage,
   type Params, type RequestMessage, type ResponseMessage, type SettleListener,
 } from '@warren/jsonrpc';
+import type { JobStatus, JobStore } from '@warren/calls';
 import type { Logger } from '@warren/logger';
 import { CallListeners } from './call-listeners';
 import type { BatchEntry, BatchResult, CallOptions, CancelListener, ClientStats, NotifyOptions, RpcProxy, SendListener, SettledListener } from './call-options';
@@ -19,9 +20,12 @@ import { ReplyTrust } from './reply-users';
 import type { Progress } from '../wire/progress';
 import { directReplyQueue, replyQueueExists } from './reply-consumer';
 import type { AvailabilityVerdict } from './availability-verdict';
-import { publishCancel } from '../wire/wire-cancel';
+import { publishCancel, publishCancelConfirmed } from '../wire/wire-cancel';
+import { rpcProxy } from './proxy';
 import { childTraceparent, parseTraceparent, validTracestate } from '../wire/trace';
 import { dueAtOf } from './delay-options';
+import { JobSender, type EnqueueOptions, type EnqueuedJob } from './enqueue';
+import { Notifier } from './notify';
 import { activeTracer } from '../tracing/tracer';
 import { endWithError, endWithResponse, parentContext, startClientSpan, traceparentOf, tracestateOf } from '../tracing/call-spans';
 
@@ -54,6 +58,8 @@ export class RpcClient {
   private readonly listeners: CallListeners;
   /** Puts requests and notifications onto the channel (client-outbox.ts). */
   private readonly outbox: ClientOutbox;
+  private readonly jobs: JobSender; // enqueue.ts; notify.ts below: nothing of either runs per call
+  private readonly notes: Notifier;
   /** Deadlines of delayed calls pending, by call id: a caller's abort tells workers to remember the cancel that long. */
   private readonly delayedDeadlines = new Map<string, number>();
   private availability: ((method: string) => AvailabilityVerdict) | undefined;
@@ -81,6 +87,9 @@ export class RpcClient {
       replyQueue: () => this.replyQueue,
       holdOrFail: (publish, fail) => this.holdOrFail(publish, fail),
     });
+    const { n, ids, pending, log } = this;
+    this.jobs = new JobSender({ n, ids, pending, channel: () => this.channel, holdOrFail: (p, f) => this.holdOrFail(p, f), encode: (m) => this.encode(m), confirmTimeoutMs: this.o.defaultTimeoutMs });
+    this.notes = new Notifier({ n, ids, outbox: this.outbox, log, persistent: this.o.persistent, defaultTimeoutMs: this.o.defaultTimeoutMs });
   }
 
   /** Creates a client on a connection; `ownsConnection` makes `close()` close the connection too. */
@@ -179,23 +188,32 @@ export class RpcClient {
   }
 
   /**
-   * Publishes a notification: resolves once RabbitMQ has confirmed it, else
-   * rejects with a LocalError (RpcNotConfirmedError, RpcBufferFullError...).
-   * Nobody answers; a method nobody subscribes to is dropped silently.
+   * Publishes an event to its subscribers, resolved once RabbitMQ confirmed it, else a LocalError (RpcNotConfirmedError...);
+   * one nobody subscribes to is dropped with a warning (notify.ts, `ifUnrouted`). A job for a method's queue is `enqueue`'s.
    */
   async notify(method: string, params?: Params, opts: NotifyOptions = {}): Promise<void> {
     this.assertOpen();
     assertMethodName(method);
-    const body = this.encode(notificationMessage(method, params));
-    const messageId = this.ids.fresh();
-    const tracer = activeTracer();
-    const span = tracer ? startClientSpan(tracer, { method, callId: messageId, exchange: this.n.eventExchange, id: undefined, parent: parentContext(opts.traceparent, validTracestate(opts.tracestate)) }) : undefined;
-    const traceparent = span ? traceparentOf(span) : childTraceparent(parseTraceparent(opts.traceparent));
-    const tracestate = span ? tracestateOf(span) : validTracestate(opts.tracestate);
-    const persistent = opts.persistent ?? this.o.persistent;
-    const confirmed = this.outbox.notification({ method, messageId, body, traceparent, tracestate, persistent, dueAt: dueAtOf(opts, Date.now()), timeoutMs: opts.timeoutMs ?? this.o.defaultTimeoutMs });
-    if (span) confirmed.then(() => endWithResponse(span, undefined), (err: unknown) => endWithError(span, err));
-    await confirmed;
+    return this.notes.send(method, this.encode(notificationMessage(method, params)), opts);
+  }
+
+  /**
+   * Queues a job, a request nobody waits for, persistent, once RabbitMQ confirmed it (enqueue.ts, docs/jobs.md); fails as a
+   * call does when no queue is bound for the method (RpcNoRouteError, -32601). `await client.enqueue('report.render', { size: 2 })`
+   */
+  async enqueue(method: string, params?: Params, opts: EnqueueOptions = {}): Promise<EnqueuedJob> {
+    this.assertOpen();
+    return this.jobs.enqueue(method, params, opts);
+  }
+
+  /** A job's state and outcome by id, from the job store (`useJobStore`; docs/jobs.md). */
+  job(id: string): Promise<JobStatus> {
+    return this.jobs.status(id);
+  }
+
+  /** Where `enqueue` reserves job ids (de-duplication) and `job` reads states: @warren/inflight's `inflightJobStore(view)`. */
+  useJobStore(store: JobStore | undefined): void {
+    this.jobs.use(store);
   }
 
   /** Sends every entry concurrently (each to its own service); results come back in request order. */
@@ -203,18 +221,9 @@ export class RpcClient {
     return Promise.allSettled(entries.map((e) => (e.notification ? this.notify(e.method, e.params, opts).then(() => undefined) : this.call(e.method, e.params, opts))));
   }
 
-  /**
-   * A typed stand-in for a remote API: `proxy<MathApi>('math').add(1, 2)`
-   * calls `math.add` with params `[1, 2]`.
-   */
+  /** A typed stand-in for a remote API: `proxy<MathApi>('math').add(1, 2)` calls `math.add` with params `[1, 2]` (proxy.ts). */
   proxy<T extends object>(prefix?: string, opts: Omit<CallOptions, 'id'> = {}): RpcProxy<T> {
-    return new Proxy({} as RpcProxy<T>, {
-      get: (_target, property) => {
-        if (typeof property !== 'string' || property === 'then') return undefined;
-        const method = prefix ? `${prefix}.${property}` : property;
-        return (...args: JsonValue[]) => this.call(method, args, opts);
-      },
-    });
+    return rpcProxy<T>((method, args) => this.call(method, args, opts), prefix);
   }
 
   /** Stops taking calls, waits up to `closeTimeoutMs` for pending ones, fails the rest, and releases the reply queue. Idempotent. */
@@ -304,15 +313,7 @@ export class RpcClient {
    * without running it when it arrives. Resolves once RabbitMQ has the cancel.
    */
   cancelOnWire(callId: string, reason?: string, deadline?: number): Promise<void> {
-    const ch = this.channel;
-    if (!ch) return Promise.reject(new RpcConnectionLostError('not_connected'));
-    try {
-      publishCancel(ch, this.n, { callId, ...(deadline === undefined ? {} : { deadline }), ...(reason === undefined ? {} : { reason }) });
-    } catch (err) {
-      return Promise.reject(new RpcNotConfirmedError('publish_failed', { cause: err }));
-    }
-    // A nack or a channel closed before the confirm: RabbitMQ may not have the cancel (sending it again is harmless).
-    return ch.waitForConfirms().catch((err: unknown) => Promise.reject(new RpcNotConfirmedError('not_confirmed', { cause: err })));
+    return publishCancelConfirmed(this.channel, this.n, { callId, ...(deadline === undefined ? {} : { deadline }), ...(reason === undefined ? {} : { reason }) });
   }
 
   private holdOrFail(publish: () => void, fail: (err: LocalError) => void): void {
@@ -342,8 +343,9 @@ export class RpcClient {
       replyMode: this.o.replyMode,
       replyQueue,
       replyQueueExpiresMs: this.o.replyQueueExpiresMs,
-      returned: (callId, routingKey) => {
+      returned: (callId, routingKey, messageId) => {
         this.returned++;
+        if (callId === undefined && messageId !== undefined) this.outbox.notificationReturned(messageId);
         // No queue is bound for this method: nobody serves it. Answer now instead of at the deadline.
         if (callId) this.pending.reject(callId, this.explainReturn?.(routingKey) ?? new RpcNoRouteError(routingKey, { namespace: this.n.namespace }));
       },

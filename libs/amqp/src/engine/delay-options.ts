@@ -1,11 +1,11 @@
 import { isDelayMs, maxDelayMs } from '../wire/delay';
 
 /**
- * When a call or notification should start (docs/scheduling.md, "Delayed calls"). Give one or
+ * When a call, job or notification should start (docs/scheduling.md, "Delayed calls"). Give one or
  * neither. The message waits in RabbitMQ's delay chain (wire/delay.ts), durably, and reaches its
  * service when due; a call's deadline counts from then.
  *
- * @example await client.notify('report.render', { id: 7 }, { delayMs: 10 * 60_000 })
+ * @example await client.enqueue('report.render', { size: 7 }, { delayMs: 10 * 60_000 })
  * @example client.call('invoice.send', [42], { notBefore: new Date('2030-01-01T02:00:00Z'), timeoutMs: 60_000 })
  */
 export interface DelayOptions {

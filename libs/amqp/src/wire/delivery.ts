@@ -17,8 +17,8 @@ export interface DeliveryInfo {
   /** 1 on first delivery. Quorum queues count exactly; classic ones only say "redelivered". */
   readonly attempt: number;
   /**
-   * RabbitMQ delivers this message for the first time (`redelivered` false, no delivery count) and it is no
-   * retry: no run of this call can have started anywhere before.
+   * RabbitMQ delivers this message for the first time (`redelivered` false, no delivery count), it is no
+   * retry, and it has a `reply_to` (a call, not a job): no run of this call can have started anywhere before.
    */
   readonly firstDelivery: boolean;
   /** RabbitMQ delivers this message again (a worker before this one had it and lost it, or gave it back). */
@@ -36,9 +36,10 @@ export function readDelivery(msg: WireMessage, defaultTimeoutMs: number, now = D
   const retried = numberHeader(headers, Header.attempt);
   const base = retried !== undefined && Number.isSafeInteger(retried) && retried >= 1 && retried <= 100 ? retried - 1 : 0;
   const callId = typeof p.correlationId === 'string' && p.correlationId.length > 0 ? p.correlationId : typeof p.messageId === 'string' && p.messageId.length > 0 ? p.messageId : `anon.${msg.fields.deliveryTag}.${now}`;
+  const replyTo = typeof p.replyTo === 'string' && p.replyTo.length > 0 ? p.replyTo : undefined;
   return {
     callId,
-    replyTo: typeof p.replyTo === 'string' && p.replyTo.length > 0 ? p.replyTo : undefined,
+    replyTo,
     deadline: deadline ?? now + defaultTimeoutMs,
     hasDeadlineHeader: deadline !== undefined,
     traceparent: stringHeader(headers, Header.traceparent),
@@ -48,7 +49,9 @@ export function readDelivery(msg: WireMessage, defaultTimeoutMs: number, now = D
     // that is not a whole number >= 0 is ignored rather than turned into attempt 0, -4 or 2.5.
     wantsProgress: numberHeader(headers, progressHeader) === 1,
     redelivered: msg.fields.redelivered || (deliveryCount !== undefined && deliveryCount > 0),
-    firstDelivery: base === 0 && !msg.fields.redelivered && (deliveryCount === undefined || deliveryCount === 0),
+    // A one-way request (no reply_to: an enqueued job) may have a copy under its id, sent again after a publish whose
+    // confirm was lost, or enqueued by a client without a job store: never first, so a tracked worker awaits its claim.
+    firstDelivery: base === 0 && replyTo !== undefined && !msg.fields.redelivered && (deliveryCount === undefined || deliveryCount === 0),
     attempt: base + (deliveryCount !== undefined && Number.isSafeInteger(deliveryCount) && deliveryCount >= 0 ? deliveryCount + 1 : msg.fields.redelivered ? 2 : 1),
   };
 }

@@ -1,5 +1,5 @@
-import type { WireChannel, WireMessage } from '@warren/amqp-transport';
-import { CancelledError } from '@warren/jsonrpc';
+import type { WireChannel, WireConfirmChannel, WireMessage } from '@warren/amqp-transport';
+import { CancelledError, RpcConnectionLostError, RpcNotConfirmedError } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import type { Abortable } from '@warren/calls';
 import type { Names } from './names';
@@ -65,6 +65,21 @@ export function publishCancel(channel: WireChannel, n: Names, message: Omit<Canc
   const body: CancelMessage = { v: 1, type: 'cancel', ...message };
   const ttl = message.deadline === undefined ? cancelMemoryMs : Math.max(1, Math.min(cancelMemoryMs, Math.ceil(message.deadline - Date.now())));
   channel.publish(n.cancelExchange, '', Buffer.from(JSON.stringify(body)), { contentType: 'application/json', expiration: String(ttl) });
+}
+
+/**
+ * Publishes a cancel on a confirm channel and resolves once RabbitMQ has it (`RpcClient.cancelOnWire`):
+ * no channel, RpcConnectionLostError; a failed publish, a nack or a channel closed before the confirm,
+ * RpcNotConfirmedError (RabbitMQ may not have it; sending it again is harmless).
+ */
+export function publishCancelConfirmed(ch: WireConfirmChannel | undefined, n: Names, message: Omit<CancelMessage, 'v' | 'type'>): Promise<void> {
+  if (!ch) return Promise.reject(new RpcConnectionLostError('not_connected'));
+  try {
+    publishCancel(ch, n, message);
+  } catch (err) {
+    return Promise.reject(new RpcNotConfirmedError('publish_failed', { cause: err }));
+  }
+  return ch.waitForConfirms().catch((err: unknown) => Promise.reject(new RpcNotConfirmedError('not_confirmed', { cause: err })));
 }
 
 /**

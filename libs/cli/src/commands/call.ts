@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { DelayOptions } from '@warren/amqp';
-import { InvalidRequestError, errorResponse, ErrorCode, wireErrorOf, type Id, type JsonValue, type Params, type ResponseMessage } from '@warren/jsonrpc';
+import { RpcClient, type DelayOptions } from '@warren/amqp';
+import { InvalidRequestError, RpcNoRouteError, errorResponse, ErrorCode, wireErrorOf, type Id, type JsonValue, type Params, type ResponseMessage } from '@warren/jsonrpc';
 import { ExitCode, UsageError, showError, type ExitCodeValue } from '../errors';
 import { prettyJson, table } from '../format';
 import { explainNoRoute, guardCalls, lookUpServices } from '../availability';
@@ -8,6 +8,7 @@ import { progressView } from '../call-progress';
 import { parseId, parseParams } from '../params';
 import { delayFlags } from '../when';
 import type { Session } from '../session';
+import { notifyWarning } from './notify-warning';
 
 export interface CallFlags {
   readonly timeout?: number;
@@ -91,11 +92,22 @@ export function notifyCommand(s: Session, method: string, words: readonly string
 export async function notifyWith(s: Session, method: string, params: Params | undefined, flags: Pick<CallFlags, 'timeout' | 'persistent' | 'at' | 'in'>): Promise<ExitCodeValue> {
   const delay = delayFlags(flags);
   const client = await s.client({ ...(flags.persistent === undefined ? {} : { persistent: flags.persistent }) });
+  let routed = true;
   try {
-    await client.notify(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), ...delay });
+    // Over RabbitMQ a notification nobody subscribes to is returned: said, not silently dropped (enqueue.ts).
+    await client.notify(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), ...delay, ...(client instanceof RpcClient ? { ifUnrouted: 'fail' as const } : {}) });
   } catch (err) {
-    if (wireErrorOf(err) === undefined) throw err;
-    return reportError(s, err);
+    if (!(err instanceof RpcNoRouteError)) {
+      if (wireErrorOf(err) === undefined) throw err;
+      return reportError(s, err);
+    }
+    routed = false;
+  }
+  if (!s.settings.json) await notifyWarning(s, method, routed);
+  if (!routed) {
+    if (s.settings.json) s.out(JSON.stringify({ sent: true, routed: false, method }));
+    else s.out(`${s.c.yellow('dropped')} ${method}: no subscriber`);
+    return ExitCode.error;
   }
   const due = Object.keys(delay).length > 0 ? dueText(delay) : undefined;
   if (s.settings.json) s.out(JSON.stringify({ sent: true, method, ...(due === undefined ? {} : { dueAt: due }) }));

@@ -18,6 +18,7 @@ import { SuspectLane } from './suspect-lane';
 import type { Announcement, AnnounceMessage } from '../discovery/announcement';
 import { AnnounceOnRequest } from '../discovery/announce-now';
 import { DirectoryRecorder } from '../discovery/directory';
+import { explainReturnedRequests, type AnnouncedMethods } from '../discovery/returned-requests';
 import { describeInstance } from './describe';
 import { CancelReceiver } from '../wire/wire-cancel';
 import { Resubscriber } from './resubscribe';
@@ -76,6 +77,8 @@ export class WarrenService {
   private readonly recorder: DirectoryRecorder | undefined;
   /** The client handlers use for nested calls (shares this service's connection). */
   client!: RpcClient;
+  /** Tells the client's `ctx` calls to a served method whose queue is unavailable (-32002) from an unserved one (-32601). */
+  private returns: AnnouncedMethods | undefined;
   /** What the request and notification pipelines share with the service (request-pipeline.ts), made once the client is. */
   private pipeline!: PipelineDeps;
   private requests!: RequestPipeline;
@@ -115,6 +118,7 @@ export class WarrenService {
   static async start(connection: WireConnection, options: ServiceOptions, ownsConnection = false): Promise<WarrenService> {
     const service = new WarrenService(connection, options, ownsConnection);
     service.client = await RpcClient.create(connection, { ...service.o.client, namespace: service.o.namespace, logger: service.o.logger });
+    service.returns = explainReturnedRequests(service.client, connection, { logger: service.o.logger });
     const owner = { service: service.o.name, instanceId: service.o.instanceId, log: service.log, client: service.client, progressSink: service.settlement.progressSink.bind(service.settlement) };
     const { o, n, log, limits, dispatcher, running, lane, cancels, counters, retries, settlement } = service;
     service.pipeline = { o, n, log, limits, dispatcher, running, lane, cancels, counters, retries, settlement, owner };
@@ -193,6 +197,7 @@ export class WarrenService {
       }
       this.unregister?.();
       await this.client.close();
+      await this.returns?.close();
       await this.o.tracker?.stop?.();
       await this.recorder?.settled();
       this.channel = undefined;

@@ -19,12 +19,16 @@ export interface ReturnedRequestsOptions {
  *
  * Nothing runs until a request is returned, so the calls that are answered pay nothing. The first return starts
  * a ServiceRegistry on the client's connection (a server-named exclusive queue bound to `NS.control`, an
- * announce-now on `NS.discover`) and waits for its first round (about 0.7 s, 3 s at most); later returns answer
- * from it at once. It stops listening `idleMs` after the last return. A client whose RabbitMQ user may not
- * listen to discovery (docs/security.md, `discovery`) keeps -32601.
+ * announce-now on `NS.discover`): a returned call to a served method fails as soon as an announcement naming it
+ * arrives (within the instances' announce-now jitter, 200 ms), one to an unserved method when the first round is
+ * over (about 0.7 s, 3 s at most); later returns answer from what was heard at once. It stops listening `idleMs`
+ * after the last return. A client whose RabbitMQ user may not listen to discovery (docs/security.md,
+ * `discovery`) keeps -32601.
  */
 export class AnnouncedMethods {
   private registry: Promise<ServiceRegistry | undefined> | undefined;
+  /** Returned calls waiting for the first round, by method: told the service as soon as one announces it. */
+  private readonly waiting = new Map<string, ((service: string | undefined) => void)[]>();
   private idle: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly idleMs: number;
@@ -41,7 +45,9 @@ export class AnnouncedMethods {
     this.registry ??= this.listen();
     this.stopLater();
     const registry = await this.registry;
-    const service = registry?.list().find((i) => i.methods.some((m) => m.name === method))?.service;
+    if (!registry) return undefined;
+    let service = serviceOf(registry, method);
+    if (service === undefined && !registry.discoveryComplete) service = await new Promise((resolve) => this.waiting.set(method, [...(this.waiting.get(method) ?? []), resolve]));
     return service === undefined ? undefined : new RpcNoConsumersError(service, method, 0, { reason: 'queue_unavailable' });
   };
 
@@ -55,12 +61,23 @@ export class AnnouncedMethods {
   private async listen(): Promise<ServiceRegistry | undefined> {
     try {
       const registry = await ServiceRegistry.start(this.connection, { namespace: this.namespace, logger: this.log });
-      await registry.discovered();
+      registry.on('change', () => this.tell(registry, false));
+      void registry.discovered().then(() => this.tell(registry, true));
       return registry;
     } catch (err) {
       // Not allowed to listen (permissions), or the connection went: -32601 stands, until the next idle period.
       this.log.debug({ err }, 'announcements not heard; returned requests stay -32601');
       return undefined;
+    }
+  }
+
+  /** Tells the waiting calls whose method is now announced; at the round's end (`over`), every waiting call. */
+  private tell(registry: ServiceRegistry, over: boolean): void {
+    for (const [method, waiters] of this.waiting) {
+      const service = serviceOf(registry, method);
+      if (service === undefined && !over) continue;
+      this.waiting.delete(method);
+      for (const resolve of waiters) resolve(service);
     }
   }
 
@@ -73,8 +90,14 @@ export class AnnouncedMethods {
   private async stop(): Promise<void> {
     const registry = this.registry;
     this.registry = undefined;
-    await (await registry)?.close();
+    const stopped = await registry;
+    if (stopped) this.tell(stopped, true);
+    await stopped?.close();
   }
+}
+
+function serviceOf(registry: ServiceRegistry, method: string): string | undefined {
+  return registry.list().find((i) => i.methods.some((m) => m.name === method))?.service;
 }
 
 /**

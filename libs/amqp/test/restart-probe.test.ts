@@ -32,7 +32,7 @@ const probe = (): RestartProbe => new RestartProbe(n, () => 'c-1', 60_000);
 async function armed(): Promise<RestartProbe> {
   const p = probe();
   const { model, markers } = broker({});
-  await p.open((await model.createChannel()), model);
+  await p.open(model);
   expect(markers).toEqual([probeQueue]);
   return p;
 }
@@ -67,7 +67,7 @@ describe('RestartProbe', () => {
 
   it('puts no second marker in a probe that still holds one', async () => {
     const { model, markers } = broker({ [probeQueue]: { messageCount: 1, consumerCount: 0 } });
-    await probe().open(await model.createChannel(), model);
+    await probe().open(model);
     expect(markers).toEqual([]);
   });
 });

@@ -46,7 +46,7 @@ export async function openClientChannel(model: WireModel, h: ClientChannelHooks)
       throw err;
     };
     await ch.assertQueue(h.replyQueue, replyQueueOptions(h.replyQueueExpiresMs)).catch(unavailable);
-    await h.probe.open(ch, model).catch(unavailable);
+    await h.probe.open(model).catch(unavailable);
   }
   await consumeReplies(ch, h.replyQueue, h.reply, { ack: h.replyMode === 'named', progress: h.progress });
   return ch;

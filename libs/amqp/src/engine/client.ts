@@ -232,7 +232,7 @@ export class RpcClient {
       const ch = this.channel;
       this.channel = undefined;
       if (ch) {
-        if (this.o.replyMode === 'named') for (const q of [this.replyQueue, this.probe.queue]) await ch.deleteQueue(q).catch(() => undefined);
+        if (this.o.replyMode === 'named') await this.probe.release(ch, this.replyQueue);
         await closeChannel(ch);
       }
       if (this.ownsConnection) await this.connection.close();

@@ -10,7 +10,8 @@ import { replyQueueOptions } from '../wire/topology';
  *
  * The signal: beside its reply queue, a client keeps a durable probe queue (`NS.reply.<id>.probe`) holding one
  * transient marker message, which it consumes and never acks, so the marker stays in the queue, unacked, while
- * the client is connected. A connection that drops requeues the marker (RabbitMQ returns unacked messages when
+ * the client is connected. It consumes it on a channel of its own: the reply consumer's `multiple` acks would
+ * ack the marker too if it were delivered on theirs. A connection that drops requeues the marker (RabbitMQ returns unacked messages when
  * it closes the connection); a broker that restarts discards it (transient messages do not survive a restart,
  * durable queue or not), and has no consumer on the queue either. So at the reconnect, before consuming again:
  *
@@ -27,6 +28,8 @@ import { replyQueueOptions } from '../wire/topology';
 export class RestartProbe {
   /** The marker was in the queue at the last open: only then does its absence mean a restart. */
   private armed = false;
+  /** The channel holding the marker unacked (its consumer's). */
+  private channel: WireChannel | undefined;
 
   /** `replyId`: what names the client's reply queue now (it moves when the queue's node is down; the probe moves with it). */
   constructor(private readonly n: Names, private readonly replyId: () => string, private readonly expiresMs: number) {}
@@ -54,20 +57,38 @@ export class RestartProbe {
   }
 
   /**
-   * Declares the probe on the client's channel and consumes it without acking, so the marker stays unacked
-   * while this channel lives; puts a marker in when there is none (first open, or after a restart). A marker
-   * that cannot be published (a caller without write on the default exchange) leaves the probe unarmed: no
-   * restart is ever concluded from it.
+   * Declares the probe and consumes it without acking, on a channel of its own (the previous one closed first,
+   * which gives its marker back), so the marker stays unacked while the connection lives; puts a marker in when
+   * there is none (first open, or after a restart). A marker that cannot be published (a caller without write on
+   * the default exchange) leaves the probe unarmed: no restart is ever concluded from it. Rejects as the
+   * declare does (404: the queue's home node is down).
    */
-  async open(ch: WireChannel, model: WireModel): Promise<void> {
+  async open(model: WireModel): Promise<void> {
+    await this.closeChannel();
     const probeQueue = this.queue;
-    const declared = await ch.assertQueue(probeQueue, { ...replyQueueOptions(this.expiresMs), arguments: { 'x-expires': this.expiresMs, 'x-queue-type': 'classic' } });
-    await ch.consume(probeQueue, () => undefined, { noAck: false });
-    if (declared.messageCount > 0 || declared.consumerCount > 0) {
-      this.armed = true;
-      return;
+    const ch = await model.createChannel();
+    ch.on('error', () => undefined); // a 404 on the declare closes it; the rejection says so
+    try {
+      const declared = await ch.assertQueue(probeQueue, { ...replyQueueOptions(this.expiresMs), arguments: { 'x-expires': this.expiresMs, 'x-queue-type': 'classic' } });
+      await ch.consume(probeQueue, () => undefined, { noAck: false });
+      this.channel = ch;
+      this.armed = declared.messageCount > 0 || declared.consumerCount > 0 || (await putMarker(model, probeQueue));
+    } catch (err) {
+      await closeChannel(ch).catch(() => undefined);
+      throw err;
     }
-    this.armed = await putMarker(model, probeQueue);
+  }
+
+  /** At the client's close, on its channel: deletes its reply queue and the probe, and closes the probe's channel. */
+  async release(ch: WireChannel, replyQueue: string): Promise<void> {
+    for (const q of [replyQueue, this.queue]) await ch.deleteQueue(q).catch(() => undefined);
+    await this.closeChannel();
+  }
+
+  private async closeChannel(): Promise<void> {
+    const ch = this.channel;
+    this.channel = undefined;
+    if (ch) await closeChannel(ch).catch(() => undefined);
   }
 }
 

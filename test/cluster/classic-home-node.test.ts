@@ -14,7 +14,7 @@
 //
 // Runs with the cluster stage: `npm run test:cluster -- test/cluster/classic-home-node.test.ts`.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RpcClient, ServiceRegistry, WarrenService, connectClient, guardAvailability, names } from '@warren/amqp';
+import { RpcClient, ServiceRegistry, WarrenService, connectClient, guardAvailability, names, type InstanceInfo } from '@warren/amqp';
 import { AmqpConnection } from '@warren/amqp-transport';
 import { wireErrorOf } from '@warren/jsonrpc';
 import { RabbitCluster, Teardown, redisUrl, uniqueName, waitFor, type RabbitNode } from '@warren/testkit';
@@ -72,7 +72,7 @@ beforeAll(async () => {
     namespace, name: 'front', instanceId: 'f', methods: { 'front.via': { handler: (p, ctx) => ctx.client.call((p as string[])[0] ?? 'work.run', [7], { timeoutMs: 3000 }) } },
   });
   td.add(() => front.close());
-  await waitFor(() => registry.list().length === 3, { timeoutMs: 20_000, message: 'three workers announced' });
+  await waitFor(() => workInstances().length === 3, { timeoutMs: 20_000, message: 'three workers announced' });
 }, 400_000);
 
 afterAll(async () => {
@@ -80,6 +80,9 @@ afterAll(async () => {
   td.add(() => cluster?.heal());
   await td.run();
 }, 400_000);
+
+/** The instances of `work` the registry lists (the `front` service announces too). */
+const workInstances = (): InstanceInfo[] => registry.list().filter((i) => i.service === 'work');
 
 /** The queue's consumers, as RabbitMQ counts them (undefined while the queue cannot be reached). */
 async function consumers(): Promise<number | undefined> {
@@ -150,7 +153,7 @@ describe.each([
     await waitFor(() => workers.slice(1).every((w) => !w.consuming), { timeoutMs: 10_000, message: 'surviving workers not consuming' });
     // ...in their announcements too, which the registry (the broker's /services) shows.
     // (w-b too when its connection survived: after the first case it has failed over to C and stays there.)
-    const notConsuming = (): string[] => registry.list().filter((i) => !i.consuming).map((i) => i.instanceId);
+    const notConsuming = (): string[] => workInstances().filter((i) => !i.consuming).map((i) => i.instanceId);
     await waitFor(() => notConsuming().includes('w-a') && notConsuming().includes('w-c'), { timeoutMs: 10_000, message: 'the registry shows w-a and w-c not consuming' });
     const down = await load(4000);
     const defaults = await defaultCallers(label.startsWith('stopped'));
@@ -166,7 +169,7 @@ describe.each([
     const back = Date.now();
     await waitFor(async () => (await consumers()) === 3 && workers.every((w) => w.consuming), { timeoutMs: 10_000, intervalMs: 100, message: `every live worker consuming within 10 s of ${B.name}'s return` });
     const resumedMs = Date.now() - back;
-    await waitFor(() => registry.list().length === 3 && notConsuming().length === 0, { timeoutMs: 10_000, message: 'the registry shows all 3 consuming again' });
+    await waitFor(() => workInstances().length === 3 && notConsuming().length === 0, { timeoutMs: 10_000, message: 'the registry shows all 3 consuming again' });
     const answeredBefore = workers.map((w) => w.stats().answered);
     // The best of up to three windows: on this shared machine (2 cores, other work) one window can be starved.
     let after = await load(3000);

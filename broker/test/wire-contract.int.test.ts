@@ -15,7 +15,7 @@ import { TestNamespace } from '../../test/support/amqp';
 import { hasRabbitmqctl, rabbitmqctl } from '../../test/integration/faults/rabbitmqctl';
 
 const root = path.join(__dirname, '..', '..');
-// The contract is three files (protocol.md, protocol-jobs.md, protocol-discovery.md): read as one.
+// The contract is four files (protocol.md, protocol-jobs.md, protocol-discovery.md, protocol-availability.md): read as one.
 const doc = readdirSync(path.join(root, 'docs')).filter((f) => /^protocol.*\.md$/.test(f)).map((f) => readFileSync(path.join(root, 'docs', f), 'utf8')).join('\n');
 const schema = (name: string): object => JSON.parse(readFileSync(path.join(root, 'docs', 'schemas', name), 'utf8')) as object;
 

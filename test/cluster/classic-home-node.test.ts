@@ -4,7 +4,9 @@
 // node's connection. B is stopped (`stop_app`), brought back, then killed (SIGKILL) and restarted.
 //  - while B is down, callers (on A, with the broker's availability guard) get -32002, never -32601:
 //    RabbitMQ 3.10 returns their mandatory publishes 312 NO_ROUTE as if nothing were bound, and the
-//    guard knows the method's service from its announcements;
+//    guard knows the method's service from its announcements; so do, with nothing installed, a default
+//    `connectClient`, a `ctx` call from another service and `warren call` (each asks the announcements
+//    once a request comes back); a method nobody serves still gets -32601 from each;
 //  - the workers whose connections survived had their consumers cancelled and say consuming: false;
 //  - within 10 s of B's return every live worker consumes again (exactly 3 consumers), and the
 //    throughput is back near its level before (the ratio is printed; asserted loosely).
@@ -12,10 +14,11 @@
 //
 // Runs with the cluster stage: `npm run test:cluster -- test/cluster/classic-home-node.test.ts`.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RpcClient, ServiceRegistry, WarrenService, guardAvailability, names } from '@warren/amqp';
+import { RpcClient, ServiceRegistry, WarrenService, connectClient, guardAvailability, names, type InstanceInfo } from '@warren/amqp';
 import { AmqpConnection } from '@warren/amqp-transport';
 import { wireErrorOf } from '@warren/jsonrpc';
-import { RabbitCluster, Teardown, uniqueName, waitFor, type RabbitNode } from '@warren/testkit';
+import { RabbitCluster, Teardown, redisUrl, uniqueName, waitFor, type RabbitNode } from '@warren/testkit';
+import { runCli } from '../integration/helpers';
 
 const td = new Teardown();
 const namespace = uniqueName('chn').replace(/[^A-Za-z0-9_.-]/g, '');
@@ -24,6 +27,8 @@ let cluster: RabbitCluster;
 let A: RabbitNode, B: RabbitNode, C: RabbitNode;
 let workers: WarrenService[];
 let caller: RpcClient;
+/** A `connectClient` with its defaults: no registry, no guard. */
+let plain: RpcClient;
 let registry: ServiceRegistry;
 let admin: AmqpConnection;
 const figures: Record<string, unknown> = {};
@@ -60,7 +65,14 @@ beforeAll(async () => {
   const guard = guardAvailability(caller, callerConnection, registry, { ttlMs: 500 });
   td.add(() => guard.close());
   admin = await connect('admin', [A, C]);
-  await waitFor(() => registry.list().length === 3, { timeoutMs: 20_000, message: 'three workers announced' });
+  plain = await connectClient({ connection: await connect('plain', [A, C]), namespace, defaultTimeoutMs: 3000 });
+  td.add(() => plain.close());
+  // Calls work.run (or a method nobody serves) from its handler, through `ctx`, letting the error escape.
+  const front = await WarrenService.start(await connect('front', [C, A]), {
+    namespace, name: 'front', instanceId: 'f', methods: { 'front.via': { handler: (p, ctx) => ctx.client.call((p as string[])[0] ?? 'work.run', [7], { timeoutMs: 3000 }) } },
+  });
+  td.add(() => front.close());
+  await waitFor(() => workInstances().length === 3, { timeoutMs: 20_000, message: 'three workers announced' });
 }, 400_000);
 
 afterAll(async () => {
@@ -68,6 +80,9 @@ afterAll(async () => {
   td.add(() => cluster?.heal());
   await td.run();
 }, 400_000);
+
+/** The instances of `work` the registry lists (the `front` service announces too). */
+const workInstances = (): InstanceInfo[] => registry.list().filter((i) => i.service === 'work');
 
 /** The queue's consumers, as RabbitMQ counts them (undefined while the queue cannot be reached). */
 async function consumers(): Promise<number | undefined> {
@@ -83,6 +98,25 @@ async function consumers(): Promise<number | undefined> {
   } finally {
     await ch.close().catch(() => undefined);
   }
+}
+
+/** The code `call` fails with ('ok' when it answers). */
+const codeOf = (call: Promise<unknown>): Promise<number | string> => call.then(() => 'ok', (err: unknown) => wireErrorOf(err)?.code ?? String(err));
+
+/** While B is down: the callers with Warren's defaults (connectClient, `ctx`, `warren call`), for a served and an unserved method. */
+async function defaultCallers(withCli: boolean): Promise<Record<string, number | string>> {
+  const env = { AMQP_URL: A.url, REDIS_URL: redisUrl(), WARREN_NAMESPACE: namespace, WARREN_GATEWAY: 'off' };
+  const cli = async (method: string): Promise<number | string> => {
+    const r = await runCli(['--json', 'call', method, '1'], { env, timeoutMs: 30_000 });
+    return (JSON.parse(r.stdout) as { error?: { code: number } }).error?.code ?? 'ok';
+  };
+  return {
+    connectClient: await codeOf(plain.call('work.run', [1])),
+    connectClientUnserved: await codeOf(plain.call('no.such.method', [1])),
+    ctx: await codeOf(caller.call('front.via', ['work.run'])),
+    ctxUnserved: await codeOf(caller.call('front.via', ['no.such.method'])),
+    ...(withCli ? { cli: await cli('work.run'), cliUnserved: await cli('no.such.method') } : {}),
+  };
 }
 
 /** `loops` callers calling one after another for `ms`: answers per second, and every failure's code. */
@@ -119,9 +153,14 @@ describe.each([
     await waitFor(() => workers.slice(1).every((w) => !w.consuming), { timeoutMs: 10_000, message: 'surviving workers not consuming' });
     // ...in their announcements too, which the registry (the broker's /services) shows.
     // (w-b too when its connection survived: after the first case it has failed over to C and stays there.)
-    const notConsuming = (): string[] => registry.list().filter((i) => !i.consuming).map((i) => i.instanceId);
+    const notConsuming = (): string[] => workInstances().filter((i) => !i.consuming).map((i) => i.instanceId);
     await waitFor(() => notConsuming().includes('w-a') && notConsuming().includes('w-c'), { timeoutMs: 10_000, message: 'the registry shows w-a and w-c not consuming' });
     const down = await load(4000);
+    const defaults = await defaultCallers(label.startsWith('stopped'));
+    expect(defaults).toEqual({
+      connectClient: -32002, connectClientUnserved: -32601, ctx: -32002, ctxUnserved: -32601,
+      ...(label.startsWith('stopped') ? { cli: -32002, cliUnserved: -32601 } : {}),
+    });
     // Still not consuming: their re-subscribes fail (404) while B is down, and keep being retried.
     expect(workers.slice(1).map((w) => w.consuming)).toEqual([false, false]);
     expect(down.failures['-32601'] ?? 0).toBe(0);
@@ -130,7 +169,7 @@ describe.each([
     const back = Date.now();
     await waitFor(async () => (await consumers()) === 3 && workers.every((w) => w.consuming), { timeoutMs: 10_000, intervalMs: 100, message: `every live worker consuming within 10 s of ${B.name}'s return` });
     const resumedMs = Date.now() - back;
-    await waitFor(() => registry.list().length === 3 && notConsuming().length === 0, { timeoutMs: 10_000, message: 'the registry shows all 3 consuming again' });
+    await waitFor(() => workInstances().length === 3 && notConsuming().length === 0, { timeoutMs: 10_000, message: 'the registry shows all 3 consuming again' });
     const answeredBefore = workers.map((w) => w.stats().answered);
     // The best of up to three windows: on this shared machine (2 cores, other work) one window can be starved.
     let after = await load(3000);

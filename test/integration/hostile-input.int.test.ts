@@ -288,7 +288,8 @@ describe('method names', () => {
     expect(await listed('list_exchanges')).toEqual([n.cancelExchange, n.controlExchange, n.deadLetterExchange, n.discoverExchange, n.eventExchange, n.requestExchange].sort());
     expect(await listed('list_queues')).toEqual([
       ...svc.flatMap((s) => [n.serviceQueue(s), n.deadLetterQueue(s)]),
-      client.replyQueue, broker.client.replyQueue, broker.service.client.replyQueue, service.client.replyQueue,
+      // Each client's reply queue and its restart probe.
+      ...[client, broker.client, broker.service.client, service.client].flatMap((c) => [c.replyQueue, `${c.replyQueue}.probe`]),
       ...[service, broker.service].map((s) => n.instanceControlQueue(s.name, s.instanceId)),
       n.cancelQueue(service.name, service.instanceId), n.cancelQueue(broker.service.name, broker.service.instanceId),
     ].sort());

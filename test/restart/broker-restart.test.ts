@@ -5,9 +5,10 @@
 // and calls and notifications made while the broker is down.
 // Afterwards: every job ran exactly once and its caller got the result (the
 // reply queue died with the broker, so callWithRecovery fetches it from the
-// in-flight store), ordinary calls ended with a result or a documented error
-// by their deadline, clients and services reconnected by themselves, and new
-// calls and notifications work.
+// in-flight store), ordinary calls on the wire at the restart ended -32007 within
+// 5 s of their client's reconnect (the client's restart probe tells a restarted
+// broker from a dropped connection), never at their deadline, clients and
+// services reconnected by themselves, and new calls and notifications work.
 //
 // It takes RabbitMQ down for several seconds, so it runs in a stage of its own
 // after every other test (`npm run test:restart`, jest.late.config.js), and
@@ -84,6 +85,7 @@ it('durable job requests survive a broker restart and run once; everyone reconne
   const view = new InflightView({ redis: redisUrl(), keyPrefix: prefix });
   td.add(() => view.close());
   const caller = await client('caller');
+  const callerConnection = connections[connections.length - 1] as AmqpConnection;
 
   // 30 persistent jobs per pool, 400 ms each: four run, the rest wait in the durable queue when the broker stops.
   const jobs = pools.flatMap((p) => Array.from({ length: 30 }, (_, i) => {
@@ -95,12 +97,13 @@ it('durable job requests survive a broker restart and run once; everyone reconne
 
   // Ordinary (non-persistent) calls keep flowing through the restart, 20 at a time.
   let calling = true;
-  const calls: { deadline: number; settledAt: number; outcome: Outcome }[] = [];
+  const calls: { startedAt: number; deadline: number; settledAt: number; outcome: Outcome }[] = [];
   const loops = Array.from({ length: 20 }, async (_v, k) => {
     for (let i = 0; calling; i++) {
-      const deadline = Date.now() + 30_000;
+      const startedAt = Date.now();
+      const deadline = startedAt + 30_000;
       const outcome = await caller.call('fast.run', { ms: 5, n: i + k }, { timeoutMs: 30_000 }).then((v): Outcome => (v === 2 * (i + k) ? 'ok' : 'wrong'), outcomeOf);
-      calls.push({ deadline, settledAt: Date.now(), outcome });
+      calls.push({ startedAt, deadline, settledAt: Date.now(), outcome });
     }
   });
   // A failure below must not leave the loops calling into a closed client (teardown runs last-in first).
@@ -113,7 +116,17 @@ it('durable job requests survive a broker restart and run once; everyone reconne
   // What the restart must keep: the jobs not yet taken, persistent, in the durable queues.
   for (const p of pools) expect(await queueDepth(ns.names.serviceQueue(p.name))).toBeGreaterThanOrEqual(20);
 
+  // Plain calls running on the fast service when the broker stops (3 s each): their transient requests die with
+  // the broker, so no answer can come.
+  const lostIds: string[] = [];
+  const lostCalls = Array.from({ length: 6 }, (_v, i) => {
+    lostIds.push(caller.nextCallId());
+    return caller.call('fast.run', { ms: 3000, n: 100 + i }, { timeoutMs: 30_000 }).then((): Outcome => 'ok', outcomeOf).then((outcome) => ({ outcome, settledAt: Date.now() }));
+  });
+  await waitFor(async () => (await Promise.all(lostIds.map((id) => redis.llen(runsKey(prefix, id))))).every((n) => n > 0), { timeoutMs: 10_000, message: 'the 3 s calls running' });
+
   brokerDown = true;
+  const stoppedAt = Date.now();
   await rabbitmqctl(['stop_app']);
   await waitFor(() => connections.every((c) => c.state.type !== 'open'), { timeoutMs: 10_000, message: 'every connection lost' });
   // Made while the broker is away: held, and sent once it is back.
@@ -121,6 +134,8 @@ it('durable job requests survive a broker restart and run once; everyone reconne
   const heldNote = caller.notify('restart.note', ['during'], { timeoutMs: 60_000 }).then((): Outcome => 'ok', outcomeOf);
   await rabbitmqctl(['start_app']);
   brokerDown = false;
+  await waitFor(() => callerConnection.state.type === 'open', { timeoutMs: 60_000, intervalMs: 20, message: 'the caller reconnected' });
+  const callerBackAt = Date.now();
   await waitFor(() => connections.every((c) => c.state.type === 'open'), { timeoutMs: 60_000, intervalMs: 100, message: 'every connection back' });
   expect(connections.map((c) => c.reconnects >= 1)).toEqual(connections.map(() => true));
 
@@ -136,10 +151,15 @@ it('durable job requests survive a broker restart and run once; everyone reconne
   await expect(heldNote).resolves.toBe('ok');
   calling = false;
   await Promise.all(loops);
-  // -32007: on the wire when the broker went; -32001 at its deadline: a call whose non-persistent request
-  // was lost in the restart (reply queues are durable since RabbitMQ 4.3 refuses transient shared ones, so
-  // the reply queue survives and the client cannot tell such a call from a slow one). Nothing may settle late.
-  const allowed: Outcome[] = ['ok', ErrorCode.ConnectionLost, ErrorCode.ServiceUnavailable, ErrorCode.DeadlineExceeded];
+  // On the wire when the broker went: -32007 (`broker_restarted`: the reply queue is durable and survives, but the
+  // client's restart probe says the broker lost the plain requests and replies) within 5 s of the caller's
+  // reconnect, never at their deadline (-32001). The 3 s calls were certainly lost; a 5 ms call of the loops may
+  // also have been answered before the broker went.
+  const lost = await Promise.all(lostCalls);
+  expect(lost.filter((c) => c.outcome !== ErrorCode.ConnectionLost || c.settledAt > callerBackAt + 5000)).toEqual([]);
+  const onWire = calls.filter((c) => c.startedAt < stoppedAt && c.settledAt > stoppedAt);
+  expect(onWire.filter((c) => !(['ok', ErrorCode.ConnectionLost] as Outcome[]).includes(c.outcome) || c.settledAt > callerBackAt + 5000)).toEqual([]);
+  const allowed: Outcome[] = ['ok', ErrorCode.ConnectionLost, ErrorCode.ServiceUnavailable];
   expect(calls.filter((c) => !allowed.includes(c.outcome) || c.settledAt > c.deadline + 1500)).toEqual([]);
 
   // The subscriber that was down gets every persistent notification published before the restart.

@@ -1,6 +1,7 @@
 import { AmqpConnection, type ConnectionOptions, type WireConnection } from '@warren/amqp-transport';
 import { RpcClient } from './engine/client';
 import type { ClientOptions } from './engine/client-options';
+import { explainReturnedRequests } from './discovery/returned-requests';
 import { WarrenService } from './runtime/service';
 import type { ServiceOptions } from './runtime/service-options';
 
@@ -16,7 +17,9 @@ async function open(to: ConnectTo, logger: ClientOptions['logger']): Promise<{ c
 
 /**
  * Connects a client. Pass `urls` (and connection options) to open a
- * connection it owns, or `connection` to share one.
+ * connection it owns, or `connection` to share one. A request RabbitMQ returns
+ * for a method a live service announces fails -32002 (`queue_unavailable`), not
+ * -32601 (discovery/returned-requests.ts; nothing runs until a request is returned).
  *
  * @example
  * const client = await connectClient({ urls: 'amqp://guest:guest@127.0.0.1:5672' });
@@ -26,7 +29,9 @@ async function open(to: ConnectTo, logger: ClientOptions['logger']): Promise<{ c
 export async function connectClient(options: ConnectTo & ClientOptions): Promise<RpcClient> {
   const { connection, owned } = await open(options, options.logger);
   try {
-    return await RpcClient.create(connection, options, owned);
+    const client = await RpcClient.create(connection, options, owned);
+    explainReturnedRequests(client, connection, options.logger ? { logger: options.logger } : {});
+    return client;
   } catch (err) {
     if (owned) await connection.close();
     throw err;

@@ -32,7 +32,7 @@ export function guardCalls(s: Session, client: Caller, services: ReadonlyMap<str
   const gate = new AvailabilityGate({ serviceOf: (m) => gated.get(m) }, new QueueDepths(connection, client.namespace));
   client.checkAvailability((m) => gate.check(m));
   // A request RabbitMQ returns for a service the directory knows (its classic queue's home node down) is -32002, not -32601.
-  client.explainReturns((m) => gate.returned(m));
+  const fallback = client.explainReturns((m) => gate.returned(m) ?? fallback?.(m));
 }
 
 /**

@@ -16,7 +16,7 @@ export {
   LocalErrorCode, LocalRpcError, RpcTimeoutError, RpcAbortedError, RpcConnectionLostError, RpcReplyQueueLostError,
   RpcPendingLimitError, RpcBufferFullError, RpcShuttingDownError, RpcNotConfirmedError, RpcNoRouteError,
   RpcNoConsumersError, RpcTooLargeError, RpcInvalidMethodError, RpcUnreadableReplyError, isLocalError,
-  type LocalError, type LocalErrorCodeValue, type ConnectionLostReason, type NotConfirmedReason, type NoRouteOptions,
+  type LocalError, type LocalErrorCodeValue, type ConnectionLostReason, type UnavailableReason, type NotConfirmedReason, type NoRouteOptions,
 } from './local-errors';
 export { toJsonRpcError, toWireError, wireErrorOf } from './map-errors';
 export { type DecodeLimits, type ResolvedDecodeLimits, defaultDecodeLimits, definedOnly, resolveDecodeLimits } from './limits';

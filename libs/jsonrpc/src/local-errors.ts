@@ -62,7 +62,8 @@ export class RpcAbortedError extends LocalRpcError {
 }
 
 /** Why a reply path was lost; the call may or may not have run. */
-export type ConnectionLostReason = 'connection_lost' | 'reply_channel_closed' | 'unconfirmed_at_disconnect' | 'not_connected';
+/** `broker_restarted`: the client reconnected to a new incarnation of the broker, which lost the plain requests on the wire. */
+export type ConnectionLostReason = 'connection_lost' | 'reply_channel_closed' | 'unconfirmed_at_disconnect' | 'not_connected' | 'broker_restarted';
 
 export class RpcConnectionLostError extends LocalRpcError {
   override readonly name = 'RpcConnectionLostError';
@@ -155,12 +156,23 @@ function noRouteText(method: string, namespace?: string, suggestions?: readonly 
 }
 
 /** The method's service has no live consumer (an availability check said so before sending). */
+/**
+ * Why a served method's call cannot be taken now: `no_consumers`, its queue has no live consumer (an availability
+ * check said so before sending); `queue_unavailable`, RabbitMQ returned the request although a service serves the
+ * method (its queue cannot be routed to, e.g. a classic queue whose home node is down).
+ */
+export type UnavailableReason = 'no_consumers' | 'queue_unavailable';
+
+/** The method's service cannot take the call now (`reason` says why); it was not run. */
 export class RpcNoConsumersError extends LocalRpcError {
   override readonly name = 'RpcNoConsumersError';
   readonly code = LocalErrorCode.NoConsumers;
   readonly retryable = true;
-  constructor(readonly service: string, readonly method: string, readonly queued: number, options?: LocalOptions) {
-    super(`Service unavailable: no instance of ${service} is running`, options);
+  /** @default 'no_consumers' */
+  readonly reason: UnavailableReason;
+  constructor(readonly service: string, readonly method: string, readonly queued: number, options?: LocalOptions & { readonly reason?: UnavailableReason }) {
+    super(options?.reason === 'queue_unavailable' ? `Service unavailable: the queue of ${service} cannot take requests now` : `Service unavailable: no instance of ${service} is running`, options);
+    this.reason = options?.reason ?? 'no_consumers';
   }
 }
 

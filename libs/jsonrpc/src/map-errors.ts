@@ -33,7 +33,7 @@ export function toWireError(err: LocalError): WireError {
     case 'RPC_NO_ROUTE':
       return new MethodNotFoundError(`Method not found: ${err.message}`, noRouteData(err), cause);
     case 'RPC_NO_CONSUMERS':
-      return new ServiceUnavailableError(err.message, { reason: 'no_consumers', service: err.service, method: err.method, queued: err.queued }, cause);
+      return new ServiceUnavailableError(err.message, { reason: err.reason, service: err.service, method: err.method, queued: err.queued }, cause);
     case 'RPC_TOO_LARGE':
       return new InvalidRequestError('Request too large', { reason: 'too_large', limit: err.limit }, cause);
     case 'RPC_INVALID_METHOD':

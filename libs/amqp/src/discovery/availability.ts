@@ -143,14 +143,14 @@ export class AvailabilityGate {
 
   /**
    * What a request RabbitMQ returned unrouted fails with: a method of a service it has heard of is unavailable
-   * (-32002: its queue exists but cannot take it now, e.g. a classic queue whose home node is down, which
+   * (-32002 `queue_unavailable`: its queue exists but cannot take it now, e.g. a classic queue whose home node is down, which
    * RabbitMQ returns 312 NO_ROUTE exactly as if no queue were bound); any other stays -32601 (undefined here).
    */
   returned(method: string): RpcNoConsumersError | undefined {
     const service = this.directory.serviceOf(method);
     if (service === undefined) return undefined;
     this.forget(service);
-    return new RpcNoConsumersError(service, method, 0);
+    return new RpcNoConsumersError(service, method, 0, { reason: 'queue_unavailable' });
   }
 
   /** Forgets what is known of `service` (its instances changed), so the next call reads its queue again. */
@@ -211,15 +211,16 @@ export function guardAvailability(
   };
   registry.on('change', onChange);
   client.checkAvailability((method) => gate.check(method));
-  // A method no service announced: -32601 naming the namespace and the announced methods near it (computed only then).
-  client.explainReturns((method) => gate.returned(method) ?? noRouteHint(method, client.namespace, announcedMethods(registry)));
+  // In front of the client's own explainer (the announcements it hears after a return), which answers what the gate
+  // does not know; a method nobody announced: -32601 naming the namespace and the announced methods near it (computed only then).
+  const fallback = client.explainReturns(async (method) => gate.returned(method) ?? (await fallback?.(method)) ?? noRouteHint(method, client.namespace, announcedMethods(registry)));
   return {
     gate,
     depths,
     /** Removes the check from the client and stops listening to the registry (the owner's close). */
     close: () => {
       client.checkAvailability(undefined);
-      client.explainReturns(undefined);
+      client.explainReturns(fallback);
       registry.off('change', onChange);
       directory.close();
     },

@@ -5,6 +5,7 @@ import type { Names } from '../wire/names';
 import type { Progress } from '../wire/progress';
 import { applyTopology, coreTopology, replyQueueOptions } from '../wire/topology';
 import { consumeReplies, type ReplyMode } from './reply-consumer';
+import type { RestartProbe } from './restart-probe';
 
 /** What the client's channel tells its client, and what it needs to know to open. */
 export interface ClientChannelHooks {
@@ -13,6 +14,8 @@ export interface ClientChannelHooks {
   readonly replyMode: ReplyMode;
   readonly replyQueue: string;
   readonly replyQueueExpiresMs: number;
+  /** Named mode: the reply queue's restart probe (restart-probe.ts). */
+  readonly probe: RestartProbe;
   /** RabbitMQ returned a request, job or notification (mandatory publish, no queue bound for `routingKey`). */
   readonly returned: (callId: string | undefined, routingKey: string, messageId: string | undefined) => void;
   /** The channel closed (by RabbitMQ, with its connection, or by the client). */
@@ -36,12 +39,14 @@ export async function openClientChannel(model: WireModel, h: ClientChannelHooks)
   if (h.replyMode === 'named') {
     // Durable with x-expires, never transient non-exclusive (RabbitMQ 4.3 refuses those): it outlives a reconnect
     // (not exclusive) and goes by itself once nobody has consumed it for replyQueueExpiresMs.
-    await ch.assertQueue(h.replyQueue, replyQueueOptions(h.replyQueueExpiresMs)).catch((err: unknown) => {
-      // 404 on a declare: a durable queue whose home node is down (a cluster) cannot be declared, nor used, until
-      // that node returns (the client moves to a new one).
+    // 404 on a declare: a durable queue whose home node is down (a cluster) cannot be declared, nor used, until
+    // that node returns (the client moves to a new one, and a new probe with it).
+    const unavailable = (err: unknown): never => {
       if ((err as { code?: unknown }).code === 404) h.replyQueueUnavailable(err);
       throw err;
-    });
+    };
+    await ch.assertQueue(h.replyQueue, replyQueueOptions(h.replyQueueExpiresMs)).catch(unavailable);
+    await h.probe.open(model).catch(unavailable);
   }
   await consumeReplies(ch, h.replyQueue, h.reply, { ack: h.replyMode === 'named', progress: h.progress });
   return ch;

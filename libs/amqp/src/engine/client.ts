@@ -1,6 +1,6 @@
 import type { WireModel, WireConfirmChannel, WireConnection } from '@warren/amqp-transport';
 import {
-  JsonRpcError, PendingCalls, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError, RpcNoRouteError,
+  JsonRpcError, PendingCalls, RpcAbortedError, RpcBufferFullError, RpcConnectionLostError,
   RpcReplyQueueLostError, RpcShuttingDownError, RpcTimeoutError, RpcTooLargeError, RpcUnreadableReplyError, failureResponse, isErrorResponse,
   notificationMessage, requestMessage, toJsonRpcError, encode as encodeMessage, type JsonValue, type LocalError, type NotificationMessage,
   type Params, type RequestMessage, type ResponseMessage, type SettleListener,
@@ -18,8 +18,10 @@ import { OfflineBuffer } from './offline-buffer';
 import { CallIds } from './call-ids';
 import { ReplyTrust } from './reply-users';
 import type { Progress } from '../wire/progress';
-import { directReplyQueue, replyQueueExists } from './reply-consumer';
+import { directReplyQueue } from './reply-consumer';
 import type { AvailabilityVerdict } from './availability-verdict';
+import { failReturned, type ReturnExplainer } from './returned-request';
+import { RestartProbe } from './restart-probe';
 import { publishCancel, publishCancelConfirmed } from '../wire/wire-cancel';
 import { rpcProxy } from './proxy';
 import { childTraceparent, parseTraceparent, validTracestate } from '../wire/trace';
@@ -63,7 +65,9 @@ export class RpcClient {
   /** Deadlines of delayed calls pending, by call id: a caller's abort tells workers to remember the cancel that long. */
   private readonly delayedDeadlines = new Map<string, number>();
   private availability: ((method: string) => AvailabilityVerdict) | undefined;
-  private explainReturn: ((method: string) => LocalError | undefined) | undefined;
+  private explainReturn: ReturnExplainer | undefined;
+  /** Named mode: tells a reconnect to a restarted broker from a mere connection drop (restart-probe.ts). */
+  private readonly probe: RestartProbe;
 
   private constructor(private readonly connection: WireConnection, options: ClientOptions, private readonly ownsConnection: boolean) {
     this.o = resolveClientOptions(options);
@@ -71,6 +75,7 @@ export class RpcClient {
     this.log = this.o.logger.child({ component: 'rpc-client', clientId: this.o.clientId });
     this.ids = new CallIds(this.o.clientId);
     this.replyId = this.o.clientId;
+    this.probe = new RestartProbe(this.n, () => this.replyId, this.o.replyQueueExpiresMs);
     this.trust = new ReplyTrust(this.o.replyUsers);
     this.listeners = new CallListeners(this.log);
     this.buffer = new OfflineBuffer(this.o.maxBuffered);
@@ -100,13 +105,9 @@ export class RpcClient {
     return client;
   }
 
-  get id(): string {
-    return this.o.clientId;
-  }
+  get id(): string { return this.o.clientId; }
 
-  get namespace(): string {
-    return this.n.namespace;
-  }
+  get namespace(): string { return this.n.namespace; }
 
   get replyQueue(): string {
     return this.o.replyMode === 'direct' ? directReplyQueue : this.n.replyQueue(this.replyId);
@@ -121,13 +122,11 @@ export class RpcClient {
     this.availability = check;
   }
 
-  /**
-   * Installs what a request RabbitMQ returned (mandatory, 312 NO_ROUTE) fails with, when it knows better than
-   * RpcNoRouteError: RabbitMQ returns it alike when no queue is bound and when the bound classic queue's home
-   * node is down, so only a directory of services can tell the two apart (guardAvailability installs one).
-   */
-  explainReturns(explain: ((method: string) => LocalError | undefined) | undefined): void {
+  /** Installs what a returned request fails with (returned-request.ts; connectClient's default asks the announcements); returns the one replaced. */
+  explainReturns(explain: ReturnExplainer | undefined): ReturnExplainer | undefined {
+    const previous = this.explainReturn;
     this.explainReturn = explain;
+    return previous;
   }
 
   /** Registers a listener for calls the caller aborted (used to cancel them across workers). */
@@ -238,7 +237,7 @@ export class RpcClient {
       const ch = this.channel;
       this.channel = undefined;
       if (ch) {
-        if (this.o.replyMode === 'named') await ch.deleteQueue(this.replyQueue).catch(() => undefined);
+        if (this.o.replyMode === 'named') await this.probe.release(ch, this.replyQueue);
         await closeChannel(ch);
       }
       if (this.ownsConnection) await this.connection.close();
@@ -286,7 +285,6 @@ export class RpcClient {
     return answer;
   }
 
-
   private readonly onSettled: SettleListener<string> = (outcome, callId) => {
     const wasOnWire = this.onWire.delete(callId);
     const deadline = this.delayedDeadlines.get(callId);
@@ -332,10 +330,9 @@ export class RpcClient {
   }
 
   private async setup(model: WireModel): Promise<void> {
-    if (this.o.replyMode === 'named' && this.onWire.size > 0 && !(await replyQueueExists(model, this.replyQueue))) {
-      // The reply queue expired while we were away: answers to what was on the wire are gone.
-      this.failOnWire(new RpcReplyQueueLostError());
-    }
+    // The reply queue expired while we were away, or the broker restarted (losing the plain requests and replies on the wire): their answers cannot come.
+    const lost = this.o.replyMode === 'named' && this.onWire.size > 0 ? await this.probe.lost(model) : undefined;
+    if (lost) this.failOnWire(lost);
     const replyQueue = this.replyQueue;
     const ch = await openClientChannel(model, {
       log: this.log,
@@ -343,11 +340,12 @@ export class RpcClient {
       replyMode: this.o.replyMode,
       replyQueue,
       replyQueueExpiresMs: this.o.replyQueueExpiresMs,
+      probe: this.probe,
       returned: (callId, routingKey, messageId) => {
         this.returned++;
         if (callId === undefined && messageId !== undefined) this.outbox.notificationReturned(messageId);
-        // No queue is bound for this method: nobody serves it. Answer now instead of at the deadline.
-        if (callId) this.pending.reject(callId, this.explainReturn?.(routingKey) ?? new RpcNoRouteError(routingKey, { namespace: this.n.namespace }));
+        // Unroutable: nobody serves the method, or its queue cannot take it now. Answer now instead of at the deadline.
+        if (callId) failReturned(this.pending, callId, routingKey, this.explainReturn, this.n.namespace);
       },
       closed: (closed) => {
         if (this.channel !== closed) return;

@@ -1,4 +1,4 @@
-import { closeChannel, type WireChannel, type WireMessage } from '@warren/amqp-transport';
+import type { WireChannel, WireMessage } from '@warren/amqp-transport';
 import { RpcUnreadableReplyError, decode, type Decoded, type ResponseMessage } from '@warren/jsonrpc';
 import { decodeProgress, progressHeader, type Progress } from '../wire/progress';
 
@@ -71,18 +71,4 @@ function unreadableReply(decoded: Decoded): RpcUnreadableReplyError {
   const data = decoded.kind === 'rejected' ? decoded.response.error.data : undefined;
   const detail = typeof data === 'object' && data !== null && !Array.isArray(data) && typeof data['reason'] === 'string' ? data['reason'] : decoded.kind === 'rejected' ? 'invalid_json' : 'not_a_response';
   return new RpcUnreadableReplyError(detail);
-}
-
-/** True when a named reply queue still exists; it may have expired during a long disconnect. */
-export async function replyQueueExists(model: { createChannel(): Promise<WireChannel> }, queue: string): Promise<boolean> {
-  const probe = await model.createChannel();
-  // A missing queue closes the probe channel with 404; that is the answer, not an error.
-  probe.on('error', () => undefined);
-  try {
-    await probe.checkQueue(queue);
-    await closeChannel(probe);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -14,11 +14,12 @@ import { RequestPipeline, type PipelineDeps } from './request-pipeline';
 import { names, type Names } from '../wire/names';
 import { resolveServiceOptions, type ResolvedServiceOptions, type ServiceOptions } from './service-options';
 import { emptyStats, type ServiceStats } from './service-stats';
-import { applyTopology, coreTopology, serviceTopology } from '../wire/topology';
+import { applyTopology, coreTopology, instanceControlTopology, serviceTopology } from '../wire/topology';
 import { SuspectLane } from './suspect-lane';
 import type { Announcement, AnnounceMessage } from '../discovery/announcement';
 import { AnnounceOnRequest } from '../discovery/announce-now';
 import { DirectoryRecorder } from '../discovery/directory';
+import { explainReturnedRequests, type AnnouncedMethods } from '../discovery/returned-requests';
 import { describeInstance } from './describe';
 import { CancelReceiver } from '../wire/wire-cancel';
 import { Resubscriber } from './resubscribe';
@@ -77,6 +78,7 @@ export class WarrenService {
   private readonly recorder: DirectoryRecorder | undefined;
   /** The client handlers use for nested calls (shares this service's connection). */
   client!: RpcClient;
+  private returns: AnnouncedMethods | undefined; // tells ctx calls to a served method with its queue unavailable (-32002) from unserved ones
   /** What the request and notification pipelines share with the service (request-pipeline.ts), made once the client is. */
   private pipeline!: PipelineDeps;
   private requests!: RequestPipeline;
@@ -117,6 +119,7 @@ export class WarrenService {
   static async start(connection: WireConnection, options: ServiceOptions, ownsConnection = false): Promise<WarrenService> {
     const service = new WarrenService(connection, options, ownsConnection);
     service.client = await RpcClient.create(connection, { ...service.o.client, namespace: service.o.namespace, logger: service.o.logger });
+    service.returns = explainReturnedRequests(service.client, connection, { logger: service.o.logger });
     const owner = { service: service.o.name, instanceId: service.o.instanceId, log: service.log, client: service.client, progressSink: service.settlement.progressSink.bind(service.settlement) };
     const { o, n, log, limits, dispatcher, running, lane, cancels, counters, retries, settlement } = service;
     service.pipeline = { o, n, log, limits, dispatcher, running, lane, cancels, counters, retries, settlement, owner };
@@ -195,6 +198,7 @@ export class WarrenService {
       }
       this.unregister?.();
       await this.client.close();
+      await this.returns?.close();
       await this.o.tracker?.stop?.();
       await this.recorder?.settled();
       this.channel = undefined;
@@ -260,6 +264,9 @@ export class WarrenService {
     ch.on('close', () => {
       if (this.control?.ch === ch) this.control = undefined;
     });
+    // Here, not on the work channel: announce-now is answered while the request queue's node is down (returned-requests.ts).
+    await applyTopology(ch, instanceControlTopology(this.n, this.o.name, this.o.instanceId));
+    await ch.consume(this.n.instanceControlQueue(this.o.name, this.o.instanceId), (msg) => msg && this.onControl(msg.content), { noAck: true });
     this.control = { model, ch };
   }
 
@@ -279,13 +286,11 @@ export class WarrenService {
     }));
     this.channel = ch;
     await this.cancels.listen(ch, this.n, this.o.name, this.o.instanceId);
-    const tags: string[] = [];
     // prefetch with global=false applies to each consumer started after it.
     await ch.prefetch(this.o.prefetch, false);
     // A paused instance comes back from a reconnect paused: only a resume (or a restart) consumes again.
     this.workTags = this.controls.paused ? [] : await this.consumeWork(ch);
-    tags.push((await ch.consume(this.n.instanceControlQueue(this.o.name, this.o.instanceId), (msg) => msg && this.onControl(msg.content), { noAck: true })).consumerTag);
-    this.consumerTags = [...this.workTags, ...tags];
+    this.consumerTags = [...this.workTags];
   }
 
   /** Starts the consumers of work (requests, events) on `ch`. */

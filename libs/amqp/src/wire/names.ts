@@ -32,6 +32,8 @@ export interface Names {
   serviceEventQueue(service: string): string;
   instanceEventQueue(service: string, instanceId: string): string;
   replyQueue(clientId: string): string;
+  /** A named reply queue's restart probe (engine/restart-probe.ts): its transient marker is lost only when the broker restarts. */
+  replyProbeQueue(clientId: string): string;
   /** An instance's private queue of control messages (announce-now requests). */
   instanceControlQueue(service: string, instanceId: string): string;
   /** An instance's own (exclusive) queue on the cancel exchange. */
@@ -65,6 +67,7 @@ export function names(namespace = 'warren'): Names {
     serviceEventQueue: (service) => `${ns}.evt.${service}`,
     instanceEventQueue: (service, instanceId) => `${ns}.evt.${service}.${instanceId}`,
     replyQueue: (clientId) => `${ns}.reply.${clientId}`,
+    replyProbeQueue: (clientId) => `${ns}.reply.${clientId}.probe`,
     instanceControlQueue: (service, instanceId) => `${ns}.ctl.${service}.${instanceId}`,
     cancelQueue: (service, instanceId) => `${ns}.cancel.${service}.${instanceId}`,
   };

@@ -63,7 +63,8 @@ export function permissionsFor(n: Names, role: Role): Permissions {
   };
   // Every client and service declares the core exchanges (coreTopology) after each connect.
   const coreExchanges = Object.values(ex);
-  const replyQueues = `${literal(n.replyQueue(role.clientIdPrefix))}${clientIdTail}`;
+  // Each reply queue and its restart probe (`.probe`, names.ts).
+  const replyQueues = `${literal(n.replyQueue(role.clientIdPrefix))}${clientIdTail}(\\.probe)?`;
   const configure = [...coreExchanges, replyQueues];
   const write = [ex.rpc, ex.events, ex.cancel];
   const read = [replyQueues];

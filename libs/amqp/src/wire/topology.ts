@@ -147,8 +147,17 @@ function deliveryLimitArgs(s: ServiceTopologyInput): Record<string, number> {
   return s.queueType === 'quorum' && s.deliveryLimit !== undefined ? { 'x-delivery-limit': s.deliveryLimit } : {};
 }
 
+/**
+ * An instance's control queue, bound to `NS.discover`, with the exchanges it needs: consumed on a channel of its
+ * own, so the instance answers announce-now and worker controls even while its request queue cannot be declared.
+ */
+export function instanceControlTopology(n: Names, service: string, instanceId: string): Topology {
+  const queue = instanceControlQueue(n, { service, instanceId });
+  return { exchanges: coreTopology(n).exchanges, queues: [queue], bindings: [{ queue: queue.name, exchange: n.discoverExchange, routingKey: '' }] };
+}
+
 /** Exclusive and auto-deleted like the instance event queue; bounded, since what it carries is only ever a hint. */
-function instanceControlQueue(n: Names, s: ServiceTopologyInput): QueueDecl {
+function instanceControlQueue(n: Names, s: Pick<ServiceTopologyInput, 'service' | 'instanceId'>): QueueDecl {
   return { name: n.instanceControlQueue(s.service, s.instanceId), options: { exclusive: true, autoDelete: true, durable: false, arguments: { 'x-max-length': 100 } } };
 }
 

@@ -105,13 +105,15 @@ it('stops retrying when the service closes while the node is down', async () => 
   expect(declares.count).toBe(atClose);
 });
 
-it('a request returned because the queue\'s node is down is -32002 for a service the directory knows; -32601 stays for an unknown method', async () => {
+it('a request returned because the queue\'s node is down is -32002 by default (the announcements) and for a service the directory knows; -32601 stays for an unknown method', async () => {
   await calc();
   const client = await w.client();
   w.bus.takeQueueDown(queue);
   await settleTicks();
-  // Without a directory nothing tells the two apart: RabbitMQ returns both 312 NO_ROUTE.
-  expect(await rejection(until(client.call('calc.add', [1, 2], { timeoutMs: 60_000 })))).toMatchObject({ code: 'RPC_NO_ROUTE' });
+  // RabbitMQ returns both 312 NO_ROUTE; the client's default explainer asks the announcements, which calc still
+  // answers (its control queue is consumed on a channel of its own, not the one its request queue failed on).
+  expect(await rejection(until(client.call('calc.add', [1, 2], { timeoutMs: 60_000 })))).toMatchObject({ code: 'RPC_NO_CONSUMERS', reason: 'queue_unavailable', service: 'calc' });
+  expect(await rejection(until(client.call('nobody.here', [], { timeoutMs: 60_000 })))).toMatchObject({ code: 'RPC_NO_ROUTE' });
   const gate = new AvailabilityGate({ serviceOf: (m) => (m.startsWith('calc.') ? 'calc' : undefined) }, { read: () => Promise.resolve(undefined) });
   client.checkAvailability((m) => gate.check(m));
   client.explainReturns((m) => gate.returned(m));

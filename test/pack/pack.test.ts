@@ -2,8 +2,10 @@
 // the page's sh block (test/pack/doc-block.ts reads it) runs as written in a fresh directory outside
 // the repository: `npm run pack` builds and packs every publishable package, the tarballs are
 // installed with the public registry blocked for the @warren scope, `warren new service` scaffolds
-// a service, which starts against the local RabbitMQ (a unique WARREN_NAMESPACE) and answers
-// `warren call`. Then, from the same installed packages: a plain CommonJS service and client, the
+// a service, Warren's `npm start` runs beside it (RabbitMQ mode, a unique WARREN_NAMESPACE shared by
+// both, a free GATEWAY_PORT the project's WARREN_GATEWAY names), the service starts with `warren
+// start`, answers `warren call` over RabbitMQ and through the stack's gateway, and `warren services`
+// lists it; the stack is stopped with its whole process tree on every path. Then, from the same installed packages: a plain CommonJS service and client, the
 // broker's bin and the CLI's bin; the tarballs hold what they must (dist, src, LICENSE) and
 // nothing of the tests; every source map of an installed file resolves to a shipped source; the
 // declarations resolve through the `exports` maps.
@@ -15,7 +17,9 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { Teardown, amqpUrl } from '@warren/testkit';
+import { Teardown, amqpUrl, freePort, waitFor } from '@warren/testkit';
+import { deleteRedisKeys } from '../integration/helpers';
+import { groupsOf, processTree, survivors } from '../integration/stack';
 import { TestNamespace } from '../support/amqp';
 import { callCjs, consumerTs, serveCjs, tsconfigJson } from './app-files';
 import { docSteps } from './doc-block';
@@ -25,8 +29,13 @@ const root = path.resolve(__dirname, '../..');
 const td = new Teardown();
 const ns = new TestNamespace();
 ns.service('calc');
-ns.service('billing');
 ns.service('warren-broker');
+// The page's flow runs in a namespace of its own: the stack's calculator also serves `add`, and its
+// queue, bound for `add`, would take the calls the later tests make to their own service.
+const docNs = new TestNamespace();
+for (const s of ['billing', 'calculator', 'audit', 'jobs', 'warren-broker']) docNs.service(s);
+/** The stack's gateway port, picked free in beforeAll (the project's WARREN_GATEWAY names it). */
+let gatewayPort = 0;
 let work: string;
 let app: string;
 let packed: { name: string; files: { path: string }[] }[];
@@ -43,45 +52,81 @@ function run(cmd: string, args: readonly string[], cwd: string, env: NodeJS.Proc
   });
 }
 
-/** Starts a long-running command and resolves once a stdout line passes `ready`; its process group is stopped (SIGTERM) by the teardown. */
-async function startUntil(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean, cwd = app): Promise<{ child: ChildProcess; line: string }> {
+/** Sends `signal` to each pid, some of which may be gone already. */
+function signal(pids: readonly number[], sig: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // gone already
+    }
+  }
+}
+
+/**
+ * Starts a long-running command and resolves once a stdout line passes `ready`, with `stop` (also run by
+ * the teardown, once): SIGTERM to its process group. With `tree` (npm start: its children run in process
+ * groups of their own), `stop` reads the whole process tree first, waits up to 30 s for it to drain
+ * after the SIGTERM (npm start's own bound is 20 s), and SIGKILLs whatever is left.
+ */
+async function startUntil(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean, cwd = app, tree = false): Promise<{ child: ChildProcess; line: string; stop: () => Promise<void> }> {
   const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const stderr: string[] = [];
   child.stderr.on('data', (b: Buffer) => stderr.push(b.toString()));
-  td.add(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    // The whole group: `npx tsx main.ts` is npm, tsx and the service's node.
-    process.kill(-(child.pid as number), 'SIGTERM');
-    await exited;
-  });
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => (stopped ??= stopChild(child, tree));
+  td.add(stop);
   const lines = createInterface({ input: child.stdout });
   const exited = once(child, 'exit').then(([code]) => {
     throw new Error(`${[cmd, ...args].join(' ')} exited (${String(code)}) before it was ready: ${stderr.join('')}`);
   });
   const found = new Promise<string>((resolve) => lines.on('line', (l) => ready(l) && resolve(l)));
-  return { child, line: await Promise.race([found, exited]) };
+  return { child, line: await Promise.race([found, exited]), stop };
+}
+
+/** SIGTERM to the child's process group; with `tree`, then whatever of its process tree outlives 30 s is SIGKILLed. */
+async function stopChild(child: ChildProcess, tree: boolean): Promise<void> {
+  const seen = tree ? processTree(child.pid as number) : [];
+  const groups = groupsOf(seen);
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = once(child, 'exit');
+    // The whole group: `npx tsx main.ts` is npm, tsx and the service's node.
+    signal([-(child.pid as number)], 'SIGTERM');
+    await exited;
+  }
+  if (!tree) return;
+  await waitFor(() => survivors(seen, groups).length === 0, { timeoutMs: 30_000, intervalMs: 200, message: 'npm start gone' }).catch(() => undefined);
+  signal(survivors(seen, groups), 'SIGKILL');
 }
 
 /** The environment of a user's shell: none of the npm run variables jest was started under (INIT_CWD would move --out). */
-function userEnv(): NodeJS.ProcessEnv {
+function userEnv(namespace = ns.namespace): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'INIT_CWD'));
-  return { ...env, AMQP_URL: amqpUrl(), WARREN_NAMESPACE: ns.namespace, REDIS_URL: '', NODE_PATH: '', LOG_FORMAT: 'json' };
+  return { ...env, AMQP_URL: amqpUrl(), WARREN_NAMESPACE: namespace, REDIS_URL: '', NODE_PATH: '', LOG_FORMAT: 'json' };
 }
-const appEnv = userEnv;
+const appEnv = (): NodeJS.ProcessEnv => userEnv();
+
+/** The page's shells: both the project and the stack in `docNs`, the stack's gateway on a free port the project's CLI is pointed at. */
+const docEnv = (): NodeJS.ProcessEnv => ({ ...userEnv(docNs.namespace), GATEWAY_PORT: String(gatewayPort), WARREN_GATEWAY: `http://127.0.0.1:${gatewayPort}` });
 
 /** Runs docs/running.md's block in `work` (beside a `warren` that is this checkout), carrying the directory from step to step. */
 async function followTheDocs(): Promise<string> {
   let cwd = work;
   const cwdFile = path.join(work, '.cwd');
+  const running: (() => Promise<void>)[] = [];
   for (const step of docSteps(root)) {
     if (step.kind === 'background') {
-      await startUntil('bash', ['-c', step.line], userEnv(), (l) => l.includes('service ready'), cwd);
+      // Warren's `npm start` is ready once its broker is (its gateway listens, its first discovery round
+      // is over); a service once it says so.
+      const stack = /^npm .*\bstart$/.test(step.line);
+      running.push((await startUntil('bash', ['-c', step.line], docEnv(), (l) => l.includes(stack ? '"msg":"broker ready"' : 'service ready'), cwd, stack)).stop);
       continue;
     }
-    outputs.push(await run('bash', ['-c', ['set -e', ...step.lines, `pwd > ${JSON.stringify(cwdFile)}`].join('\n')], cwd, userEnv()));
+    outputs.push(await run('bash', ['-c', ['set -e', ...step.lines, `pwd > ${JSON.stringify(cwdFile)}`].join('\n')], cwd, docEnv()));
     cwd = readFileSync(cwdFile, 'utf8').trim();
   }
+  // Stopped now, not at the end (the teardown would otherwise): the tests below need no stack.
+  await Promise.all(running.reverse().map((stop) => stop()));
   return cwd;
 }
 
@@ -100,6 +145,10 @@ async function readTarballs(dir: string): Promise<typeof packed> {
 
 beforeAll(async () => {
   td.add(() => ns.destroy());
+  td.add(() => docNs.destroy());
+  // npm start's audit and jobs keep their records in the local Redis, under the namespace.
+  td.add(() => deleteRedisKeys(docNs.namespace));
+  gatewayPort = await freePort();
   // `npm run pack` builds as `npm run build` does (tsc -b tsconfig.build.json, then the console bundle); a
   // checkout that had no dist/ gets none back (the `warren` bin would prefer a stale one later).
   if (!existsSync(path.join(root, 'libs/jsonrpc/dist/index.js'))) td.add(() => run(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', '--clean', 'tsconfig.build.json'], root).then(() => undefined));
@@ -118,12 +167,17 @@ beforeAll(async () => {
 afterAll(() => td.run(), 60_000);
 
 describe('docs/running.md, followed word for word', () => {
-  it('packs, installs with the registry blocked for @warren, scaffolds a service, starts it and calls it', () => {
+  it('packs, installs with the registry blocked for @warren, scaffolds a service, starts it beside npm start and calls it', () => {
     expect(app).toBe(path.join(work, 'my-app'));
     expect(readFileSync(path.join(app, '.npmrc'), 'utf8')).toContain('@warren:registry=http://127.0.0.1:9/');
     expect(JSON.parse(readFileSync(path.join(app, 'warren.config.json'), 'utf8'))).toEqual({ services: [{ name: 'billing', main: 'services/billing/src/main.ts' }] });
-    // The last line of the block: `npx warren call billing.greet '{"name":"Ada"}'`.
-    expect(outputs.at(-1)).toContain('Hello, Ada!');
+    // The block's last lines: a call over RabbitMQ, one through the stack's gateway, and `warren services`.
+    const last = outputs.at(-1) ?? '';
+    expect(last).toContain('Hello, Ada!');
+    expect(last).toContain('Hello, Bob!');
+    // `warren services` (through the gateway): the project's service beside the stack's own.
+    expect(last).toMatch(/\bbilling\b/);
+    expect(last).toMatch(/\bcalculator\b/);
   });
 });
 

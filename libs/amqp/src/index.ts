@@ -85,6 +85,7 @@ export { recordAnnounced, type DirectoryEntry } from './discovery/directory';
 export { AvailabilityGate, QueueDepths, guardAvailability, type QueueDepth } from './discovery/availability';
 export { announcedMethods, nearMethods, noRouteHint } from './discovery/no-route-hint';
 export { asUser, readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './runtime/service-env';
+export { readMainSettings } from './runtime/main-settings';
 export { runServiceMain, type RunningService, type StartHooks } from './runtime/service-main';
 export { shutdownHandler } from './runtime/shutdown';
 export { watchSupervisor } from './runtime/supervisor-watch';

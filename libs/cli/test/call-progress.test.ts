@@ -57,6 +57,8 @@ describe('schemaFailures', () => {
       'params/size: must be <= 600 (maximum)',
       "params: must have required property 'size' (required)",
     ]);
+    // schedule.add's params_rejected holds them as `details`.
+    expect(schemaFailures({ reason: 'params_rejected', method: 'paint', details: [{ path: '/color', keyword: 'enum', message: 'must be one of "red", "green"', allowed: ['red', 'green'] }] })).toEqual(['params/color: must be one of "red", "green" (enum)']);
     expect(schemaFailures({ reason: 'x' })).toBeUndefined();
     expect(schemaFailures([])).toBeUndefined();
     expect(schemaFailures(['x'])).toBeUndefined();

@@ -29,9 +29,11 @@ beforeAll(async () => {
   td.add(() => broker.close());
   schedules.attach(broker, silentLogger());
   td.add(() => schedules.close());
-  const calc = await startService({ urls, namespace: ns.namespace, name: ns.service('calculator'), methods: calculatorMethods });
+  // And one method with an enum, for the allowed values a refusal lists.
+  const paint = { params: { type: 'object', properties: { color: { enum: ['red', 'green'] } }, required: ['color'] }, handler: () => 'painted' };
+  const calc = await startService({ urls, namespace: ns.namespace, name: ns.service('calculator'), methods: { ...calculatorMethods, 'paint.wall': paint } });
   td.add(() => calc.close());
-  await waitFor(() => broker.gateway.catalogue.current().methods.has('add'), { timeoutMs: 10_000, message: 'the broker heard the calculator' });
+  await waitFor(() => broker.gateway.catalogue.current().methods.has('paint.wall'), { timeoutMs: 10_000, message: 'the broker heard the calculator' });
   env = { AMQP_URL: urls, REDIS_URL: redisUrl(), WARREN_NAMESPACE: ns.namespace, WARREN_GATEWAY: 'off' };
 }, 30_000);
 afterAll(() => td.run());
@@ -49,10 +51,19 @@ it('refuses a method no running service serves, saying so, with a non-zero exit;
 it('refuses params the method\'s params schema refuses, naming the failures; nothing is stored', async () => {
   const r = await warren(['adder', 'add', '1', '"two"']);
   expect(r.code).toBe(1);
-  expect(r.stderr).toMatch(/^error -32602: params do not fit the params schema of "add"/);
-  expect(r.stderr).toContain('"params_rejected"');
-  expect(r.stderr).toMatch(/must be number/);
+  // One readable line a failure (path, what was expected), not the answer's data as raw JSON.
+  const lines = r.stderr.split('\n');
+  expect(lines[0]).toMatch(/^error -32602: params do not fit the params schema of "add"/);
+  expect(lines).toContain('  params/1: must be number (type)');
+  expect(r.stderr).not.toMatch(/[{}]|"details"/);
   expect(await store.get('adder')).toBeUndefined();
+});
+
+it('lists the allowed values of an enum the params miss, one line a failure', async () => {
+  const r = await warren(['painter', 'paint.wall', '{"color":"blue"}']);
+  expect(r.code).toBe(1);
+  expect(r.stderr.split('\n').slice(1)).toEqual(['  params/color: must be one of "red", "green" (enum)', '']);
+  expect(await store.get('painter')).toBeUndefined();
 });
 
 it('adds a served method with fitting params, and an unserved one with --allow-unserved', async () => {

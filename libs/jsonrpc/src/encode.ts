@@ -49,9 +49,11 @@ function encodeOne(message: AnyMessage): string {
 /**
  * Serializes a response, falling back to -32603 with the same id when the
  * result cannot be represented as JSON (a BigInt, a cycle): the caller gets a
- * clear error instead of the transport throwing mid-send.
+ * clear error instead of the transport throwing mid-send. `onUnencodable` hears
+ * of each response replaced so (the error JSON.stringify threw), once each: a
+ * service logs it as a bug, as it logs a handler that throws.
  */
-export function encodeResponse(response: ResponseMessage | readonly ResponseMessage[]): string {
+export function encodeResponse(response: ResponseMessage | readonly ResponseMessage[], onUnencodable?: (response: ResponseMessage, err: unknown) => void): string {
   try {
     return encode(response);
   } catch {
@@ -59,7 +61,8 @@ export function encodeResponse(response: ResponseMessage | readonly ResponseMess
       try {
         encode(r);
         return r;
-      } catch {
+      } catch (err) {
+        onUnencodable?.(r, err);
         return failureResponse(r.id, { code: -32603, message: 'Internal error', data: { reason: 'result_not_serializable' } });
       }
     };

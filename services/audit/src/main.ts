@@ -5,14 +5,22 @@
 // Fanout: run it a second time under another SERVICE_NAME (docker-compose runs
 // `audit` and `notifier`): each service has its own event queue, so each gets
 // every notification; instances of one service share theirs.
-import { asUser, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
+import { asUser, readMainSettings, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
 import { redactUrl, type Logger } from '@warren/logger';
 import { startTracing } from '@warren/tracing-node';
 import { auditDefaults, auditService, auditSettings } from './service';
 
-const env = readServiceEnv(process.env, auditDefaults);
-const config = { ...env, redisUrl: env.redisUrl ?? 'redis://127.0.0.1:6379', ...auditSettings(process.env) };
+const settings = readMainSettings(auditDefaults.name, () => {
+  const env = readServiceEnv(process.env, auditDefaults);
+  return { ...env, redisUrl: env.redisUrl ?? 'redis://127.0.0.1:6379', ...auditSettings(process.env) };
+});
+if (!settings.ok) {
+  // A variable that does not parse: one line naming it, no stack (the broker's way).
+  process.stderr.write(settings.line);
+  process.exit(1);
+}
+const config = settings.value;
 
 async function start(log: Logger, { observer }: StartHooks): Promise<RunningService> {
   const store = new RedisEventLog({ url: config.redisUrl, keyPrefix: config.keyPrefix, maxEntries: config.maxEntries, ttlMs: config.ttlMs });

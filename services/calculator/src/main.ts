@@ -7,7 +7,7 @@
 // To write a new service, copy both files, rename, and replace the methods.
 //
 // Run: AMQP_URL=amqp://guest:guest@127.0.0.1:5672 npx tsx services/calculator/src/main.ts
-import { asUser, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
+import { asUser, readMainSettings, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
 import { InflightView, RedisDirectory, createRedisTracker, trackQueued } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
 import { startTracing } from '@warren/tracing-node';
@@ -18,7 +18,13 @@ import { calculatorDefaults, calculatorService } from './service';
  * REDIS_URL set, calls are tracked in Redis, so `warren inflight`, `status`
  * and `cancel` see them.
  */
-const config = readServiceEnv(process.env, calculatorDefaults);
+const settings = readMainSettings(calculatorDefaults.name, () => readServiceEnv(process.env, calculatorDefaults));
+if (!settings.ok) {
+  // A variable that does not parse: one line naming it, no stack (the broker's way).
+  process.stderr.write(settings.line);
+  process.exit(1);
+}
+const config = settings.value;
 
 async function start(log: Logger, { observer }: StartHooks): Promise<RunningService> {
   // Optional: with a tracker, a redelivered call is answered from its stored result instead of running twice.

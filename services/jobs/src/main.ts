@@ -15,15 +15,23 @@
 // - A job whose worker dies on every attempt: after JOBS_MAX_ATTEMPTS the
 //   tracker answers the caller WorkerLost (-32005) and the request goes to the
 //   dead-letter queue `<namespace>.svc.<name>.dead`.
-import { asUser, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
+import { asUser, readMainSettings, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
 import { RedisEventLog } from '@warren/eventlog';
 import { InflightView, RedisDirectory, createRedisTracker, trackQueued } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
 import { startTracing } from '@warren/tracing-node';
 import { jobsDefaults, jobsService, jobsSettings, jobsTrackerOptions } from './service';
 
-const env = readServiceEnv(process.env, jobsDefaults);
-const config = { ...env, redisUrl: env.redisUrl ?? 'redis://127.0.0.1:6379', ...jobsSettings(process.env) };
+const settings = readMainSettings(jobsDefaults.name, () => {
+  const env = readServiceEnv(process.env, jobsDefaults);
+  return { ...env, redisUrl: env.redisUrl ?? 'redis://127.0.0.1:6379', ...jobsSettings(process.env) };
+});
+if (!settings.ok) {
+  // A variable that does not parse: one line naming it, no stack (the broker's way).
+  process.stderr.write(settings.line);
+  process.exit(1);
+}
+const config = settings.value;
 
 async function start(log: Logger, { observer }: StartHooks): Promise<RunningService> {
   const store = new RedisEventLog({ url: config.redisUrl, keyPrefix: config.keyPrefix });

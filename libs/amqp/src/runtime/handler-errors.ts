@@ -1,4 +1,5 @@
-import { JsonRpcError, isLocalError } from '@warren/jsonrpc';
+import { JsonRpcError, encode, encodeResponse, isLocalError, type ResponseMessage } from '@warren/jsonrpc';
+import type { Logger } from '@warren/logger';
 import type { HandlerContext } from './context';
 
 /**
@@ -38,4 +39,22 @@ function abortedBy(thrown: unknown, ctx: HandlerContext): boolean {
   const signal = ctx.signal;
   if (!signal.aborted) return false;
   return thrown === signal.reason || (thrown instanceof Error && thrown.name === 'AbortError');
+}
+
+/**
+ * The answer's text. A result JSON cannot hold (a BigInt, a cycle) answers -32603
+ * `result_not_serializable` (encodeResponse's rule) and is logged as a bug, like a throw: `error` with
+ * `err` (what JSON.stringify threw) on the call's logger, a batch member's on its own context (found by
+ * its id). The success path is one `encode`, as before: no closure, no child logger.
+ */
+export function encodeAnswer(response: ResponseMessage | readonly ResponseMessage[], contexts: HandlerContext | readonly HandlerContext[], serviceLog: Logger): string {
+  try {
+    return encode(response);
+  } catch {
+    return encodeResponse(response, (r, err) => ((isContextList(contexts) ? contexts.find((c) => c.id === r.id) : contexts)?.log ?? serviceLog).error({ err }, 'handler result is not JSON'));
+  }
+}
+
+function isContextList(contexts: HandlerContext | readonly HandlerContext[]): contexts is readonly HandlerContext[] {
+  return Array.isArray(contexts);
 }

@@ -1,6 +1,6 @@
 import type { WireChannel, WireMessage } from '@warren/amqp-transport';
 import {
-  CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, ShuttingDownError, badPayloadAnswer, decode, encodeResponse, isErrorResponse,
+  CancelledError, DeadlineExceededError, ErrorCode, JsonRpcError, ShuttingDownError, badPayloadAnswer, decode, isErrorResponse,
   type Decoded, type Dispatcher, type NotificationMessage, type RequestMessage, type ResolvedDecodeLimits, type ResponseMessage,
 } from '@warren/jsonrpc';
 import { outcomeOf, type CallTracker, type Executed, type RunInfo, type RunningCall, type TrackedOutcome } from '@warren/calls';
@@ -8,6 +8,7 @@ import type { Logger } from '@warren/logger';
 import { CallAbort } from './call-abort';
 import { CallContext, type CallFacts, type ContextOwner, type HandlerContext } from './context';
 import { deadReason, type DeliverySettlement } from './delivery-settlement';
+import { encodeAnswer } from './handler-errors';
 import { expiredResponse } from './late-answer';
 import type { MethodRetries } from './method-retries';
 import { observeSettled } from './observe';
@@ -194,12 +195,12 @@ export class RequestPipeline {
     const response = outcome === aborted ? abortedResponse(abort.reason, single) : outcome;
     if (response === 'requeue') return requeued;
     if (!response) return nothing;
-    if (Array.isArray(response)) return { kind: 'answer', text: encodeResponse(response), response: undefined };
+    if (Array.isArray(response)) return { kind: 'answer', text: encodeAnswer(response, members, this.d.log), response: undefined };
     const plan = ctx && single ? this.d.retries.plan(single.method, response, ctx, run.attempt, info.deadline) : undefined;
     if (plan?.action === 'retry') return { kind: 'retry', delayMs: plan.delayMs, nextAttempt: plan.nextAttempt, nextTryAt: plan.nextTryAt };
     if (isErrorResponse(response)) this.d.counters.failed++;
     // Serialized once: the tracker stores the very text the caller receives.
-    const text = encodeResponse(response);
+    const text = encodeAnswer(response, ctx ?? members, this.d.log);
     if (plan?.action === 'exhausted') return { kind: 'answer', text, response, deadLetter: deadReason('retries_exhausted', response, run.attempt) };
     return { kind: 'answer', text, response };
   }

@@ -95,3 +95,22 @@ it('logs a nested call\'s local error the handler let escape at warn, with its c
   const failures = lines().filter((l) => l['method'] === 'relay.run');
   expect(failures.map((l) => [l['level'], l['code']])).toEqual([[40, 'RPC_NO_ROUTE']]);
 });
+
+it('logs a result JSON cannot hold (a BigInt, a cycle) as a bug: error level, the call id, and the caller gets -32603', async () => {
+  const { logger, lines } = capture('info');
+  const cycle: Record<string, unknown> = {};
+  cycle['self'] = cycle;
+  await w.service({
+    name: 'odd', logger,
+    methods: { 'odd.big': { handler: () => ({ n: 10n }) }, 'odd.cycle': { handler: () => cycle }, 'odd.fine': { handler: () => 1 } },
+  });
+  const client = await w.client();
+  const callId = client.nextCallId();
+  await expect(rejection(until(client.call('odd.big', undefined, { id: callId })))).resolves.toMatchObject({ code: -32603, data: { reason: 'result_not_serializable' } });
+  await expect(rejection(until(client.call('odd.cycle')))).resolves.toMatchObject({ code: -32603 });
+  await expect(until(client.call('odd.fine'))).resolves.toBe(1);
+  const failures = byMessage(lines(), 'handler result is not JSON');
+  expect(failures.map((l) => [l['level'], l['method'], (l['err'] as { type: string }).type])).toEqual([[50, 'odd.big', 'TypeError'], [50, 'odd.cycle', 'TypeError']]);
+  expect(failures[0]).toMatchObject({ callId, service: 'odd' });
+  expect((failures[0]?.['err'] as { message: string }).message).toMatch(/BigInt/);
+});

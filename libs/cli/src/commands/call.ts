@@ -38,10 +38,13 @@ export function reportError(s: Session, err: unknown, id: Id = null): ExitCodeVa
 }
 
 /**
- * The JSON Schema failures of an Invalid params answer (`data`: `[{path, keyword, message}]`) as
- * lines a person reads, e.g. `params/size: must be <= 600 (maximum)`; undefined for other data.
+ * The JSON Schema failures of an Invalid params answer (`data`: `[{path, keyword, message}]`, or an
+ * object holding them as `details`, as schedule.add's `params_rejected` does) as lines a person reads,
+ * e.g. `params/size: must be <= 600 (maximum)`, `params/color: must be one of "red", "green" (enum)`;
+ * undefined for other data.
  */
 export function schemaFailures(data: unknown): string[] | undefined {
+  if (typeof data === 'object' && data !== null && !Array.isArray(data) && 'details' in data) return schemaFailures(data.details);
   if (!Array.isArray(data) || data.length === 0) return undefined;
   const lines: string[] = [];
   for (const entry of data) {

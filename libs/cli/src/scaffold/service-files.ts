@@ -90,13 +90,19 @@ function mainTs(name: string, id: string): string {
 // (docs/services.md has the variables), connects, and turns SIGTERM/SIGINT into a graceful close.
 //
 // Run: npx tsx services/${name}/src/main.ts   (AMQP_URL, REDIS_URL, WARREN_NAMESPACE as for every service)
-import { asUser, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
+import { asUser, readMainSettings, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
 import { RedisDirectory, createRedisTracker } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
 import { startTracing } from '@warren/tracing-node';
 import { ${id}Defaults, ${id}Service } from './service';
 
-const config = readServiceEnv(process.env, ${id}Defaults);
+const settings = readMainSettings(${id}Defaults.name, () => readServiceEnv(process.env, ${id}Defaults));
+if (!settings.ok) {
+  // A variable that does not parse: one line naming it, no stack (the broker's way).
+  process.stderr.write(settings.line);
+  process.exit(1);
+}
+const config = settings.value;
 
 async function start(log: Logger, { observer }: StartHooks): Promise<RunningService> {
   // With REDIS_URL: calls are tracked (warren inflight, status, cancel) and the methods recorded in the directory.

@@ -139,7 +139,7 @@ describe('warren notify and batch', () => {
       { jsonrpc: '2.0', result: 7, id: '1' },
       { jsonrpc: '2.0', result: 19, id: '2' },
       { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request' }, id: null },
-      { jsonrpc: '2.0', error: { code: -32601, message: `Method not found: "foo.get" is served by nobody in namespace "${ns.namespace}"`, data: { reason: 'no_route', method: 'foo.get', namespace: ns.namespace } }, id: '5' },
+      { jsonrpc: '2.0', error: { code: -32601, message: `Method not found: "foo.get" is served by nobody in namespace "${ns.namespace}"`, data: { reason: 'no_route', method: 'foo.get', namespace: ns.namespace, suggestions: [] } }, id: '5' },
       { jsonrpc: '2.0', result: ['hello', 5], id: '9' },
     ]);
   });

@@ -57,6 +57,8 @@ export class RpcClient {
   private unregister: (() => void) | undefined;
   private lateReplies = 0;
   private returned = 0;
+  /** Returned requests whose explainer has not answered yet (returned-request.ts). */
+  private readonly explaining = new Set<string>();
   private readonly listeners: CallListeners;
   /** Puts requests and notifications onto the channel (client-outbox.ts). */
   private readonly outbox: ClientOutbox;
@@ -93,7 +95,7 @@ export class RpcClient {
       holdOrFail: (publish, fail) => this.holdOrFail(publish, fail),
     });
     const { n, ids, pending, log } = this;
-    this.jobs = new JobSender({ n, ids, pending, channel: () => this.channel, holdOrFail: (p, f) => this.holdOrFail(p, f), encode: (m) => this.encode(m), confirmTimeoutMs: this.o.defaultTimeoutMs });
+    this.jobs = new JobSender({ n, ids, pending, channel: () => this.channel, explaining: this.explaining, holdOrFail: (p, f) => this.holdOrFail(p, f), encode: (m) => this.encode(m), confirmTimeoutMs: this.o.defaultTimeoutMs });
     this.notes = new Notifier({ n, ids, outbox: this.outbox, log, persistent: this.o.persistent, defaultTimeoutMs: this.o.defaultTimeoutMs });
   }
 
@@ -345,7 +347,7 @@ export class RpcClient {
         this.returned++;
         if (callId === undefined && messageId !== undefined) this.outbox.notificationReturned(messageId);
         // Unroutable: nobody serves the method, or its queue cannot take it now. Answer now instead of at the deadline.
-        if (callId) failReturned(this.pending, callId, routingKey, this.explainReturn, this.n.namespace);
+        if (callId) failReturned(this.pending, callId, routingKey, this.explainReturn, this.n.namespace, this.explaining);
       },
       closed: (closed) => {
         if (this.channel !== closed) return;

@@ -69,6 +69,8 @@ export interface JobSenderDeps {
   /** The client's pending table: a job waits there for its confirm, so a mandatory return fails it as it fails a call. */
   readonly pending: PendingCalls<string, ResponseMessage>;
   readonly channel: () => WireConfirmChannel | undefined;
+  /** Ids RabbitMQ returned whose explanation is still coming: their confirm settles nothing (the return fails them). */
+  readonly explaining: ReadonlySet<string>;
   /** Holds a publish while disconnected (the offline buffer), or fails it (closing, buffer full). */
   readonly holdOrFail: (publish: () => void, fail: (err: LocalError) => void) => void;
   /** The client's encoding of a body (and its size check: RpcTooLargeError). */
@@ -155,8 +157,8 @@ export class JobSender {
         expiration: String(Math.max(1, job.deadline - Date.now())),
       };
       const settle = (err: unknown): void => {
-        // A return (no queue bound) comes before the confirm and has settled the entry already.
-        if (!err) return void pending.resolve(job.id, confirmedJob);
+        // A return (no queue bound) comes before the confirm: it has settled the entry already, or will once explained.
+        if (!err) return void (this.d.explaining.has(job.id) || pending.resolve(job.id, confirmedJob));
         queueMicrotask(() => pending.reject(job.id, this.d.channel() === ch ? new RpcNotConfirmedError('not_confirmed', { cause: err }) : new RpcConnectionLostError('unconfirmed_at_disconnect', { cause: err })));
       };
       try {

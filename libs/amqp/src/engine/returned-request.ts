@@ -11,10 +11,15 @@ export type ReturnExplainer = (method: string) => LocalError | undefined | Promi
 /**
  * Fails a returned call: with the explainer's error, else RpcNoRouteError naming `namespace`. Runs only for a returned publish,
  * never on a call's way out or back; an explainer that answers later leaves the call pending until it does
- * (a call that settled meanwhile, by its deadline or an abort, is left as it is).
+ * (a call that settled meanwhile, by its deadline or an abort, is left as it is); `explaining` holds its id until then.
  */
-export function failReturned(pending: PendingCalls<string, ResponseMessage>, callId: string, method: string, explain: ReturnExplainer | undefined, namespace: string): void {
-  const fail = (err: LocalError | undefined): void => void pending.reject(callId, err ?? new RpcNoRouteError(method, { namespace }));
+export function failReturned(pending: PendingCalls<string, ResponseMessage>, callId: string, method: string, explain: ReturnExplainer | undefined, namespace: string, explaining: Set<string>): void {
+  // Held while an explainer answers later: the confirm RabbitMQ sends after the return must not settle a job meanwhile (enqueue.ts).
+  explaining.add(callId);
+  const fail = (err: LocalError | undefined): void => {
+    explaining.delete(callId);
+    pending.reject(callId, err ?? new RpcNoRouteError(method, { namespace }));
+  };
   const explained = explain?.(method);
   if (explained instanceof Promise) void explained.then(fail, () => fail(undefined));
   else fail(explained);

@@ -167,7 +167,7 @@ const cases: Case[] = [
   {
     name: 'nothing is bound for the method',
     local: { constructor: RpcNoRouteError, code: 'RPC_NO_ROUTE', retryable: false, method: 'no.such' },
-    wire: { code: -32601, message: 'Method not found: "no.such" is served by nobody in namespace "warren"', data: { reason: 'no_route', method: 'no.such', namespace: 'warren' } },
+    wire: { code: -32601, message: 'Method not found: "no.such" is served by nobody in namespace "warren"', data: { reason: 'no_route', method: 'no.such', namespace: 'warren', suggestions: [] } },
     provoke: async (send) => until(send(await w.client(), 'no.such', [], { timeoutMs: 60_000 })),
   },
   {

@@ -81,6 +81,6 @@ export { announcedMethods, nearMethods, noRouteHint } from './discovery/no-route
 export { asUser, readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env } from './runtime/service-env';
 export { runServiceMain, type RunningService, type StartHooks } from './runtime/service-main';
 export { shutdownHandler } from './runtime/shutdown';
-export { watchSupervisor } from './runtime/supervisor-watch';
+export { drainedExitCode, watchSupervisor } from './runtime/supervisor-watch';
 export { startWatchdog } from './runtime/watchdog';
 export { publishWorkerControl, type WorkerAction, type WorkerReport } from './wire/worker-control';

@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { ExitCode, UsageError, type ExitCodeValue } from '../errors';
 import { projectConfigFile, readProjectConfig, type ProjectConfig } from '../project-config';
 import type { Session } from '../session';
+import { mainArgs } from './main-args';
 import { findTarget } from './new-service-target';
 
 /** A child still running this long after its SIGTERM is killed: above a service's own drain bound (SHUTDOWN_TIMEOUT_MS, 15 s). */
@@ -64,9 +65,8 @@ export async function startCommand(s: Session, flags: { readonly root?: string; 
     }, childBoundMs).unref();
   };
   for (const i of instances) {
-    // TypeScript mains through tsx, resolved from the project (as `npx tsx` would).
-    const args = /\.[mc]?ts$/.test(i.main) ? ['--import', 'tsx', i.main] : [i.main];
-    const child = spawn(process.execPath, args, { cwd: target.root, env: { ...s.io.env, ...i.env, WARREN_SUPERVISOR: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    // TypeScript mains through tsx, resolved from the project (as `npx tsx` would); CommonJS ones without its loader thread (main-args.ts).
+    const child = spawn(process.execPath, mainArgs(target.root, i.main), { cwd: target.root, env: { ...s.io.env, ...i.env, WARREN_SUPERVISOR: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     child.stdin?.on('error', () => undefined);
     children.set(i.name, child);
     const prefix = `${i.name.padEnd(width)} | `;

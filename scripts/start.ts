@@ -18,6 +18,8 @@
 // group) any still there after childBoundMs, saying which and after how long, then exits.
 // Each child also runs a watchdog thread that ends it should its main thread block for
 // good (libs/amqp/src/runtime/watchdog.ts), even once this script is gone.
+// A child an operator drained (`warren worker drain`) exits drainedExitCode: said, not restarted, and the
+// others keep running. Children run as `node --require tsx/cjs` (see start()).
 // Logs are pretty on a terminal, JSON otherwise (LOG_FORMAT, log-format.ts).
 // `npm start -- --watch` (RabbitMQ mode only) restarts the processes whose sources changed
 // (watch.ts): a service's src/ restarts that service's processes alone, the broker's its own, a

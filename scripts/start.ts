@@ -18,6 +18,8 @@
 // group) any still there after childBoundMs, saying which and after how long, then exits.
 // Each child also runs a watchdog thread that ends it should its main thread block for
 // good (libs/amqp/src/runtime/watchdog.ts), even once this script is gone.
+// A child an operator drained (`warren worker drain`) exits drainedExitCode: said, not restarted, and the
+// others keep running. Children run as `node --require tsx/cjs` (see start()).
 // Logs are pretty on a terminal, JSON otherwise (LOG_FORMAT, log-format.ts).
 // `npm start -- --watch` (RabbitMQ mode only) restarts the processes whose sources changed
 // (watch.ts): a service's src/ restarts that service's processes alone, the broker's its own, a
@@ -30,6 +32,7 @@
 // in the order below, or the next free ones when another stack holds those (WARREN_OPS_PORT moves the
 // base, `off` turns them off; start-ops.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { drainedExitCode } from '@warren/amqp';
 import { existsSync, readdirSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
@@ -71,7 +74,10 @@ let ops: Record<string, string> = {};
 function start(name: string, file: string, env: Record<string, string> = {}): ChildProcess {
   // detached: a process group of its own, out of reach of the terminal's Ctrl-C (see the top).
   // stdin: the lifeline pipe (see the top); nothing is written to it.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file)], { cwd: root, env: { ...process.env, ...env, ...(name in ops ? { WARREN_OPS_PORT: ops[name] } : {}), WARREN_SUPERVISOR: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  // --require tsx/cjs: TypeScript compiled by a require hook on the main thread. `--import tsx` would run
+  // tsx's loader hooks on a thread of their own, which a module loaded late (on a shutdown path) waits
+  // for in Atomics.wait (issue 42); the repository is CommonJS, so the ESM hooks buy nothing here.
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(root, file)], { cwd: root, env: { ...process.env, ...env, ...(name in ops ? { WARREN_OPS_PORT: ops[name] } : {}), WARREN_SUPERVISOR: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   // A child gone first closes its end; writing nothing, this script would only see EPIPE here.
   child.stdin?.on('error', () => undefined);
   children.set(name, child);
@@ -80,6 +86,12 @@ function start(name: string, file: string, env: Record<string, string> = {}): Ch
   child.on('exit', (code, signal) => {
     children.delete(name);
     if (restarting.has(name) && !stopping) return;
+    if (!stopping && code === drainedExitCode) {
+      // An operator's `warren worker drain`: the rest keeps running, and it is not restarted.
+      process.stderr.write(`${name.padEnd(12)} | drained by an operator and exited; the others keep running\n`);
+      if (children.size === 0) void stop(0);
+      return;
+    }
     if (!stopping && watching) {
       process.stderr.write(`${name.padEnd(12)} | exited (${signal ?? code}); restarts on the next change to its sources\n`);
       return;
@@ -90,7 +102,7 @@ function start(name: string, file: string, env: Record<string, string> = {}): Ch
       return;
     }
     // A child that did not drain cleanly makes the whole run fail.
-    if (code !== 0) exitCode = 1;
+    if (code !== 0 && code !== drainedExitCode) exitCode = 1;
     if (children.size === 0) process.exit(exitCode);
   });
   return child;

@@ -88,6 +88,6 @@ export { asUser, readServiceEnv, positiveIntFromEnv, type ServiceEnv, type Env }
 export { readMainSettings } from './runtime/main-settings';
 export { runServiceMain, type RunningService, type StartHooks } from './runtime/service-main';
 export { shutdownHandler } from './runtime/shutdown';
-export { watchSupervisor } from './runtime/supervisor-watch';
+export { drainedExitCode, watchSupervisor } from './runtime/supervisor-watch';
 export { startWatchdog } from './runtime/watchdog';
 export { publishWorkerControl, type WorkerAction, type WorkerReport } from './wire/worker-control';

@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
+import { PassThrough } from 'node:stream';
 import { silentLogger } from '@warren/logger';
 import { runServiceMain, type MainProcess } from '../src/runtime/service-main';
+import { drainedExitCode } from '../src/runtime/supervisor-watch';
 
 /** A stand-in for `process`: signals are emitted by the test, stderr is recorded. */
 function fakeProcess(): MainProcess & { emitter: EventEmitter; written: string[] } {
@@ -126,4 +128,20 @@ it('ends with 0 once an operator drained the service (workers.drain), closing it
   await expect(code).resolves.toBe(0);
   expect(close).toHaveBeenCalledTimes(1);
   expect(proc.emitter.listenerCount('SIGTERM')).toBe(0);
+});
+
+it('ends with drainedExitCode once drained when a supervisor is watched, so npm start does not read it as a crash; a signal still ends with 0', async () => {
+  const drainedRun = async (signalFirst: boolean): Promise<number> => {
+    const proc = fakeProcess();
+    let drain: () => void = () => undefined;
+    const drained = new Promise<void>((resolve) => (drain = resolve));
+    const code = runServiceMain({ name: 'calc', logger: silentLogger(), process: proc, supervisor: new PassThrough(), start: () => Promise.resolve({ close: () => Promise.resolve(), drained }) });
+    await tick();
+    if (signalFirst) proc.emitter.emit('SIGTERM', 'SIGTERM');
+    drain();
+    return code;
+  };
+  expect(drainedExitCode).not.toBe(0);
+  await expect(drainedRun(false)).resolves.toBe(drainedExitCode);
+  await expect(drainedRun(true)).resolves.toBe(0);
 });

@@ -17,7 +17,7 @@ export const projectConfigFile = 'warren.config.json';
 export interface ProjectService {
   /** Lower-case letters, digits and inner hyphens, as `warren new service` names them. */
   readonly name: string;
-  /** Its main module, relative to the project root (e.g. `services/billing/src/main.ts`); run as `node --import tsx <main>`. */
+  /** Its main module, relative to the project root (e.g. `services/billing/src/main.ts`); run as `node --require tsx/cjs <main>` (`--import tsx` for an ES module main; commands/main-args.ts). */
   readonly main: string;
   /** Processes started for it, each with INSTANCE_ID `<name>-<n>` when more than one. @default 1 */
   readonly instances: number;

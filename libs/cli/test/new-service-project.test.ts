@@ -49,7 +49,7 @@ it('scaffolds services/NAME depending on the project\'s own @warren packages, an
   expect(readFileSync(path.join(dir, 'tsconfig.json'), 'utf8')).not.toMatch(/\.\.\//);
   expect(JSON.parse(readFileSync(path.join(project, 'warren.config.json'), 'utf8'))).toEqual({ services: [{ name: 'billing', main: 'services/billing/src/main.ts' }] });
   expect(shell.output()).toContain('npx warren start');
-  expect(shell.output()).toContain('npx tsx services/billing/src/main.ts');
+  expect(shell.output()).toContain('node --require tsx/cjs services/billing/src/main.ts');
 
   // A second service is appended; the first stays.
   await expect(run(['new', 'service', 'reports'], io(project))).resolves.toBe(0);

@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import { drainedExitCode } from '@warren/amqp';
 import { run, type Io } from '../src/index';
 
 let project: string;
@@ -20,7 +21,7 @@ if (process.env.EXIT_AFTER_UP) setImmediate(() => process.exit(Number(process.en
 setInterval(() => undefined, 1000);
 `;
 
-function io(cwd: string, env: Record<string, string> = {}): Io & { output: () => string; errors: () => string; until: (re: RegExp, count: number) => Promise<void> } {
+function io(cwd: string, env: Record<string, string> = {}): Io & { output: () => string; errors: () => string; until: (re: RegExp, count: number) => Promise<void>; untilError: (text: string) => Promise<void> } {
   let out = '';
   let err = '';
   const waiters: (() => void)[] = [];
@@ -37,6 +38,9 @@ function io(cwd: string, env: Record<string, string> = {}): Io & { output: () =>
     errors: () => err,
     async until(re, count) {
       while ((out.match(new RegExp(re, 'g')) ?? []).length < count) await new Promise<void>((r) => waiters.push(r));
+    },
+    async untilError(text) {
+      while (!err.includes(text)) await new Promise<void>((r) => waiters.push(r));
     },
   };
 }
@@ -69,6 +73,21 @@ it('stops everything, exit 1, when a service exits by itself', async () => {
   const shell = io(project, { EXIT_AFTER_UP: '3' });
   await expect(run(['start'], shell, new AbortController().signal)).resolves.toBe(1);
   expect(shell.errors()).toMatch(/billing-\d \| exited \(3\); stopping everything/);
+});
+
+it('keeps the others running when one exits drained by an operator (drainedExitCode), and ends with 0', async () => {
+  writeFileSync(path.join(project, 'services/fake/drained.js'), `process.exit(${drainedExitCode});\n`);
+  writeFileSync(path.join(project, 'warren.config.json'), JSON.stringify({ services: [{ name: 'billing', main: 'services/fake/drained.js' }, { name: 'solo', main: 'services/fake/main.js' }] }));
+  const shell = io(project);
+  const stop = new AbortController();
+  const code = run(['start'], shell, stop.signal);
+  await shell.until(/ up /, 1);
+  await shell.untilError('billing | drained by an operator and exited; the others keep running');
+  expect(shell.output()).not.toContain('term');
+  stop.abort();
+  await expect(code).resolves.toBe(0);
+  expect(shell.output().match(/term 1/g)).toHaveLength(1);
+  expect(shell.errors()).not.toContain('stopping everything');
 });
 
 it('refuses a project without services listed, with a usage error', async () => {

@@ -2,7 +2,7 @@ import { createLogger, type Logger } from '@warren/logger';
 import { startOpsServer, type OpsServer } from './ops-server';
 import type { OpsEnv } from './service-env';
 import { shutdownHandler } from './shutdown';
-import { watchSupervisor } from './supervisor-watch';
+import { drainedExitCode, watchSupervisor } from './supervisor-watch';
 import { startWatchdog, type Watchdog } from './watchdog';
 import type { ServiceObserver } from './service-observer';
 import { WorkerMetrics, type WorkerMetricsSources } from './worker-metrics';
@@ -106,7 +106,8 @@ function watchdogFor(options: ServiceMainOptions): Watchdog | undefined {
  * later, ends it at once: shutdown.ts) or when its `supervisor` is gone, with a
  * watchdog thread that ends the process should its main thread block for good.
  * Resolves the exit code (1 if starting failed, with one line on stderr;
- * then the shutdown's) and never exits: only the outermost main does, so
+ * then the shutdown's; `drainedExitCode` for a clean shutdown after an operator's
+ * drain when a `supervisor` is watched) and never exits: only the outermost main does, so
  * it can be run in a test or beside other work.
  *
  * @example
@@ -162,8 +163,10 @@ export async function runServiceMain(options: ServiceMainOptions): Promise<numbe
     stop(signal);
   };
   for (const signal of signals) proc.on(signal, begin);
+  let drained = false;
   void service.drained?.then(() => {
     if (stop.stopping) return;
+    drained = true;
     log.info('drained by an operator; shutting down');
     begin('SIGTERM');
   });
@@ -178,5 +181,6 @@ export async function runServiceMain(options: ServiceMainOptions): Promise<numbe
   for (const signal of signals) proc.off(signal, begin);
   // A second signal or a timeout ends the shutdown early: the port must not keep the process alive.
   await ops?.close();
-  return code;
+  // Its supervisor must not read an operator's drain as a crash (supervisor-watch.ts).
+  return code === 0 && drained && options.supervisor !== undefined ? drainedExitCode : code;
 }

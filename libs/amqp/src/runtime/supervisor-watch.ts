@@ -7,6 +7,15 @@
  * `WARREN_SUPERVISOR=stdin` on the children it starts so; a main started any other way (a shell,
  * systemd, a container) must not read its stdin as a lifeline, which is why it is opt-in.
  */
+/**
+ * The exit code of a supervised process (`WARREN_SUPERVISOR=stdin`) that an operator drained (the
+ * broker's `workers.drain`) and that then shut down cleanly: its supervisor (`npm start`, `warren
+ * start`) tells it from a crash and keeps the other processes running, without restarting it. An exit
+ * code, not a log line, so it reaches the supervisor whatever LOG_LEVEL hides. A process not
+ * supervised so exits 0 instead: 75 would read as a failure to systemd or a container runtime.
+ */
+export const drainedExitCode = 75;
+
 export interface SupervisorWatch {
   /** Stops watching (the input is left alone); idempotent. */
   readonly close: () => void;

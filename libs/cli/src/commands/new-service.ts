@@ -67,10 +67,10 @@ export async function newServiceCommand(s: Session, name: string, flags: { reado
   s.out(`${s.c.green('created')} ${relative}: ${[...files.keys()].join(', ')}`);
   if (listed) s.out(`${s.c.green('listed')} ${name} in ${path.relative(flags.cwd, path.join(target.root, projectConfigFile)) || projectConfigFile} ${s.c.dim(target.kind === 'workspace' ? '# npm start runs it' : '# its main, for npm start in a Warren checkout')}`);
   if (target.kind === 'workspace') {
-    s.out(`next:\n  npm install                           ${s.c.dim('# links the new workspace package')}\n  npm test -w services/${name}\n  npx tsx ${main}\n  npx warren call ${name}.greet '{"name":"Ada"}'`);
+    s.out(`next:\n  npm install                           ${s.c.dim('# links the new workspace package')}\n  npm test -w services/${name}\n  node --require tsx/cjs ${main}\n  npx warren call ${name}.greet '{"name":"Ada"}'`);
   } else {
     const tsx = hasTsx(target.root) ? '' : `  npm install -D tsx                    ${s.c.dim('# runs TypeScript mains')}\n`;
-    s.out(`next (from ${path.relative(flags.cwd, target.root) || '.'}):\n${tsx}  npx warren start                      ${s.c.dim('# the services of warren.config.json; or: npx tsx ' + main)}\n  npx warren call ${name}.greet '{"name":"Ada"}'`);
+    s.out(`next (from ${path.relative(flags.cwd, target.root) || '.'}):\n${tsx}  npx warren start                      ${s.c.dim('# the services of warren.config.json; or: node --require tsx/cjs ' + main)}\n  npx warren call ${name}.greet '{"name":"Ada"}'`);
   }
   return ExitCode.ok;
 }

@@ -4,15 +4,18 @@
 // its own (a terminal's Ctrl-C reaches only this command) with its stdin a lifeline pipe
 // (WARREN_SUPERVISOR=stdin: if this command dies, even by SIGKILL, each child reads end-of-file and
 // drains). Ctrl-C or SIGTERM sends exactly one SIGTERM to each child and waits for its drain, bounded
-// by childBoundMs; a child that exits by itself stops the others (exit 1). No --watch, no broker, no
+// by childBoundMs; a child that exits by itself stops the others (exit 1), but one an operator drained
+// (`warren worker drain`, exit code drainedExitCode) leaves them running. No --watch, no broker, no
 // ops ports: those stay with `npm start` in Warren's repository (docs/services.md "Dev loop").
 import { spawn, type ChildProcess } from 'node:child_process';
+import { drainedExitCode } from '@warren/amqp';
 import { once } from 'node:events';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { ExitCode, UsageError, type ExitCodeValue } from '../errors';
 import { projectConfigFile, readProjectConfig, type ProjectConfig } from '../project-config';
 import type { Session } from '../session';
+import { mainArgs } from './main-args';
 import { findTarget } from './new-service-target';
 
 /** A child still running this long after its SIGTERM is killed: above a service's own drain bound (SHUTDOWN_TIMEOUT_MS, 15 s). */
@@ -62,9 +65,8 @@ export async function startCommand(s: Session, flags: { readonly root?: string; 
     }, childBoundMs).unref();
   };
   for (const i of instances) {
-    // TypeScript mains through tsx, resolved from the project (as `npx tsx` would).
-    const args = /\.[mc]?ts$/.test(i.main) ? ['--import', 'tsx', i.main] : [i.main];
-    const child = spawn(process.execPath, args, { cwd: target.root, env: { ...s.io.env, ...i.env, WARREN_SUPERVISOR: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    // TypeScript mains through tsx, resolved from the project (as `npx tsx` would); CommonJS ones without its loader thread (main-args.ts).
+    const child = spawn(process.execPath, mainArgs(target.root, i.main), { cwd: target.root, env: { ...s.io.env, ...i.env, WARREN_SUPERVISOR: 'stdin' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     child.stdin?.on('error', () => undefined);
     children.set(i.name, child);
     const prefix = `${i.name.padEnd(width)} | `;
@@ -73,11 +75,15 @@ export async function startCommand(s: Session, flags: { readonly root?: string; 
     child.on('error', (err) => s.io.stderr.write(`${prefix}cannot start: ${err.message}\n`));
     void once(child, 'exit').then(([code, signal]) => {
       children.delete(i.name);
-      if (!stopping) {
+      if (!stopping && code === drainedExitCode) {
+        // An operator's `warren worker drain`: the others keep running, and it is not restarted.
+        s.io.stderr.write(`${prefix}drained by an operator and exited; the others keep running\n`);
+        if (children.size === 0) stopAll();
+      } else if (!stopping) {
         s.io.stderr.write(`${prefix}exited (${String(signal ?? code)}); stopping everything\n`);
         failed = true;
         stopAll();
-      } else if (code !== 0) failed = true;
+      } else if (code !== 0 && code !== drainedExitCode) failed = true;
       if (stopping && children.size === 0) ended();
     });
   }

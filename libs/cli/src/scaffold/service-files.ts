@@ -89,7 +89,8 @@ function mainTs(name: string, id: string): string {
   return `// The ${name} service's composition root: the only place that reads the environment
 // (docs/services.md has the variables), connects, and turns SIGTERM/SIGINT into a graceful close.
 //
-// Run: npx tsx services/${name}/src/main.ts   (AMQP_URL, REDIS_URL, WARREN_NAMESPACE as for every service)
+// Run: node --require tsx/cjs services/${name}/src/main.ts   (AMQP_URL, REDIS_URL, WARREN_NAMESPACE as for every service)
+// (tsx's require hook: unlike npx tsx or --import tsx, no loader thread a late-loaded module could block on.)
 import { asUser, readMainSettings, readServiceEnv, runServiceMain, startService, type RunningService, type StartHooks } from '@warren/amqp';
 import { RedisDirectory, createRedisTracker } from '@warren/inflight';
 import { redactUrl, type Logger } from '@warren/logger';
@@ -171,7 +172,7 @@ declared with TypeBox schemas through \`defineMethod\`, and its \`startService\`
 \`\`\`sh
 npm install                                  # once: links this package into the workspace
 npm test -w services/${name}                 # its tests, no RabbitMQ needed
-npx tsx services/${name}/src/main.ts         # run it (AMQP_URL, REDIS_URL, WARREN_NAMESPACE)
+node --require tsx/cjs services/${name}/src/main.ts   # run it (AMQP_URL, REDIS_URL, WARREN_NAMESPACE)
 npx warren call ${name}.greet '{"name":"Ada"}'   # "Hello, Ada!"
 npx warren repl                              # then: ${name}.greet name=Ada
 \`\`\`

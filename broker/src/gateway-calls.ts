@@ -4,6 +4,7 @@ import type { Logger } from '@warren/logger';
 import { authorize, internalAsker, type Asker, type Verdict } from './authz';
 import { CallOwners } from './call-owners';
 import { CallSeries } from './call-series';
+import type { JobCallOptions } from './job-methods';
 import { outcomeLabel, type BrokerMetrics, type Via } from './metrics';
 
 /** A call the gateway is relaying now, as GET /inflight shows it. */
@@ -26,6 +27,8 @@ export interface CallGateOptions {
   readonly logger: Logger;
   /** Maps a method to its metrics label; unknown methods must collapse to one value (labels come from untrusted input). */
   readonly methodLabel: (method: string) => string;
+  /** How a call to a job-style method is sent (persistent, waiting for a worker); undefined for other methods. @default none */
+  readonly jobOptions?: (method: string) => JobCallOptions | undefined;
 }
 
 /**
@@ -92,7 +95,9 @@ export class CallGate {
     let response: ResponseMessage | undefined;
     try {
       // client.request never rejects: local failures come back as error responses.
-      response = await this.o.client.request(message, opts);
+      // A job-style method queues persistent for a worker (docs/protocol.md "Job-style calls may queue").
+      const job = this.o.jobOptions?.(message.method);
+      response = await this.o.client.request(message, job ? { ...job, ...opts } : opts);
       return verdict.kind === 'own-calls-only' ? this.ownOnly(response, asker) : response;
     } finally {
       this.leave(callId, call);

@@ -15,6 +15,7 @@ import { registerJobsRoute } from './http/jobs-route';
 import { registerSecurityHeaders } from './http/security-headers';
 import { serverTimeouts } from './http/timeouts';
 import type { InflightSource } from './inflight';
+import { jobMethods } from './job-methods';
 import { LiveCatalogue } from './live-catalogue';
 import { createMcpServer } from './mcp/server';
 import { McpSessions } from './mcp/sessions';
@@ -85,6 +86,7 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     schedules: () => o.scheduleCounts?.() ?? new Map(),
     tracking: () => deps.registry.list().flatMap((i) => (i.tracking === undefined ? [] : [{ service: i.service, state: i.tracking.state }])),
   }, o.defaultMetrics);
+  const jobs = jobMethods(deps.registry);
   const calls: CallGate = new CallGate({
     client: deps.client,
     maxConcurrent: o.maxConcurrentCalls,
@@ -92,6 +94,7 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
     logger: o.logger,
     // Method names come from callers: only ones some service announced become label values.
     methodLabel: (method) => (method === 'rpc.discover' || catalogue.current().methods.has(method) ? method : '(unknown)'),
+    jobOptions: (method) => jobs.optionsFor(method),
   });
   const sessions: McpSessions = new McpSessions({
     createServer: (principal) => createMcpServer({
@@ -224,6 +227,7 @@ export async function buildGateway(deps: GatewayDeps, options: GatewayOptions = 
           await closed;
         } finally {
           catalogue.close();
+          jobs.close();
           availability.close();
         }
       })();

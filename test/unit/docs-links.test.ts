@@ -3,7 +3,7 @@
 // path (`libs/amqp/src/x.ts`) must exist. The docs stay short enough to read: none in docs/ past
 // 500 lines, the README past 150 (split by reader instead).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.join(__dirname, '..', '..');
@@ -79,6 +79,16 @@ function missingPaths(file: string): string[] {
 describe('the docs', () => {
   it('link only to files and headings that exist', () => {
     expect(markdown.flatMap(brokenLinks)).toEqual([]);
+  });
+
+  it('schemas point only at sections that exist (`docs/protocol.md, Cancellation` names a heading there)', () => {
+    const schemas = readdirSync(path.join(root, 'docs', 'schemas')).filter((f) => f.endsWith('.json'));
+    const headings = (file: string): Set<string> => new Set([...prose(read(file)).matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)].map((m) => (m[1] as string).toLowerCase()));
+    const stale = schemas.flatMap((schema) =>
+      [...read(`docs/schemas/${schema}`).matchAll(/docs\/([a-z-]+\.md), \\?"?([^".\\]+(?:\([^)]*\))?)/g)]
+        .filter(([, doc, section]) => !existsSync(path.join(root, 'docs', doc as string)) || !headings(`docs/${doc as string}`).has((section as string).trim().toLowerCase()))
+        .map(([whole]) => `${schema}: ${whole}`));
+    expect(stale).toEqual([]);
   });
 
   it('name only repository paths that exist', () => {

@@ -50,6 +50,13 @@ describe('x-warren-deadline: the AMQP types read, and those ignored', () => {
     }
   });
 
+  it('reads a deadline past the largest (8.64e15 ms, year 275760; int64 goes to 9.2e18) as the largest, and runs the call', async () => {
+    // The largest double below 2^63 (amqplib cannot write 2^63 - 1 from a JS number).
+    for (const value of [{ '!': 'long', value: 9_223_372_036_854_774_784 }, '9999999999999999']) {
+      expect(JSON.parse(await raw(request('v11.deadline'), { 'x-warren-deadline': value }, 'v11.deadline')).result).toBe(8_640_000_000_000_000);
+    }
+  });
+
   it('reads a decimal (D): it cannot hold a deadline in ms of today, so it reads as passed and is answered -32001', async () => {
     const reply = JSON.parse(await raw(request('v11.deadline'), { 'x-warren-deadline': { '!': 'decimal', value: { places: 0, digits: 4_000_000_000 } } }, 'v11.deadline'));
     expect(reply.error).toMatchObject({ code: -32001, data: { reason: 'deadline_passed' } });
@@ -113,7 +120,7 @@ it('a reply carries no trace context (it belongs to the span of the request it a
   expect(reply?.properties.headers?.['traceparent']).toBeUndefined();
 });
 
-it('the reference client signals 1.1: x-warren-protocol 1 (as v1 peers compare) and x-warren-protocol-minor 1', async () => {
+it('the reference client signals 1.2: x-warren-protocol 1 (as v1 peers compare) and x-warren-protocol-minor 2', async () => {
   const spy = (await ch.assertQueue('', { exclusive: true })).queue;
   await ch.bindQueue(spy, ns.names.requestExchange, 'v11.echo');
   const seen: ConsumeMessage[] = [];
@@ -122,5 +129,5 @@ it('the reference client signals 1.1: x-warren-protocol 1 (as v1 peers compare) 
   td.add(() => client.close());
   await client.call('v11.echo', [1]);
   await waitFor(() => seen.length === 1, { message: 'the request seen' });
-  expect(seen[0]?.properties.headers).toMatchObject({ 'x-warren-protocol': 1, 'x-warren-protocol-minor': 1 });
+  expect(seen[0]?.properties.headers).toMatchObject({ 'x-warren-protocol': 1, 'x-warren-protocol-minor': 2 });
 });

@@ -59,6 +59,29 @@ describe('cancellation on the wire (no in-flight store)', () => {
     await waitFor(() => stopped.includes(callId), { message: 'handler aborted on its worker' });
   });
 
+  it("an abort's cancel carries the call's deadline, and an expiration that covers it (not 60 s)", async () => {
+    // A queue of the test's own on NS.cancel reads the cancel as any instance would.
+    const model = await amqp.connect(urls);
+    td.add(() => model.close());
+    const ch = await model.createChannel();
+    const { queue } = await ch.assertQueue('', { exclusive: true });
+    await ch.bindQueue(queue, ns.names.cancelExchange, '');
+    const heard: amqp.ConsumeMessage[] = [];
+    await ch.consume(queue, (m) => void (m && heard.push(m)), { noAck: true });
+    const ac = new AbortController();
+    const callId = caller.nextCallId();
+    const before = Date.now();
+    const call = caller.call('wait', [], { signal: ac.signal, timeoutMs: 600_000 });
+    await waitFor(() => started.includes(callId), { message: 'handler started' });
+    ac.abort();
+    await expect(call).rejects.toBeInstanceOf(RpcAbortedError);
+    await waitFor(() => heard.length > 0, { message: 'cancel heard' });
+    const body = JSON.parse(heard[0]?.content.toString() ?? '{}') as { callId?: string; deadline?: number };
+    expect(body.callId).toBe(callId);
+    expect(body.deadline).toBeGreaterThanOrEqual(before + 600_000);
+    expect(Number(heard[0]?.properties.expiration)).toBeGreaterThan(500_000);
+  });
+
   it('a cancel from another process stops the call, and its caller gets -32003 from the worker', async () => {
     const callId = caller.nextCallId();
     const call = caller.call('wait', [], { id: 'b' });

@@ -14,7 +14,7 @@ export interface Caller {
   /** The call id of the next call (for --show-id). */
   nextCallId(): string;
   /** Tells every worker on the wire to cancel `callId`. */
-  cancelOnWire(callId: string, reason?: string): Promise<void>;
+  cancelOnWire(callId: string, reason?: string, deadline?: number): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -48,11 +48,17 @@ export function cloneTable(table: WireHeaders): WireHeaders {
   return out;
 }
 
+/** amqplib's type names whose values a consumer reads back as plain JS numbers. */
+const numberTypes: ReadonlySet<string> = new Set(['byte', 'short', 'int', 'long', 'float', 'double']);
+
 function cloneValue(v: unknown): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (Buffer.isBuffer(v)) return Buffer.from(v);
   if (v instanceof Date) return new Date(v.getTime());
   if (Array.isArray(v)) return v.map(cloneValue);
+  // amqplib's typed numbers (`{ '!': 'long', value }`) reach a RabbitMQ consumer as plain numbers: so here.
+  const typed = (v as { '!'?: unknown })['!'];
+  if (typeof typed === 'string' && numberTypes.has(typed)) return (v as { value?: unknown }).value;
   return cloneTable(v as WireHeaders);
 }
 

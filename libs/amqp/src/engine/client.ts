@@ -64,7 +64,7 @@ export class RpcClient {
   private readonly outbox: ClientOutbox;
   private readonly jobs: JobSender; // enqueue.ts; notify.ts below: nothing of either runs per call
   private readonly notes: Notifier;
-  /** Deadlines of delayed calls pending, by call id: a caller's abort tells workers to remember the cancel that long. */
+  /** Deadlines of delayed or abortable calls pending, by call id: a caller's abort tells workers to remember the cancel that long. */
   private readonly delayedDeadlines = new Map<string, number>();
   private availability: ((method: string) => AvailabilityVerdict) | undefined;
   private explainReturn: ReturnExplainer | undefined;
@@ -111,9 +111,7 @@ export class RpcClient {
 
   get namespace(): string { return this.n.namespace; }
 
-  get replyQueue(): string {
-    return this.o.replyMode === 'direct' ? directReplyQueue : this.n.replyQueue(this.replyId);
-  }
+  get replyQueue(): string { return this.o.replyMode === 'direct' ? directReplyQueue : this.n.replyQueue(this.replyId); }
 
   stats(): ClientStats {
     return { pending: this.pending.size, buffered: this.buffer.size, onWire: this.onWire.size, lateReplies: this.lateReplies, returned: this.returned, untrustedReplies: this.trust.dropped };
@@ -279,7 +277,8 @@ export class RpcClient {
     // Only for a call the table took: a refused one (limit, aborted signal) never settles through onSettled.
     if (opts.onProgress && this.pending.has(request.callId)) this.listeners.listenToProgress(request.callId, opts.onProgress);
     if (this.pending.has(request.callId)) this.trust.expect(request.callId, message.method);
-    if (dueAt !== undefined && this.pending.has(request.callId)) this.delayedDeadlines.set(request.callId, deadline);
+    // Delayed and abortable calls only (no entry per plain call): an abort's wire cancel carries the deadline (docs/protocol.md "Cancellation").
+    if ((dueAt !== undefined || opts.signal !== undefined) && this.pending.has(request.callId)) this.delayedDeadlines.set(request.callId, deadline);
     const queueIfDown = (opts.whenNoConsumer ?? (request.persistent ? 'queue' : 'fail')) === 'queue';
     const verdict = queueIfDown || !this.availability ? undefined : this.availability(message.method);
     if (verdict === undefined) this.outbox.request(request);

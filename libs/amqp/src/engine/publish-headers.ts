@@ -1,7 +1,9 @@
-import { Header, protocolMinor, protocolMinorHeader, protocolVersion } from '../wire/headers';
-import { progressHeader } from '../wire/progress';
+import { Header, protocolHeaderValue, protocolMinorHeader, protocolMinorHeaderValue } from '../wire/headers';
+import { progressFlag, progressHeader } from '../wire/progress';
 
 /**
+ * Deadlines and send times are ms since the epoch (above 2^31), which amqplib writes as `l` already.
+ *
  * The header tables of this client's publishes, one object each, refilled
  * for every publish. amqplib makes the headers object the prototype of one
  * of its own (`Object.create(options.headers)`); a new object per publish
@@ -11,12 +13,12 @@ import { progressHeader } from '../wire/progress';
  * same object for the next publish is safe.
  */
 export class PublishHeaders {
-  private readonly request: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [Header.sentAt]: 0 };
-  private readonly event: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.traceparent]: '' };
+  private readonly request: Record<string, unknown> = { [Header.protocol]: protocolHeaderValue, [protocolMinorHeader]: protocolMinorHeaderValue, [Header.deadline]: 0, [Header.traceparent]: '', [Header.sentAt]: 0 };
+  private readonly event: Record<string, unknown> = { [Header.protocol]: protocolHeaderValue, [protocolMinorHeader]: protocolMinorHeaderValue, [Header.traceparent]: '' };
   /** A second table for requests asking for progress, so neither table changes shape. */
-  private readonly withProgress: Record<string, number | string> = { [Header.protocol]: protocolVersion, [protocolMinorHeader]: protocolMinor, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: 1, [Header.sentAt]: 0 };
+  private readonly withProgress: Record<string, unknown> = { [Header.protocol]: protocolHeaderValue, [protocolMinorHeader]: protocolMinorHeaderValue, [Header.deadline]: 0, [Header.traceparent]: '', [progressHeader]: progressFlag, [Header.sentAt]: 0 };
 
-  forRequest(deadline: number, traceparent: string, progress: boolean, tracestate: string | undefined): Record<string, number | string> {
+  forRequest(deadline: number, traceparent: string, progress: boolean, tracestate: string | undefined): Record<string, unknown> {
     const table = progress ? this.withProgress : this.request;
     table[Header.deadline] = deadline;
     table[Header.traceparent] = traceparent;
@@ -25,7 +27,7 @@ export class PublishHeaders {
     return tracestate === undefined ? table : { ...table, [Header.tracestate]: tracestate };
   }
 
-  forEvent(traceparent: string, tracestate: string | undefined): Record<string, number | string> {
+  forEvent(traceparent: string, tracestate: string | undefined): Record<string, unknown> {
     this.event[Header.traceparent] = traceparent;
     return tracestate === undefined ? this.event : { ...this.event, [Header.tracestate]: tracestate };
   }

@@ -5,7 +5,7 @@ import type { Logger } from '@warren/logger';
 import { forgedDeathHeader, forwardDeadLetter, type DeadLetterReason } from '../wire/dead-letter';
 import type { DeliveryInfo } from '../wire/delivery';
 import type { Names } from '../wire/names';
-import { encodeProgress, progressHeader, type ProgressListener } from '../wire/progress';
+import { encodeProgress, progressHeaders, type ProgressListener } from '../wire/progress';
 import type { CallFacts } from './context';
 import { publishRetry } from './retry';
 import type { ResolvedServiceOptions } from './service-options';
@@ -50,7 +50,7 @@ export class DeliverySettlement {
       const ch = this.d.channel();
       if (ch && facts.wantsProgress && facts.replyTo) {
         try {
-          ch.publish('', facts.replyTo, encodeProgress(p), { correlationId: facts.callId, contentType: 'application/json', headers: { [progressHeader]: 1 }, userId: this.d.o.userId });
+          ch.publish('', facts.replyTo, encodeProgress(p), { correlationId: facts.callId, contentType: 'application/json', headers: progressHeaders, userId: this.d.o.userId });
         } catch (err) {
           this.d.log.debug({ err, callId: facts.callId }, 'progress not published');
         }

@@ -1,6 +1,6 @@
 import type { WireChannel, WireMessage } from '@warren/amqp-transport';
 import { ErrorCode, JsonRpcError, isErrorResponse, type JsonValue, type ResponseMessage } from '@warren/jsonrpc';
-import { Header } from '../wire/headers';
+import { Header, int64 } from '../wire/headers';
 import { carriedHeaders, copyProperties } from '../wire/republish';
 import { checkInt } from '@warren/config';
 
@@ -101,6 +101,6 @@ export function planRetry(p: RetryPolicy, response: ResponseMessage, failure: un
  */
 export function publishRetry(ch: WireChannel, queue: string, msg: WireMessage, nextAttempt: number, deadline: number, now = Date.now()): void {
   const kept = carriedHeaders(msg.properties.headers);
-  kept[Header.attempt] = nextAttempt;
+  kept[Header.attempt] = int64(nextAttempt);
   ch.publish('', queue, msg.content, copyProperties(msg.properties, kept, String(Math.max(1, deadline - now))));
 }

@@ -19,7 +19,7 @@ export interface ControlledWorker {
 }
 
 /**
- * An instance's operator controls (docs/protocol.md, "Worker controls"): pause and resume
+ * An instance's operator controls (docs/protocol-discovery.md, "Worker controls"): pause and resume
  * consuming, drain (stop taking work, finish, close) and cancel every running call. State lives
  * here, in memory: a restarted instance consumes again. One control at a time, in arrival order,
  * so a pause then a resume never ends paused.

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { WireChannel, WireMessage } from '@warren/amqp-transport';
-import { Header } from './headers';
+import { Header, int64 } from './headers';
 import { carriedHeaders, copyProperties } from './republish';
 
 /**
@@ -36,9 +36,9 @@ export function forwardDeadLetter(ch: WireChannel, exchange: string, routingKey:
   const kept = carriedHeaders(msg.properties.headers);
   kept[DeadHeader.id] = randomBytes(8).toString('hex');
   kept[DeadHeader.reason] = why.reason;
-  if (why.code !== undefined) kept[DeadHeader.code] = why.code;
-  kept[DeadHeader.attempts] = why.attempts;
-  kept[DeadHeader.at] = now;
+  if (why.code !== undefined) kept[DeadHeader.code] = int64(why.code);
+  kept[DeadHeader.attempts] = int64(why.attempts);
+  kept[DeadHeader.at] = int64(now);
   ch.publish(exchange, routingKey, msg.content, copyProperties(msg.properties, kept));
   ch.ack(msg);
 }

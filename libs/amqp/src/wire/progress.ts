@@ -1,3 +1,4 @@
+import { int64 } from './headers';
 /**
  * Job progress: what a handler reports through `ctx.progress(fraction, message?)`, how often it is
  * passed on (throttled per call), and its form on the wire (a message on the caller's reply queue
@@ -18,6 +19,10 @@ export type ProgressListener = (progress: Progress) => void;
  * progress never sees a message that is not a response.
  */
 export const progressHeader = 'x-warren-progress';
+/** `x-warren-progress: 1`, as `l` like every integer header Warren writes (docs/protocol.md, "Headers"). */
+export const progressFlag = int64(1);
+/** The header table of a progress message (one shared object: nothing allocated per report for it). */
+export const progressHeaders = { [progressHeader]: progressFlag };
 
 /** Most progress writes per call: one per this interval, the last one always written. @default 250 */
 export const defaultProgressIntervalMs = 250;

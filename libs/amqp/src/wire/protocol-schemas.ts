@@ -51,7 +51,7 @@ export const announcementSchema: JsonObject = {
   definitions: {
     worker: {
       type: 'object',
-      description: "The instance as an operator sees it (the console's worker page): where it runs, how it consumes, what it has done, and the operator's controls it obeys (docs/protocol.md, \"Worker controls\"). Absent from instances older than it.",
+      description: "The instance as an operator sees it (the console's worker page): where it runs, how it consumes, what it has done, and the operator's controls it obeys (docs/protocol-discovery.md, \"Worker controls\"). Absent from instances older than it.",
       properties: {
         host: text(255),
         pid: count,
@@ -107,7 +107,7 @@ export const announcementSchema: JsonObject = {
       properties: {
         name: { $ref: '#/definitions/methodName' },
         description: text(10_000),
-        params: { ...schemaRef, description: 'JSON Schema (draft-07) of the params: an array schema for by-position, an object schema for by-name, a oneOf of both for either.' },
+        params: { ...schemaRef, description: 'JSON Schema (draft-07) of the params: an array schema for by-position, an object schema for by-name, an anyOf of both for either (as Warren announces; a oneOf reads the same).' },
         result: { ...schemaRef, description: 'JSON Schema (draft-07) of the result.' },
         errors: { type: 'array', maxItems: 100, items: { $ref: '#/definitions/error' }, description: 'Application errors the method may answer, besides the protocol ones every method may.' },
         jobStyle: { type: 'boolean', description: 'A long-running job: callers should send it persistent (delivery mode 2) with a generous deadline. Default false.' },
@@ -163,7 +163,7 @@ export const announceNowSchema: JsonObject = {
   $schema: jsonSchemaDraft,
   $id: 'urn:warren:schema:announce-now:1',
   title: 'Warren announce-now request (protocol v1)',
-  description: 'Published by a starting registry on the fanout exchange NS.discover. Every instance answers with its announcement on NS.control after a random delay in [0, min(jitterMs, 1000)] ms. Anything that does not validate is ignored.',
+  description: 'Published by a starting registry on the fanout exchange NS.discover. Every instance answers with its announcement on NS.control after a random delay in [0, min(jitterMs, 1000)) ms (whole ms, so at most min(jitterMs, 1000) - 1). Anything that does not validate is ignored.',
   type: 'object',
   required: ['v', 'type', 'requestId', 'jitterMs'],
   properties: {

@@ -1,6 +1,6 @@
 import type { WireProperties, WirePublishOptions } from '@warren/amqp-transport';
 import { definedOnly } from '@warren/config';
-import { Header } from './headers';
+import { Header, asWritten } from './headers';
 
 /**
  * RabbitMQ's own bookkeeping on a message it dead-lettered or counted (`x-death`, the first and last
@@ -16,11 +16,11 @@ const brokerHeaders: ReadonlySet<string> = new Set<string>([
 
 const nothing: ReadonlySet<string> = new Set<string>();
 
-/** The headers a copy of a message keeps: all of `headers` but RabbitMQ's bookkeeping and the names in `drop`. */
+/** The headers a copy of a message keeps: all of `headers` but RabbitMQ's bookkeeping and the names in `drop`; integers written as `l`. */
 export function carriedHeaders(headers: unknown, drop: ReadonlySet<string> = nothing): Record<string, unknown> {
   const kept: Record<string, unknown> = {};
   if (typeof headers !== 'object' || headers === null) return kept;
-  for (const [k, v] of Object.entries(headers as Record<string, unknown>)) if (!brokerHeaders.has(k) && !drop.has(k)) kept[k] = v;
+  for (const [k, v] of Object.entries(headers as Record<string, unknown>)) if (!brokerHeaders.has(k) && !drop.has(k)) kept[k] = asWritten(v);
   return kept;
 }
 

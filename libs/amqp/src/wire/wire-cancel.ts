@@ -26,6 +26,8 @@ export interface CancelMessage {
 
 /** How long a cancel for a call not (yet) running here is remembered when it carries no deadline (with one: until it). */
 export const cancelMemoryMs = 60_000;
+/** The longest `expiration` a cancel carries (2^31 - 1 ms, about 24.8 days): RabbitMQ refuses larger values on some versions. */
+const maxCancelExpirationMs = 2_147_483_647;
 /** Most cancels remembered at once; the oldest are forgotten first. */
 const maxRemembered = 10_000;
 const maxCallIdLength = 255;
@@ -63,7 +65,8 @@ export function cancelTopology(n: Names, service: string, instanceId: string): T
  */
 export function publishCancel(channel: WireChannel, n: Names, message: Omit<CancelMessage, 'v' | 'type'>): void {
   const body: CancelMessage = { v: 1, type: 'cancel', ...message };
-  const ttl = message.deadline === undefined ? cancelMemoryMs : Math.max(1, Math.min(cancelMemoryMs, Math.ceil(message.deadline - Date.now())));
+  // Covers the call's whole remaining time (a cancel waiting in a busy instance's queue still counts), not 60 s.
+  const ttl = message.deadline === undefined ? cancelMemoryMs : Math.max(1, Math.min(maxCancelExpirationMs, Math.ceil(message.deadline - Date.now())));
   channel.publish(n.cancelExchange, '', Buffer.from(JSON.stringify(body)), { contentType: 'application/json', expiration: String(ttl) });
 }
 

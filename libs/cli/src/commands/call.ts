@@ -74,7 +74,9 @@ export async function callWith(s: Session, method: string, params: Params | unde
   const progress = flags.progress ?? (s.io.stderr.isTTY === true && !s.settings.json) ? progressView(s) : undefined;
   try {
     if (Object.keys(delay).length > 0 && !s.settings.json) s.err(s.c.dim(`waiting until ${dueText(delay)}, then for the answer (leaving does not cancel it)`));
-    const result = await client.call(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), id, ...delay, ...(progress ? { onProgress: progress.listener } : {}) });
+    // A job-style method is sent persistent (docs/protocol.md "Job-style calls may queue") unless --persistent said otherwise.
+    const job = flags.persistent === undefined && services.get(method)?.jobStyle === true ? { persistent: true } : {};
+    const result = await client.call(method, params, { ...(flags.timeout === undefined ? {} : { timeoutMs: flags.timeout }), id, ...delay, ...job, ...(progress ? { onProgress: progress.listener } : {}) });
     progress?.done();
     if (s.settings.json) s.out(JSON.stringify({ jsonrpc: '2.0', result, id }));
     else s.out(prettyJson(result, s.c));

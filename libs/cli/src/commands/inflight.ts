@@ -117,7 +117,10 @@ export async function statusCommand(s: Session, callId: string): Promise<ExitCod
 export async function cancelCommand(s: Session, callId: string): Promise<ExitCodeValue> {
   // The Redis mark first (its answer says what the cancel did), then on the wire, even when Redis failed: a worker in
   // any language hears that on NS.cancel, with or without the in-flight store.
-  const onWire = (): Promise<boolean> => s.client().then((c) => c.cancelOnWire(callId, 'warren cancel')).then(() => true, () => false);
+  // With the call's deadline when its record names one: an untracked worker then remembers the cancel until the
+  // deadline (docs/protocol.md "Cancellation"), not 60 s. One Redis read; none known (or Redis away) is no deadline.
+  const deadline = s.view().then((v) => v.status(callId)).then((st) => st.deadline, () => undefined);
+  const onWire = (): Promise<boolean> => Promise.all([s.client(), deadline]).then(([c, d]) => c.cancelOnWire(callId, 'warren cancel', d)).then(() => true, () => false);
   let outcome: Awaited<ReturnType<InflightView['cancel']>>;
   try {
     outcome = await viewOp(s, async () => (await s.view()).cancel(callId));

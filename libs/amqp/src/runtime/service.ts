@@ -1,9 +1,8 @@
 import { hostname } from 'node:os';
-import type { WireChannel, WireModel, WireMessage, WireConnection } from '@warren/amqp-transport';
+import { closeChannel, type WireChannel, type WireModel, type WireMessage, type WireConnection } from '@warren/amqp-transport';
 import { CancelledError, Dispatcher, ShuttingDownError, resolveDecodeLimits, type ResolvedDecodeLimits } from '@warren/jsonrpc';
 import type { Logger } from '@warren/logger';
 import { RpcClient } from '../engine/client';
-import { closeChannel } from '@warren/amqp-transport';
 import type { CallAbort } from './call-abort';
 import type { HandlerContext } from './context';
 import { DeliverySettlement } from './delivery-settlement';
@@ -28,11 +27,7 @@ import { WorkerControls } from './worker-controls';
 
 type ServiceState = 'starting' | 'running' | 'draining' | 'closed';
 
-/**
- * A running service: consumes its request queue (shared by all instances),
- * its event queues, answers on each caller's reply queue, and acks only after
- * the reply is published.
- */
+/** A running service: consumes its request queue (shared by all instances) and its event queues, answers on each caller's reply queue, and acks only after the reply is published. */
 export class WarrenService {
   private readonly o: ResolvedServiceOptions;
   private readonly n: Names;

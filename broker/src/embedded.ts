@@ -89,7 +89,8 @@ export async function startEmbedded(env: Env, logger: (name: string) => Logger, 
     const wiring = inflightWiring(view);
     const { scheduler: _scheduler, ...brokerOptions } = options;
     const serviceMethods = { ...opts.broker?.serviceMethods, ...wiring.options.serviceMethods, ...schedules.options.serviceMethods };
-    broker = await startBroker({ ...brokerOptions, ...opts.broker, connection: bus.connect(), mode: 'embedded', logger: brokerLog, ...wiring.options, ...schedules.options, serviceMethods });
+    const consoleOptions = brokerOptions.console === undefined && opts.broker?.console === undefined ? {} : { console: { ...brokerOptions.console, ...opts.broker?.console } };
+    broker = await startBroker({ ...brokerOptions, ...opts.broker, ...consoleOptions, connection: bus.connect(), mode: 'embedded', logger: brokerLog, ...wiring.options, ...schedules.options, serviceMethods });
     wiring.attach(broker, brokerLog);
     schedules.attach(broker, brokerLog);
     const url = await broker.listen();

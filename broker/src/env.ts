@@ -1,5 +1,6 @@
 import { envGiven, envValue, type Env } from '@warren/config';
 import type { BrokerOptions } from './broker';
+import type { ConsoleOptions } from './console/options';
 import type { BucketSpec, RateLimitOptions } from './http/rate-limit';
 import type { TokenSpec } from './options';
 import type { ManagementApi } from './queue-stats';
@@ -42,6 +43,7 @@ export function brokerOptionsFromEnv(env: BrokerEnv): BrokerOptions & { urls: st
     ...optional('sessionInitTimeoutMs', envGiven(env, 'GATEWAY_SESSION_INIT_TIMEOUT_MS')),
     ...optional('maxSessionOutputBytes', envGiven(env, 'GATEWAY_MAX_SESSION_OUTPUT_BYTES')),
     ...optional('allowMethods', envGiven(env, 'GATEWAY_ALLOW_METHODS')),
+    ...optional('console', consoleFromEnv(env)),
     ...optional('rateLimit', rateLimitFromEnv(env)),
     ...optional('rabbitmqManagement', managementFromEnv(env, envGiven(env, 'AMQP_URL')?.[0])),
     ...optional('redisUrl', envGiven(env, 'REDIS_URL')),
@@ -69,6 +71,12 @@ function rateLimitFromEnv(env: BrokerEnv): RateLimitOptions | undefined {
   const maxKeys = envGiven(env, 'GATEWAY_RATE_LIMIT_MAX_KEYS');
   if (perIp === undefined && perToken === undefined) return undefined;
   return { ...optional('perIp', perIp), ...optional('perToken', perToken), ...optional('maxKeys', maxKeys) };
+}
+
+/** The console's settings the environment may give (the rest keep ConsoleOptions' defaults). */
+function consoleFromEnv(env: BrokerEnv): ConsoleOptions | undefined {
+  const maxBufferedBytes = envGiven(env, 'CONSOLE_FEED_BUFFER_BYTES');
+  return maxBufferedBytes === undefined ? undefined : { maxBufferedBytes };
 }
 
 /** The management API from RABBITMQ_MANAGEMENT_URL, on the virtual host of the (first) AMQP URL. */

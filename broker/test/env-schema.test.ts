@@ -2,6 +2,7 @@
 // resolveGatewayOptions is what applies it. This keeps the two equal.
 import { envSchema } from '../../libs/config/src/env-schema';
 import { rateLimitDefaults } from '../src/http/rate-limit';
+import { consoleDefaults } from '../src/console/options';
 import { gatewayDefaults } from '../src/options';
 
 const fields = {
@@ -19,6 +20,7 @@ const fields = {
   GATEWAY_SESSION_INIT_TIMEOUT_MS: gatewayDefaults.sessionInitTimeoutMs,
   GATEWAY_MAX_SESSION_OUTPUT_BYTES: gatewayDefaults.maxSessionOutputBytes,
   GATEWAY_RATE_LIMIT_MAX_KEYS: rateLimitDefaults.maxKeys,
+  CONSOLE_FEED_BUFFER_BYTES: consoleDefaults.maxBufferedBytes,
 } as const;
 
 it.each(Object.entries(fields))('the schema documents %s with the default the gateway applies', (name, value) => {

@@ -117,6 +117,22 @@ test('Outcomes filters live in the link, and a row opens the call with its error
   await shot('call-failed');
 });
 
+test('a hand-typed date or date-time in the link (since=2026-12-04) filters Outcomes; one that is no time is named', async () => {
+  const callId = await failedCall();
+  const row = page.locator(`tr[data-call-id="${callId}"]`);
+  const yesterday = new Date(Date.now() - 86_400_000);
+  const day = `${yesterday.getFullYear()}-${String(yesterday.getMonth() + 1).padStart(2, '0')}-${String(yesterday.getDate()).padStart(2, '0')}`;
+  await follow(`#/outcomes?method=calculate&since=${day}`);
+  await row.waitFor({ timeout: 10_000 });
+  expect(await page.locator('input[name="since"]').inputValue()).toBe(`${day}T00:00`);
+  // After the call ended: nothing matches (the filter applied, it was not ignored).
+  await follow(`#/outcomes?method=calculate&since=${new Date(Date.now() + 3_600_000).toISOString().slice(0, 16)}`);
+  await page.locator('p.empty', { hasText: 'No finished calls match' }).waitFor();
+  await follow('#/outcomes?since=yesterday');
+  await page.getByText('"yesterday" is not a time').waitFor();
+  expect(await page.getByText('Invalid time value').count()).toBe(0);
+});
+
 test('a pasted call id, or a pasted link to one, opens its detail from the header search', async () => {
   const callId = await failedCall();
   await follow('#/services');

@@ -126,6 +126,10 @@ test('Dead letters: filter by reason and method (in the link), AMQP side with da
   const detail = page.locator('[data-dead-letter-detail]');
   await detail.getByLabel('AMQP properties').getByText('junk-1').waitFor();
   await expect(detail.getByLabel('AMQP headers').textContent()).resolves.toContain('"x-warren-dead-reason": "unservable"');
+  // Dates in the headers as ISO text, though amqplib decodes RabbitMQ's timestamps there as {"!": "timestamp", value}.
+  const headerText = (await detail.getByLabel('AMQP headers').textContent()) ?? '';
+  expect(headerText).not.toContain('"!"');
+  if (headerText.includes('"x-death"')) expect(headerText).toMatch(/"time": "\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z"/);
   expect(page.url()).toMatch(/#\/dead-letters\/[^/]+\/[^/?]+\?service=/);
   await shot('dead-letter-detail');
 
@@ -156,4 +160,26 @@ test('Dead letters: filter by reason and method (in the link), AMQP side with da
   for (const release of releases) release();
   await waitFor(() => [...runs.values()].filter((n) => n === 3).length === 2, { message: 'the replays ran' });
   expect([...runs.values()].sort()).toEqual([2, 3, 3]);
+});
+
+test('Replay on a filtered list replays only the rows shown, after a confirmation naming their count and a sample', async () => {
+  // Left from the test above: one exhausted charge and the unservable one.
+  const rows = page.locator('tr[data-dead-letter]');
+  await page.goto(`${url}/#/dead-letters?service=${service}`);
+  await waitFor(async () => (await rows.count()) === 2, { message: 'two dead letters left' });
+  const unservable = await page.locator('tr[data-dead-letter]', { hasText: 'unservable' }).getAttribute('data-dead-letter');
+  await page.goto(`${url}/#/dead-letters?service=${service}&reason=retries_exhausted`);
+  await waitFor(async () => (await rows.count()) === 1, { message: 'one exhausted shown' });
+  await page.locator('[data-replay-shown="1"]').click();
+  const dialog = page.locator('[data-confirm-replay="1"]');
+  await dialog.getByRole('heading', { name: 'Replay 1 dead letter?' }).waitFor();
+  await expect(dialog.getByLabel('Dead letters to replay').locator('li').allTextContents()).resolves.toEqual([expect.stringContaining('billing.charge')]);
+  await shot('dead-letters-replay-shown-confirm');
+  await dialog.getByRole('button', { name: 'Replay 1' }).click();
+  await page.getByText('Replay shown: 1 message').waitFor();
+  // The letter the filter hid is still there, and only it.
+  await page.goto(`${url}/#/dead-letters?service=${service}`);
+  await waitFor(async () => (await rows.count()) === 1, { message: 'the hidden one stays' });
+  await expect(rows.first().getAttribute('data-dead-letter')).resolves.toBe(unservable);
+  await waitFor(() => [...runs.values()].filter((n) => n === 3).length === 3, { message: 'the replay ran' });
 });

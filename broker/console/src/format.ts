@@ -64,9 +64,22 @@ export function dateTime(at: number | undefined): string {
 
 /** A `datetime-local` input's value for an instant (local time), and back; '' / undefined when unset. */
 export function toLocalInput(at: number | undefined): string {
-  if (at === undefined) return '';
+  if (at === undefined || !Number.isFinite(at)) return '';
   const d = new Date(at - new Date(at).getTimezoneOffset() * 60_000);
   return d.toISOString().slice(0, 16);
+}
+
+/**
+ * A time as a link gives it (`since=`, `until=`): ms since the epoch as the form writes it, or a
+ * hand-typed date (`2026-12-04`, local midnight) or date-time (`2026-12-04T09:30`, local; with `Z`
+ * or an offset, as written). Undefined when it reads as none of these.
+ */
+export function parseTimeParam(value: string): number | undefined {
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number.isSafeInteger(Number(text)) ? Number(text) : undefined;
+  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text)) return undefined;
+  const at = new Date(text.length === 10 ? `${text}T00:00` : text.replace(' ', 'T')).getTime();
+  return Number.isFinite(at) ? at : undefined;
 }
 
 export function fromLocalInput(value: string): number | undefined {

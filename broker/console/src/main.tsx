@@ -72,10 +72,15 @@ function App() {
   useEffect(() => {
     if (auth !== 'ok') return undefined;
     const mirror = new InflightMirror();
+    let shownAt = 0;
     return openFeed(
       (event, data) => {
         // Applied here, once per event (not in the state updater, which may run twice).
-        const inflight = event === 'inflight' ? mirror.full(data as InflightEvent) : event === 'inflight-delta' ? mirror.delta(data as InflightDelta) : undefined;
+        let inflight = event === 'inflight' ? mirror.full(data as InflightEvent) : event === 'inflight-delta' ? mirror.delta(data as InflightDelta) : undefined;
+        // A long list comes in several frames (`more`): drawn once it is whole, or every 250 ms while a slow read lasts.
+        if (inflight !== undefined && (data as { more?: boolean }).more === true && performance.now() - shownAt < 250) inflight = undefined;
+        if (inflight !== undefined) shownAt = performance.now();
+        if (inflight === undefined && (event === 'inflight' || event === 'inflight-delta')) return;
         setLive((l) => {
           switch (event) {
             case 'inflight':

@@ -17,9 +17,14 @@ export interface InflightHead {
   readonly configured: boolean;
   /** Set when the store did not answer this tick. */
   readonly error?: string;
+  /**
+   * More frames of this tick's list follow (a long list goes in frames of bounded size): the page
+   * may wait for the last one before it redraws.
+   */
+  readonly more?: boolean;
 }
 
-/** `inflight`: a newcomer's first list of the calls in flight, the cluster's and the gateway's own. */
+/** `inflight`: a newcomer's first frame of the calls in flight, the cluster's and the gateway's own (the rest follow as deltas while `more`). */
 export interface InflightEvent extends InflightHead {
   readonly calls: readonly FedCall[];
   readonly gateway: readonly GatewayCall[];

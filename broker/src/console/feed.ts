@@ -3,6 +3,7 @@ import type { Logger } from '@warren/logger';
 import type { CallGate, GatewayCall } from '../gateway-calls';
 import type { ClusterCall, InflightSource } from '../inflight';
 import type { LiveCatalogue } from '../live-catalogue';
+import { FeedClient, frame } from './feed-client';
 import type { FeedEvents, InflightHead } from './feed-events';
 import { InflightDiff } from './inflight-delta';
 import type { ResolvedConsoleOptions } from './options';
@@ -27,12 +28,13 @@ const terminal: ReadonlySet<string> = new Set<OutcomeState>(['done', 'failed', '
  * The console's live feed: ONE watcher per broker (a timer that reads the
  * in-flight store while at least one browser listens), fanned out to every
  * connected browser as server-sent events. Bounded: at most `maxClients`
- * browsers, and a browser that leaves more than `maxBufferedBytes` unread is
- * dropped rather than buffered for (it reconnects to a fresh snapshot).
+ * browsers; the calls in flight go to each in frames of bounded size, as fast as it reads them,
+ * coalesced per call while it is behind (feed-client.ts); a browser that stops reading and leaves
+ * more than `maxBufferedBytes` unread is dropped (it reconnects to a fresh list).
  *
- * Events: `inflight` (a newcomer's first: the cluster's calls and the gateway's own),
- * `inflight-delta` (every tick after that: the calls new or changed, and the ids gone; see
- * {@link InflightDiff}),
+ * Events: `inflight` (a newcomer's first: the first frame of the cluster's calls and the gateway's
+ * own; `more: true` when frames follow), `inflight-delta` (the rest of the list, then every tick:
+ * the calls new or changed, and the ids gone; see {@link InflightDiff}),
  * `outcomes` (new finished calls; the first one after connecting carries the
  * recent history, with `reset: true`), `throughput` (every tick), `catalogue`
  * (the set of services, instances or methods changed: fetch /services again).
@@ -75,7 +77,7 @@ export class ConsoleFeed {
 
   /** Streams the feed on a response whose event-stream head is already written. */
   attach(request: IncomingMessage, response: ServerResponse): void {
-    const client = new FeedClient(response, this.o.maxBufferedBytes);
+    const client = new FeedClient(response, this.o);
     this.clients.add(client);
     const gone = (): void => {
       this.clients.delete(client);
@@ -198,17 +200,13 @@ export class ConsoleFeed {
     if (this.clients.size > 0) this.fresh.push(outcome);
   }
 
-  /** This tick's calls: the whole list to browsers that have none yet, what changed to the others (each serialized once). */
+  /** This tick's calls: the whole list to browsers that have none yet, what changed to the others (each call serialized once). */
   private sendInflight(head: InflightHead, calls: readonly ClusterCall[]): void {
     const delta = this.diff.next(calls, this.deps.gate.list());
-    let full: string | undefined;
-    let changes: string | undefined;
+    let whole: ReturnType<InflightDiff['snapshot']> | undefined;
     for (const client of [...this.clients]) {
-      const text = client.seeded
-        ? (changes ??= frame('inflight-delta', { ...head, ...delta }))
-        : (full ??= frame('inflight', { ...head, ...this.diff.snapshot() }));
-      client.seeded = true;
-      this.deliver(client, text);
+      const changes = client.fresh ? (whole ??= this.diff.snapshot()) : delta;
+      if (!client.queueInflight(head, changes.calls, changes.gateway)) this.drop(client);
     }
     if (this.clients.size === 0) this.stop();
   }
@@ -221,50 +219,13 @@ export class ConsoleFeed {
     if (this.clients.size === 0) this.stop();
   }
 
-  private deliver(client: FeedClient, frame: string): void {
-    if (client.write(frame)) return;
-    this.clients.delete(client);
-    this.log.info({ buffered: client.buffered }, 'console client dropped: it reads too slowly');
-  }
-}
-
-/** One server-sent event, typed by its name (feed-events.ts: the console reads the same types). */
-function frame<E extends keyof FeedEvents>(event: E, data: FeedEvents[E]): string {
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
-/** One browser's stream. */
-class FeedClient {
-  /** Whether it was sent the whole in-flight list once (then it gets deltas). */
-  seeded = false;
-
-  constructor(private readonly response: ServerResponse, private readonly maxBufferedBytes: number) {}
-
-  get buffered(): number {
-    return this.response.writableLength;
+  private deliver(client: FeedClient, text: string): void {
+    if (!client.write(text)) this.drop(client);
   }
 
-  send<E extends keyof FeedEvents>(event: E, data: FeedEvents[E]): boolean {
-    return this.write(frame(event, data));
-  }
-
-  comment(): void {
-    this.write(': keep-alive\n\n');
-  }
-
-  /** Writes a frame; false (and the stream is cut) when the browser already left too much unread. */
-  write(frame: string): boolean {
-    if (this.response.destroyed) return false;
-    if (this.response.writableLength > this.maxBufferedBytes) {
-      this.response.destroy();
-      return false;
-    }
-    this.response.write(frame);
-    return true;
-  }
-
-  end(): void {
-    if (!this.response.destroyed) this.response.end();
+  private drop(client: FeedClient): void {
+    if (!this.clients.delete(client)) return;
+    this.log.info({ buffered: client.buffered }, 'console client dropped: it stopped reading');
   }
 }
 

@@ -14,6 +14,11 @@ export interface ConsoleOptions {
    * the broker buffer without bound. @default 262144 (256 KiB)
    */
   readonly maxBufferedBytes?: number;
+  /**
+   * How long a browser's socket may refuse more (no 'drain') before the browser is dropped: one
+   * that reads slowly is waited for, one that stopped reading is let go. @default 30000
+   */
+  readonly stallMs?: number;
   /** Finished calls kept for the Recent outcomes view. @default 500 */
   readonly maxOutcomes?: number;
   /** Minutes of calls/s and p50/p99 kept for the Throughput view. @default 10 */
@@ -29,6 +34,7 @@ export const consoleDefaults: ResolvedConsoleOptions = {
   pollMs: 1000,
   maxClients: 32,
   maxBufferedBytes: 256 * 1024,
+  stallMs: 30_000,
   maxOutcomes: 500,
   throughputMinutes: 10,
   keepAliveMs: 15_000,
@@ -37,6 +43,6 @@ export const consoleDefaults: ResolvedConsoleOptions = {
 /** Fills in defaults and names the bad field. */
 export function resolveConsoleOptions(options: ConsoleOptions = {}): ResolvedConsoleOptions {
   const resolved = resolveOptions(consoleDefaults, options);
-  checkPositiveInts('ConsoleOptions', resolved, ['pollMs', 'maxClients', 'maxBufferedBytes', 'maxOutcomes', 'throughputMinutes', 'keepAliveMs']);
+  checkPositiveInts('ConsoleOptions', resolved, ['pollMs', 'maxClients', 'maxBufferedBytes', 'stallMs', 'maxOutcomes', 'throughputMinutes', 'keepAliveMs']);
   return resolved;
 }

@@ -31,7 +31,7 @@ export function DeadLettersView(props: { live: Live }) {
   const [message, setMessage] = useState<{ kind: 'info' | 'error'; text: string } | undefined>();
   const [replayed, setReplayed] = useState<readonly Replayed[]>([]);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
-  const [confirm, setConfirm] = useState<'purge' | 'replay' | undefined>(undefined);
+  const [confirm, setConfirm] = useState<'purge' | 'replay' | 'replay-shown' | undefined>(undefined);
   const [reload, setReload] = useState(0);
   const filter = (q: Record<string, string | undefined>): void => {
     // Filters are written into the link (shareable); the view follows the link.
@@ -71,14 +71,14 @@ export function DeadLettersView(props: { live: Live }) {
     done(label, replays, typeof r[count] === 'number' ? r[count] : 0);
   };
 
-  /** Replays the selection, one dlq.replay per service. */
-  const replaySelected = async (): Promise<void> => {
+  /**
+   * Replays exactly these letters (the selection, or every row the filters show), by id, one
+   * dlq.replay per service: never the whole queue, so a filter that shows one row replays one.
+   */
+  const replayLetters = async (label: string, letters: readonly DeadLetter[]): Promise<void> => {
     setConfirm(undefined);
     const byService = new Map<string, string[]>();
-    for (const k of selected) {
-      const d = all.find((x) => keyOf(x) === k);
-      if (d) byService.set(d.service, [...(byService.get(d.service) ?? []), d.id]);
-    }
+    for (const d of letters) byService.set(d.service, [...(byService.get(d.service) ?? []), d.id]);
     const replays: Replayed[] = [];
     for (const [name, ids] of byService) {
       const a = await rpc('dlq.replay', { service: name, ids }, 60_000);
@@ -89,7 +89,7 @@ export function DeadLettersView(props: { live: Live }) {
       }
       replays.push(...(a.result as { replays: Replayed[] }).replays.map((x) => ({ ...x, service: name })));
     }
-    done('Replay selected', replays, replays.length);
+    done(label, replays, replays.length);
   };
 
   const names = services.state === 'ok' ? services.value.services.map((s) => s.name).filter((n) => n !== 'warren-broker') : [];
@@ -97,6 +97,8 @@ export function DeadLettersView(props: { live: Live }) {
   const all = listing.state === 'ok' ? listing.items : [];
   const shown = all.filter((d) => (reason === '' || d.reason === reason) && (method === undefined || d.method === method));
   const page = shown.slice(offset, offset + pageSize);
+  const filtered = reason !== '' || method !== undefined;
+  const selectedLetters = all.filter((d) => selected.has(keyOf(d)));
   const reasons = [...new Set(all.map((d) => d.reason))].sort();
   const methods = [...new Set(all.map((d) => d.method))].sort();
   const pageSelected = page.length > 0 && page.every((d) => selected.has(keyOf(d)));
@@ -134,7 +136,7 @@ export function DeadLettersView(props: { live: Live }) {
         </label>
         <button type="button" onClick={() => setReload((r) => r + 1)}>Refresh</button>
         <button type="button" disabled={selected.size === 0} onClick={() => setConfirm('replay')} data-replay-selected>Replay selected ({selected.size})…</button>
-        <button type="button" disabled={service === '' || notServed} title={service === '' ? 'Pick a service first' : undefined} onClick={() => void act('Replay all', 'dlq.replay', { service, all: true }, 'replayed')}>Replay all</button>
+        <button type="button" disabled={shown.length === 0 || notServed} onClick={() => setConfirm('replay-shown')} data-replay-shown={shown.length}>{filtered ? 'Replay shown' : 'Replay all'} ({shown.length})…</button>
         {confirm === 'purge' ? (
           <button type="button" class="danger" onClick={() => { setConfirm(undefined); void act('Purge', 'dlq.purge', { service }, 'purged'); }}>Confirm purge of {service}</button>
         ) : (
@@ -197,21 +199,34 @@ export function DeadLettersView(props: { live: Live }) {
           </div>
         </>
       ) : null}
-      {confirm === 'replay' ? <ConfirmReplay count={selected.size} services={new Set([...selected].map((k) => k.slice(0, k.indexOf('/'))))} onConfirm={() => void replaySelected()} onClose={() => setConfirm(undefined)} /> : null}
+      {confirm === 'replay' ? <ConfirmReplay letters={selectedLetters} onConfirm={() => void replayLetters('Replay selected', selectedLetters)} onClose={() => setConfirm(undefined)} /> : null}
+      {confirm === 'replay-shown' ? (
+        <ConfirmReplay letters={shown} {...(listing.state === 'ok' && listing.total > all.length ? { unlisted: listing.total - all.length } : {})} onConfirm={() => void replayLetters(filtered ? 'Replay shown' : 'Replay all', shown)} onClose={() => setConfirm(undefined)} />
+      ) : null}
     </>
   );
 }
 
-/** Replaying sends the calls again, to workers that may act on them: asked first, with the count. */
-function ConfirmReplay(props: { count: number; services: ReadonlySet<string>; onConfirm: () => void; onClose: () => void }) {
+/** How many letters the confirmation names one by one. */
+const sampleSize = 5;
+
+/** Replaying sends the calls again, to workers that may act on them: asked first, with the count and a sample of what goes. */
+function ConfirmReplay(props: { letters: readonly DeadLetter[]; unlisted?: number; onConfirm: () => void; onClose: () => void }) {
+  const count = props.letters.length;
+  const services = [...new Set(props.letters.map((d) => d.service))];
+  const sample = props.letters.slice(0, sampleSize);
   return (
     <div class="overlay" onClick={props.onClose} onKeyDown={(e) => e.key === 'Escape' && props.onClose()}>
-      <div class="dialog" role="alertdialog" aria-modal="true" aria-labelledby="replay-title" onClick={(e) => e.stopPropagation()} data-confirm-replay={props.count}>
-        <h2 id="replay-title">Replay {props.count} dead letter{props.count === 1 ? '' : 's'}?</h2>
-        <p class="help">Each goes back to {[...props.services].join(', ')} as a new call with a new id and deadline; nobody waits for its answer, which the in-flight store keeps under the new id.</p>
+      <div class="dialog" role="alertdialog" aria-modal="true" aria-labelledby="replay-title" onClick={(e) => e.stopPropagation()} data-confirm-replay={count}>
+        <h2 id="replay-title">Replay {count} dead letter{count === 1 ? '' : 's'}?</h2>
+        <ul class="sample" aria-label="Dead letters to replay">
+          {sample.map((d) => <li key={keyOf(d)}><span class="strong">{d.method === '' ? '(unreadable body)' : d.method}</span> <span class="muted">{d.service} · {d.reason} · {d.id}</span></li>)}
+          {count > sample.length ? <li class="muted">and {count - sample.length} more</li> : null}
+        </ul>
+        <p class="help">Each goes back to {services.join(', ')} as a new call with a new id and deadline; nobody waits for its answer, which the in-flight store keeps under the new id. {count === 1 ? 'Only this one goes' : `Only these ${count} go`}{props.unlisted === undefined ? '' : `; ${props.unlisted} more in the queue, not loaded here, stay`}.</p>
         <div class="send-row">
           <button type="button" autoFocus onClick={props.onClose}>Keep them</button>
-          <button type="button" onClick={props.onConfirm}>Replay {props.count}</button>
+          <button type="button" onClick={props.onConfirm}>Replay {count}</button>
         </div>
       </div>
     </div>

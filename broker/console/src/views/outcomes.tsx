@@ -4,7 +4,7 @@
 // the live feed's recent outcomes, as before.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { rpc, type RpcError } from '../api';
-import { dateTime, duration, fromLocalInput, shortId, toLocalInput } from '../format';
+import { dateTime, duration, fromLocalInput, parseTimeParam, shortId, toLocalInput } from '../format';
 import type { Live } from '../live';
 import { callHref, replaceQuery, type Route } from '../route';
 import type { HistoryItem, HistoryPage, OutcomeState } from '../types';
@@ -32,8 +32,11 @@ function toParams(f: Filters, before: string | undefined): { params: Record<stri
     params['code'] = code;
   }
   for (const key of ['since', 'until'] as const) {
-    const at = f[key] === undefined ? undefined : Number(f[key]);
-    if (at !== undefined && Number.isSafeInteger(at)) params[key] = at;
+    const text = f[key];
+    if (text === undefined || text === '') continue;
+    const at = parseTimeParam(text);
+    if (at === undefined) return { params, problem: `"${text}" is not a time: give a date (2026-12-04) or a date and time (2026-12-04T09:30).` };
+    params[key] = at;
   }
   if (before !== undefined) params['before'] = before;
   return { params };
@@ -99,8 +102,8 @@ export function OutcomesView(props: { live: Live; route: Route }) {
             {states.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
         </label>
-        <label>From <input type="datetime-local" name="since" value={toLocalInput(draft.since ? Number(draft.since) : undefined)} onChange={(e) => set('since', String(fromLocalInput((e.target as HTMLInputElement).value) ?? ''))} /></label>
-        <label>To <input type="datetime-local" name="until" value={toLocalInput(draft.until ? Number(draft.until) : undefined)} onChange={(e) => set('until', String(fromLocalInput((e.target as HTMLInputElement).value) ?? ''))} /></label>
+        <label>From <input type="datetime-local" name="since" value={toLocalInput(draft.since ? parseTimeParam(draft.since) : undefined)} onChange={(e) => set('since', String(fromLocalInput((e.target as HTMLInputElement).value) ?? ''))} /></label>
+        <label>To <input type="datetime-local" name="until" value={toLocalInput(draft.until ? parseTimeParam(draft.until) : undefined)} onChange={(e) => set('until', String(fromLocalInput((e.target as HTMLInputElement).value) ?? ''))} /></label>
       </form>
       {problem !== undefined ? <Notice kind="error">{problem}</Notice> : null}
       <Results loaded={loaded} live={props.live} state={(draft.state ?? 'all') as StateFilter} />

@@ -16,6 +16,8 @@ export function WorkerView(props: { live: Live; instanceId: string }) {
   // Faster than the Services view: a control's effect shows within a second or two.
   const services = useServices(props.live.catalogueVersion + reload, 2000);
   const [asking, setAsking] = useState<WorkerAction | undefined>(undefined);
+  /** How many running calls the Cancel all dialog named when it opened (the list may move while it is open). */
+  const [named, setNamed] = useState(0);
   const [busy, setBusy] = useState(false);
   const [said, setSaid] = useState<{ kind: 'info' | 'error'; text: string } | undefined>(undefined);
   const title = `Worker ${props.instanceId}`;
@@ -42,7 +44,7 @@ export function WorkerView(props: { live: Live; instanceId: string }) {
       else {
         const r = answer.result as { applied: boolean; cancelled?: number };
         setSaid(r.applied
-          ? { kind: 'info', text: action === 'cancel-all' ? `Cancelled ${r.cancelled ?? 0} running call${r.cancelled === 1 ? '' : 's'}.` : `${label(action)}: applied by the worker.` }
+          ? { kind: 'info', text: action === 'cancel-all' ? cancelledText(r.cancelled ?? 0, named) : `${label(action)}: applied by the worker.` }
           : { kind: 'error', text: `${label(action)} sent, but the worker did not say it applied it.` });
       }
     } finally {
@@ -58,7 +60,7 @@ export function WorkerView(props: { live: Live; instanceId: string }) {
           ? <button type="button" disabled={offline || w.draining} onClick={() => void act('resume')} data-worker-action="resume">Resume</button>
           : <button type="button" disabled={offline || w === undefined || w.draining} onClick={() => void act('pause')} data-worker-action="pause">Pause consuming</button>}
         <button type="button" disabled={offline || w === undefined || w.draining} onClick={() => setAsking('drain')} data-worker-action="drain">Drain…</button>
-        <button type="button" class="danger" disabled={offline || w === undefined || running.length === 0} onClick={() => setAsking('cancel-all')} data-worker-action="cancel-all">Cancel all running…</button>
+        <button type="button" class="danger" disabled={offline || w === undefined || running.length === 0} onClick={() => { setNamed(running.length); setAsking('cancel-all'); }} data-worker-action="cancel-all">Cancel all running…</button>
       </Header>
       {w === undefined ? <Notice>This instance does not report worker details or take controls (an older Warren, or another language's).</Notice> : null}
       {said ? <Notice kind={said.kind}>{said.text}</Notice> : null}
@@ -84,7 +86,7 @@ export function WorkerView(props: { live: Live; instanceId: string }) {
       </dl>
       <h2>Running here ({running.length})</h2>
       {running.length === 0 ? <Empty>{props.live.inflight?.configured === false ? 'No in-flight store: running calls are not listed.' : 'No call running on this worker.'}</Empty> : <RunningCalls calls={running} now={props.live.inflight?.at ?? Date.now()} />}
-      {asking ? <ConfirmWorkerAction action={asking} instanceId={props.instanceId} running={running.length} onConfirm={() => void act(asking)} onClose={() => setAsking(undefined)} /> : null}
+      {asking ? <ConfirmWorkerAction action={asking} instanceId={props.instanceId} running={named} onConfirm={() => void act(asking)} onClose={() => setAsking(undefined)} /> : null}
     </>
   );
 }
@@ -126,6 +128,12 @@ function RunningCalls(props: { calls: readonly ClusterCall[]; now: number }) {
       </tbody>
     </table>
   );
+}
+
+/** What Cancel all did, saying so when the worker cancelled more than the dialog named (it took calls while the dialog was open). */
+function cancelledText(cancelled: number, named: number): string {
+  const text = `Cancelled ${cancelled} running call${cancelled === 1 ? '' : 's'}`;
+  return cancelled > named ? `${text}: ${cancelled - named} more than the ${named} named, started while the dialog was open.` : `${text}.`;
 }
 
 /** Drain and cancel-all are asked first, naming the worker and what they do: neither can be undone. */

@@ -5,6 +5,7 @@ import { DeadHeader } from '../wire/dead-letter';
 import { Header, numberHeader, stringHeader } from '../wire/headers';
 import { names, type Names } from '../wire/names';
 import { carriedHeaders } from '../wire/republish';
+import { amqpJson, amqpTimeSeconds } from './amqp-json';
 
 /** One message in a service's dead-letter queue, as `dlq.list` shows it. */
 export interface DeadLetter {
@@ -223,8 +224,7 @@ function firstDeath(headers: Record<string, unknown> | undefined): { reason?: st
   const entry = first as Record<string, unknown>;
   const reason = stringHeader(entry, 'reason');
   const count = numberHeader(entry, 'count');
-  const time = entry['time'];
-  const seconds = time instanceof Date ? time.getTime() / 1000 : numberHeader(entry, 'time');
+  const seconds = amqpTimeSeconds(entry['time']);
   return { ...(reason === undefined ? {} : { reason }), ...(count === undefined ? {} : { count }), ...(seconds === undefined ? {} : { at: Math.round(seconds * 1000) }) };
 }
 
@@ -234,19 +234,8 @@ function amqpOf(message: WireGetMessage): DeadLetterDetail['amqp'] {
   for (const [key, value] of Object.entries(message.properties)) {
     if (key !== 'headers' && (typeof value === 'string' || typeof value === 'number')) properties[key] = value;
   }
-  const headers = asJson(message.properties.headers ?? {}, 0);
+  const headers = amqpJson(message.properties.headers ?? {});
   return { properties, headers: typeof headers === 'object' && headers !== null && !Array.isArray(headers) ? headers as Record<string, unknown> : {}, exchange: message.fields.exchange, routingKey: message.fields.routingKey };
-}
-
-/** AMQP field values as JSON (x-death holds dates and nested tables; a header may be binary). Bounded in depth. */
-function asJson(value: unknown, depth: number): unknown {
-  if (depth > 8) return '…';
-  if (value instanceof Date) return value.toISOString();
-  if (Buffer.isBuffer(value)) return value.subarray(0, 1024).toString('utf8');
-  if (typeof value === 'bigint') return value.toString();
-  if (Array.isArray(value)) return value.slice(0, 100).map((v) => asJson(v, depth + 1));
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).slice(0, 100).map(([k, v]) => [k, asJson(v, depth + 1)]));
-  return value;
 }
 
 /** A body that is not a JSON-RPC message, shown as text (cut) rather than dropped. */

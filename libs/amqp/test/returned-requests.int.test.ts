@@ -47,7 +47,7 @@ afterAll(() => td.run());
 
 it('a default connectClient answers -32002 queue_unavailable naming the service for a served method RabbitMQ returns, and -32601 for an unserved one', async () => {
   expect(await failure(plain.call(served))).toEqual({ code: ErrorCode.ServiceUnavailable, data: { reason: 'queue_unavailable', service: ns.service('ret'), method: served, queued: 0 } });
-  expect(await failure(plain.call('ret.nobody.serves'))).toEqual({ code: ErrorCode.MethodNotFound, data: undefined });
+  expect(await failure(plain.call('ret.nobody.serves'))).toEqual({ code: ErrorCode.MethodNotFound, data: { reason: 'no_route', method: 'ret.nobody.serves', namespace: ns.namespace, suggestions: [] } });
   // Later returns answer from the announcements already heard.
   expect(await failure(plain.call(served))).toMatchObject({ code: ErrorCode.ServiceUnavailable });
   expect(plain.stats()).toMatchObject({ pending: 0, returned: 3 });
